@@ -1,0 +1,4 @@
+//! vcd-ccm: a Kubernetes cloud-controller-manager for VMware Cloud Director
+//! whose load-balancer decisions are made by sandboxed WebAssembly policies.
+
+pub mod policy;

@@ -1,0 +1,61 @@
+//! Typed failures of loading and running policies.
+
+use std::time::Duration;
+
+use super::model::DecisionError;
+
+/// Why a policy could not be loaded. Nothing is swapped in when loading fails.
+#[derive(Debug, thiserror::Error)]
+pub enum LoadError {
+    #[error("policy {policy}: sha256 is {actual}, but the pin says {expected}")]
+    DigestMismatch { policy: String, expected: String, actual: String },
+    #[error("policy {policy}: not a valid WebAssembly component: {reason}")]
+    InvalidComponent { policy: String, reason: String },
+    #[error("policy {policy}: imports {import}, which policies may not use (allowed: {allowed})")]
+    ForbiddenImport { policy: String, import: String, allowed: String },
+    #[error("policy {policy}: does not implement the lb-policy world: {reason}")]
+    WrongWorld { policy: String, reason: String },
+    #[error("policy {policy}: {call} failed: {source}")]
+    Call {
+        policy: String,
+        call: &'static str,
+        #[source]
+        source: CallError,
+    },
+    #[error("policy {policy}: rejected its config: {message}")]
+    InvalidConfig { policy: String, message: String },
+}
+
+/// A sandboxed call that did not return normally.
+#[derive(Debug, thiserror::Error)]
+pub enum CallError {
+    #[error("ran longer than its {0:?} deadline and was stopped")]
+    Timeout(Duration),
+    #[error("tried to grow its memory past the {limit_bytes}-byte limit")]
+    OutOfMemory { limit_bytes: usize },
+    #[error("trapped: {trap}{}", stderr_tail(.stderr))]
+    Trap { trap: String, stderr: String },
+    #[error("could not be instantiated: {0}")]
+    Instantiate(String),
+}
+
+fn stderr_tail(stderr: &str) -> String {
+    if stderr.trim().is_empty() { String::new() } else { format!(" (stderr: {})", stderr.trim()) }
+}
+
+/// Why `decide` produced no usable decision.
+#[derive(Debug, thiserror::Error)]
+pub enum EvalError {
+    #[error("policy {policy}: {source}")]
+    Call {
+        policy: String,
+        #[source]
+        source: CallError,
+    },
+    /// The policy declined, for a reason it names.
+    #[error("policy {policy}: {error}")]
+    Declined { policy: String, error: DecisionError },
+    /// The policy answered, but the answer breaks the contract.
+    #[error("policy {policy} made an invalid decision: {problem}")]
+    InvalidDecision { policy: String, problem: String },
+}

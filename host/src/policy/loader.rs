@@ -1,0 +1,115 @@
+//! Bytes → checked, compiled, pre-instantiated policy.
+//!
+//! Order: digest and pin, compile, import allow-list, link (`InstancePre`),
+//! export type-check with `describe`, then `validate-config`. Each step fails
+//! with its own [`LoadError`], and nothing is served until all have passed.
+
+use std::sync::Arc;
+
+use sha2::{Digest, Sha256};
+use wasmtime::component::{Component, ComponentExportIndex, InstancePre};
+
+use super::engine::PolicyEngine;
+use super::errors::LoadError;
+use super::imports;
+use super::model::PolicyInfo;
+use super::sandbox::{Limits, Sandbox};
+
+/// The exported interface every policy implements.
+pub const POLICY_INTERFACE: &str = "vcd:lb-policy/policy@0.1.0";
+
+/// Where a policy comes from and how it is to run.
+pub struct PolicySource<'a> {
+    pub name: &'a str,
+    pub bytes: &'a [u8],
+    /// sha256 (lowercase hex) the bytes must have, when the provider pinned one.
+    pub pin: Option<&'a str>,
+    /// Provider configuration, JSON text.
+    pub config: String,
+    pub limits: Limits,
+}
+
+/// A compiled component that passed the import check and links against the host.
+pub struct Compiled {
+    pub(super) engine: Arc<PolicyEngine>,
+    pub(super) pre: InstancePre<Sandbox>,
+    pub(super) exports: Exports,
+    pub digest: String,
+    pub imports: Vec<String>,
+}
+
+pub(super) struct Exports {
+    pub describe: ComponentExportIndex,
+    pub validate_config: ComponentExportIndex,
+    pub decide: ComponentExportIndex,
+}
+
+/// A policy ready to serve: compiled, described and with an accepted config.
+pub struct Policy {
+    pub(super) compiled: Compiled,
+    pub(super) name: Arc<str>,
+    pub info: PolicyInfo,
+    pub config: String,
+    pub limits: Limits,
+}
+
+impl Policy {
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    pub fn digest(&self) -> &str {
+        &self.compiled.digest
+    }
+}
+
+pub fn sha256_hex(bytes: &[u8]) -> String {
+    hex::encode(Sha256::digest(bytes))
+}
+
+/// Compiles and links a component without running any of its code.
+pub fn compile(engine: &Arc<PolicyEngine>, name: &str, bytes: &[u8], pin: Option<&str>) -> Result<Compiled, LoadError> {
+    let policy = name.to_string();
+    let digest = sha256_hex(bytes);
+    if let Some(expected) = pin
+        && !expected.eq_ignore_ascii_case(&digest)
+    {
+        return Err(LoadError::DigestMismatch { policy, expected: expected.to_string(), actual: digest });
+    }
+    let component = Component::new(&engine.engine, bytes)
+        .map_err(|e| LoadError::InvalidComponent { policy: policy.clone(), reason: format!("{e:#}") })?;
+    let imports = imports::list(&engine.engine, &component);
+    if let Some(import) = imports.iter().find(|import| !imports::is_allowed(import)) {
+        return Err(LoadError::ForbiddenImport { policy, import: import.clone(), allowed: imports::allowed_summary() });
+    }
+    let wrong_world = |reason: String| LoadError::WrongWorld { policy: policy.clone(), reason };
+    let interface = component
+        .get_export_index(None, POLICY_INTERFACE)
+        .ok_or_else(|| wrong_world(format!("it does not export {POLICY_INTERFACE}")))?;
+    let function = |name: &str| {
+        component
+            .get_export_index(Some(&interface), name)
+            .ok_or_else(|| wrong_world(format!("{POLICY_INTERFACE} has no function {name}")))
+    };
+    let exports =
+        Exports { describe: function("describe")?, validate_config: function("validate-config")?, decide: function("decide")? };
+    let pre = engine.linker.instantiate_pre(&component).map_err(|e| wrong_world(format!("{e:#}")))?;
+    Ok(Compiled { engine: engine.clone(), pre, exports, digest, imports })
+}
+
+/// Compiles, describes and configures a policy.
+pub fn load(engine: &Arc<PolicyEngine>, source: PolicySource<'_>) -> Result<Policy, LoadError> {
+    let compiled = compile(engine, source.name, source.bytes, source.pin)?;
+    let name: Arc<str> = Arc::from(source.name);
+    let call_failed = |call: &'static str| {
+        let policy = source.name.to_string();
+        move |source| LoadError::Call { policy, call, source }
+    };
+    let info = compiled.describe(&name, source.limits).map_err(call_failed("describe"))?;
+    compiled.check_decide_type(&name, source.limits).map_err(call_failed("decide type check"))?;
+    compiled
+        .validate_config(&name, source.limits, &source.config)
+        .map_err(call_failed("validate-config"))?
+        .map_err(|message| LoadError::InvalidConfig { policy: source.name.to_string(), message })?;
+    Ok(Policy { compiled, name, info, config: source.config, limits: source.limits })
+}

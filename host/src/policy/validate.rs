@@ -1,0 +1,128 @@
+//! The host never trusts a decision: these are the contract's rules, checked
+//! against the input the policy was given. Checks that need VCD's current state
+//! (is the address free?) belong to the load-balancer reconciler.
+
+use std::collections::HashMap;
+
+use super::model::{
+    AddressChoice, AppProfile, Decision, DecisionInput, HealthMonitor, IpAddress, IpFamily, PortDecision, Protocol,
+};
+
+const MAX_WARNINGS: usize = 16;
+const MAX_WARNING_BYTES: usize = 512;
+
+/// Every rule the decision breaks, joined into one message; `Ok` when none.
+pub fn check(input: &DecisionInput, decision: &Decision) -> Result<(), String> {
+    let mut problems = Vec::new();
+    check_address(input, &decision.address, &mut problems);
+    check_coverage(input, &decision.ports, &mut problems);
+    for port in &decision.ports {
+        check_port(input, port, &mut problems);
+    }
+    if decision.warnings.len() > MAX_WARNINGS {
+        problems.push(format!("{} warnings (at most {MAX_WARNINGS})", decision.warnings.len()));
+    }
+    if decision.warnings.iter().any(|w| w.len() > MAX_WARNING_BYTES) {
+        problems.push(format!("a warning longer than {MAX_WARNING_BYTES} bytes"));
+    }
+    if problems.is_empty() { Ok(()) } else { Err(problems.join("; ")) }
+}
+
+fn family(address: IpAddress) -> IpFamily {
+    match address {
+        IpAddress::Ipv4(_) => IpFamily::Ipv4,
+        IpAddress::Ipv6(_) => IpFamily::Ipv6,
+    }
+}
+
+fn check_address(input: &DecisionInput, address: &AddressChoice, problems: &mut Vec<String>) {
+    match address {
+        AddressChoice::Specific(ip) => {
+            if !input.pools.iter().any(|pool| pool.ranges.iter().any(|range| range.contains(*ip))) {
+                problems.push(format!("address {ip} lies in none of the offered pools"));
+            }
+            let families = &input.service.ip_families;
+            if !families.is_empty() && !families.contains(&family(*ip)) {
+                problems.push(format!("address {ip} is not of the Service's ipFamilies"));
+            }
+        }
+        AddressChoice::FromPool(name) => {
+            if !input.pools.iter().any(|pool| &pool.name == name) {
+                problems.push(format!("pool {name:?} is not one of the offered pools"));
+            }
+        }
+        AddressChoice::KeepCurrent => {
+            let has_current = matches!(
+                input.current.as_ref().map(|c| &c.address),
+                Some(AddressChoice::Specific(_))
+            );
+            if !has_current {
+                problems.push("keep-current, but the Service has no address yet".into());
+            }
+        }
+    }
+}
+
+/// Each Service port exactly once, nothing else, and no listen port twice.
+fn check_coverage(input: &DecisionInput, ports: &[PortDecision], problems: &mut Vec<String>) {
+    let mut seen: HashMap<(u16, Protocol), usize> = HashMap::new();
+    let mut listening: HashMap<(u16, Protocol), usize> = HashMap::new();
+    for port in ports {
+        *seen.entry((port.service_port, port.protocol)).or_default() += 1;
+        *listening.entry((port.listen_port, port.protocol)).or_default() += 1;
+    }
+    for service_port in &input.service.ports {
+        match seen.remove(&(service_port.port, service_port.protocol)) {
+            None => problems.push(format!("Service port {}/{} has no entry", service_port.port, service_port.protocol)),
+            Some(1) => {}
+            Some(n) => problems.push(format!("Service port {}/{} is covered {n} times", service_port.port, service_port.protocol)),
+        }
+    }
+    let mut strays: Vec<_> = seen.into_keys().collect();
+    strays.sort();
+    for (port, protocol) in strays {
+        problems.push(format!("entry for {port}/{protocol} matches no Service port"));
+    }
+    let mut doubles: Vec<_> = listening.into_iter().filter(|(_, n)| *n > 1).map(|(key, _)| key).collect();
+    doubles.sort();
+    for (port, protocol) in doubles {
+        problems.push(format!("listen port {port}/{protocol} is used by more than one entry"));
+    }
+}
+
+fn check_port(input: &DecisionInput, port: &PortDecision, problems: &mut Vec<String>) {
+    let at = format!("port {}/{}", port.service_port, port.protocol);
+    let fits = match port.protocol {
+        Protocol::Tcp => !matches!(port.profile, AppProfile::L4Udp),
+        Protocol::Udp => matches!(port.profile, AppProfile::L4Udp),
+        Protocol::Sctp => false,
+    };
+    if !fits {
+        problems.push(format!("{at}: profile {} cannot serve {}", port.profile, port.protocol));
+    }
+    if port.listen_port == 0 {
+        problems.push(format!("{at}: listen port 0"));
+    }
+    if !input.profiles.contains(&port.profile) {
+        problems.push(format!("{at}: the gateway does not offer profile {}", port.profile));
+    }
+    let terminates_tls = matches!(port.profile, AppProfile::L4Tls | AppProfile::Https);
+    match (&port.certificate, terminates_tls) {
+        (None, true) => problems.push(format!("{at}: profile {} needs a certificate", port.profile)),
+        (Some(alias), false) => problems.push(format!("{at}: profile {} takes no certificate, got {alias:?}", port.profile)),
+        (Some(alias), true) if !input.certificates.iter().any(|c| &c.alias == alias) => {
+            problems.push(format!("{at}: certificate {alias:?} is not in the library"));
+        }
+        _ => {}
+    }
+    let monitor_fits = match port.protocol {
+        Protocol::Udp => matches!(port.health_monitor, HealthMonitor::None | HealthMonitor::Udp | HealthMonitor::Ping),
+        _ => !matches!(port.health_monitor, HealthMonitor::Udp),
+    };
+    if !monitor_fits {
+        problems.push(format!("{at}: a {} monitor cannot probe {}", port.health_monitor, port.protocol));
+    }
+    if !port.algorithm.is_basic() && !input.cluster.capabilities.premium {
+        problems.push(format!("{at}: algorithm {} needs the PREMIUM feature set", port.algorithm));
+    }
+}

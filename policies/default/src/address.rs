@@ -1,0 +1,74 @@
+//! The address decision: requested address, requested pool, current address, or
+//! the first pool of the Service's IP family with room.
+
+use std::net::IpAddr;
+
+use crate::annotations::{ADDRESS_POOL, Annotations};
+use crate::ip::{family, family_name, from_std, in_range, to_std};
+use crate::vcd::lb_policy::types::{
+    AddressChoice, AddressPool, DecisionError, DecisionInput, IpFamily, InvalidField,
+};
+
+pub fn decide(input: &DecisionInput, annotations: &Annotations) -> Result<AddressChoice, DecisionError> {
+    let families = &input.service.ip_families;
+    let requested_pool = match &annotations.address_pool {
+        Some(name) => Some(find_pool(input, name)?),
+        None => None,
+    };
+    if let Some((ip, key)) = annotations.requested_ip {
+        if !families.is_empty() && !families.contains(&family(ip)) {
+            let wanted: Vec<&str> = families.iter().map(|f| family_name(*f)).collect();
+            return Err(DecisionError::InvalidAnnotation(InvalidField {
+                key: key.into(),
+                message: format!("{ip} is an {} address but the Service's ipFamilies are {wanted:?}", family_name(family(ip))),
+            }));
+        }
+        let mut candidates = requested_pool.into_iter().chain(input.pools.iter().filter(|_| requested_pool.is_none()));
+        return if candidates.any(|pool| contains(pool, ip)) {
+            Ok(AddressChoice::Specific(from_std(ip)))
+        } else {
+            Err(DecisionError::RequestedAddressUnavailable(from_std(ip)))
+        };
+    }
+    let current = input.current.as_ref().and_then(|c| match &c.address {
+        AddressChoice::Specific(address) => Some(to_std(address)),
+        _ => None,
+    });
+    if let Some(pool) = requested_pool {
+        return match current {
+            Some(ip) if contains(pool, ip) => Ok(AddressChoice::KeepCurrent),
+            _ if pool.free_count == 0 => Err(DecisionError::NoAddressAvailable),
+            _ => Ok(AddressChoice::FromPool(pool.name.clone())),
+        };
+    }
+    if current.is_some() {
+        return Ok(AddressChoice::KeepCurrent);
+    }
+    let wanted = families.first().copied().unwrap_or(IpFamily::Ipv4);
+    let mut of_family = input.pools.iter().filter(|pool| pool_family(pool) == Some(wanted)).peekable();
+    if of_family.peek().is_none() {
+        return Err(DecisionError::UnsupportedIpFamily(wanted));
+    }
+    of_family
+        .find(|pool| pool.free_count > 0)
+        .map(|pool| AddressChoice::FromPool(pool.name.clone()))
+        .ok_or(DecisionError::NoAddressAvailable)
+}
+
+fn find_pool<'a>(input: &'a DecisionInput, name: &str) -> Result<&'a AddressPool, DecisionError> {
+    input.pools.iter().find(|pool| pool.name == name).ok_or_else(|| {
+        let names: Vec<&str> = input.pools.iter().map(|pool| pool.name.as_str()).collect();
+        DecisionError::InvalidAnnotation(InvalidField {
+            key: ADDRESS_POOL.into(),
+            message: format!("no address pool named {name:?}; this Service may use {names:?}"),
+        })
+    })
+}
+
+fn contains(pool: &AddressPool, ip: IpAddr) -> bool {
+    pool.ranges.iter().any(|range| in_range(ip, range))
+}
+
+fn pool_family(pool: &AddressPool) -> Option<IpFamily> {
+    pool.ranges.first().map(|range| family(to_std(&range.first)))
+}

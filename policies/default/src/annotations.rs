@@ -1,0 +1,149 @@
+//! The Service annotations the default policy reads, parsed and checked once.
+
+use std::collections::BTreeSet;
+use std::net::IpAddr;
+
+use crate::vcd::lb_policy::types::{DecisionError, HealthMonitor, InvalidField, PoolAlgorithm, Protocol, Service};
+
+/// Comma-separated Service ports whose TLS terminates at the load balancer (upstream).
+pub const SSL_PORTS: &str = "service.beta.kubernetes.io/vcloud-avi-ssl-ports";
+/// Certificate alias for the TLS ports, overriding the `certAlias` setting (upstream).
+pub const SSL_CERT_ALIAS: &str = "service.beta.kubernetes.io/vcloud-avi-ssl-cert-alias";
+/// `true`: pass TLS through to the pods; every TCP port is plain L4 (upstream).
+pub const SSL_NO_TERMINATION: &str = "service.beta.kubernetes.io/vcloud-avi-ssl-no-termination";
+/// The address to expose the Service on (the successor of the deprecated `spec.loadBalancerIP`).
+pub const LOAD_BALANCER_IP: &str = "vcd-ccm.io/load-balancer-ip";
+/// The address pool to allocate from.
+pub const ADDRESS_POOL: &str = "vcd-ccm.io/address-pool";
+/// The health monitor for every port, overriding the per-profile default.
+pub const HEALTH_MONITOR: &str = "vcd-ccm.io/health-monitor";
+/// The pool algorithm for every port, overriding the `algorithm` setting.
+pub const POOL_ALGORITHM: &str = "vcd-ccm.io/pool-algorithm";
+
+/// What the annotations ask for, validated.
+pub struct Annotations {
+    pub ssl_ports: BTreeSet<u16>,
+    pub cert_alias: Option<String>,
+    pub no_termination: bool,
+    /// The requested address and the key it came from (annotation or `spec.loadBalancerIP`).
+    pub requested_ip: Option<(IpAddr, &'static str)>,
+    pub address_pool: Option<String>,
+    pub health_monitor: Option<HealthMonitor>,
+    pub algorithm: Option<PoolAlgorithm>,
+}
+
+fn invalid(key: &str, message: String) -> DecisionError {
+    DecisionError::InvalidAnnotation(InvalidField { key: key.into(), message })
+}
+
+fn get<'a>(service: &'a Service, key: &str) -> Option<&'a str> {
+    service.annotations.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+}
+
+impl Annotations {
+    pub fn read(service: &Service) -> Result<Annotations, DecisionError> {
+        let no_termination = match get(service, SSL_NO_TERMINATION) {
+            None => false,
+            Some(value) => match value.trim().to_ascii_lowercase().as_str() {
+                "true" => true,
+                "false" | "" => false,
+                _ => return Err(invalid(SSL_NO_TERMINATION, format!("{value:?} is not a boolean: use \"true\" or \"false\""))),
+            },
+        };
+        Ok(Annotations {
+            ssl_ports: ssl_ports(service)?,
+            cert_alias: get(service, SSL_CERT_ALIAS).map(str::trim).filter(|a| !a.is_empty()).map(String::from),
+            no_termination,
+            requested_ip: requested_ip(service)?,
+            address_pool: get(service, ADDRESS_POOL).map(str::trim).filter(|p| !p.is_empty()).map(String::from),
+            health_monitor: parse_named(service, HEALTH_MONITOR, parse_health_monitor)?,
+            algorithm: parse_named(service, POOL_ALGORITHM, parse_algorithm)?,
+        })
+    }
+}
+
+fn parse_named<T>(
+    service: &Service,
+    key: &str,
+    parse: fn(&str) -> Result<T, String>,
+) -> Result<Option<T>, DecisionError> {
+    get(service, key).map(|value| parse(value.trim()).map_err(|message| invalid(key, message))).transpose()
+}
+
+/// The ssl-ports list: each entry must be a TCP port of the Service.
+fn ssl_ports(service: &Service) -> Result<BTreeSet<u16>, DecisionError> {
+    let Some(value) = get(service, SSL_PORTS) else { return Ok(BTreeSet::new()) };
+    let tcp_ports: Vec<u16> = service.ports.iter().filter(|p| p.protocol == Protocol::Tcp).map(|p| p.port).collect();
+    let mut ports = BTreeSet::new();
+    for entry in value.split(',').map(str::trim) {
+        let port: u16 = entry
+            .parse()
+            .ok()
+            .filter(|p| *p > 0)
+            .ok_or_else(|| invalid(SSL_PORTS, format!("{entry:?} is not a port number (1-65535); expected a comma-separated list such as \"443,8443\"")))?;
+        if !tcp_ports.contains(&port) {
+            return Err(invalid(SSL_PORTS, format!("port {port} is not a TCP port of this Service (TCP ports: {tcp_ports:?})")));
+        }
+        ports.insert(port);
+    }
+    Ok(ports)
+}
+
+/// The requested address from our annotation or `spec.loadBalancerIP`; both may be
+/// given only when they agree.
+fn requested_ip(service: &Service) -> Result<Option<(IpAddr, &'static str)>, DecisionError> {
+    const SPEC_FIELD: &str = "spec.loadBalancerIP";
+    let parse = |key: &'static str, value: &str| -> Result<(IpAddr, &'static str), DecisionError> {
+        value
+            .trim()
+            .parse::<IpAddr>()
+            .map(|ip| (ip, key))
+            .map_err(|_| invalid(key, format!("{value:?} is not an IPv4 or IPv6 address")))
+    };
+    let from_annotation = get(service, LOAD_BALANCER_IP).map(|v| parse(LOAD_BALANCER_IP, v)).transpose()?;
+    let from_spec = service
+        .load_balancer_ip
+        .as_deref()
+        .filter(|v| !v.trim().is_empty())
+        .map(|v| parse(SPEC_FIELD, v))
+        .transpose()?;
+    match (from_annotation, from_spec) {
+        (Some((a, _)), Some((s, _))) if a != s => {
+            Err(invalid(LOAD_BALANCER_IP, format!("{a} contradicts {SPEC_FIELD} {s}; set only one of them")))
+        }
+        (Some(requested), _) | (None, Some(requested)) => Ok(Some(requested)),
+        (None, None) => Ok(None),
+    }
+}
+
+pub fn parse_health_monitor(value: &str) -> Result<HealthMonitor, String> {
+    Ok(match value {
+        "none" => HealthMonitor::None,
+        "tcp" => HealthMonitor::Tcp,
+        "udp" => HealthMonitor::Udp,
+        "http" => HealthMonitor::Http,
+        "https" => HealthMonitor::Https,
+        "ping" => HealthMonitor::Ping,
+        _ => return Err(format!("{value:?} is not a health monitor: use none, tcp, udp, http, https or ping")),
+    })
+}
+
+pub fn parse_algorithm(value: &str) -> Result<PoolAlgorithm, String> {
+    Ok(match value {
+        "least-connections" => PoolAlgorithm::LeastConnections,
+        "round-robin" => PoolAlgorithm::RoundRobin,
+        "consistent-hash" => PoolAlgorithm::ConsistentHash,
+        "fastest-response" => PoolAlgorithm::FastestResponse,
+        "least-load" => PoolAlgorithm::LeastLoad,
+        "fewest-servers" => PoolAlgorithm::FewestServers,
+        "random" => PoolAlgorithm::Random,
+        "fewest-tasks" => PoolAlgorithm::FewestTasks,
+        "core-affinity" => PoolAlgorithm::CoreAffinity,
+        _ => {
+            return Err(format!(
+                "{value:?} is not a pool algorithm: use least-connections, round-robin, consistent-hash, \
+                 fastest-response, least-load, fewest-servers, random, fewest-tasks or core-affinity"
+            ));
+        }
+    })
+}

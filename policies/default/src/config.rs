@@ -1,0 +1,37 @@
+//! The provider's settings for the default policy (JSON).
+
+use serde::Deserialize;
+
+use crate::annotations::parse_algorithm;
+use crate::vcd::lb_policy::types::PoolAlgorithm;
+
+#[derive(Debug, Default, Deserialize)]
+#[serde(deny_unknown_fields, rename_all = "camelCase")]
+struct RawConfig {
+    cert_alias: Option<String>,
+    algorithm: Option<String>,
+}
+
+/// Validated settings.
+pub struct Config {
+    /// Certificate for TLS ports when the Service names none (upstream `loadbalancer.certAlias`).
+    pub cert_alias: Option<String>,
+    /// Pool algorithm when the Service asks for none; upstream used round-robin.
+    pub algorithm: PoolAlgorithm,
+}
+
+impl Config {
+    pub fn parse(text: &str) -> Result<Config, String> {
+        let raw: RawConfig = if text.trim().is_empty() {
+            RawConfig::default()
+        } else {
+            serde_json::from_str(text).map_err(|e| format!("default policy config: {e}"))?
+        };
+        let algorithm = match raw.algorithm.as_deref() {
+            None => PoolAlgorithm::RoundRobin,
+            Some(name) => parse_algorithm(name).map_err(|message| format!("default policy config: algorithm: {message}"))?,
+        };
+        let cert_alias = raw.cert_alias.filter(|alias| !alias.is_empty());
+        Ok(Config { cert_alias, algorithm })
+    }
+}

@@ -1,0 +1,40 @@
+//! The built-in vcd-ccm load-balancer policy.
+//!
+//! It makes the decisions the upstream Go CCM made from the same inputs
+//! (`appProtocol`, the `service.beta.kubernetes.io/vcloud-avi-ssl-*` annotations,
+//! `spec.loadBalancerIP`, the `certAlias` setting) and adds UDP ports, health
+//! monitors, requested addresses and pools by annotation, and a stable address.
+
+wit_bindgen::generate!({ path: "../../wit", world: "lb-policy" });
+
+mod address;
+mod annotations;
+mod config;
+mod ip;
+mod ports;
+
+use exports::vcd::lb_policy::policy::Guest;
+use vcd::lb_policy::types::{Decision, DecisionError, DecisionInput, PolicyInfo};
+
+struct DefaultPolicy;
+
+impl Guest for DefaultPolicy {
+    fn describe() -> PolicyInfo {
+        PolicyInfo { name: "default".into(), version: env!("CARGO_PKG_VERSION").into() }
+    }
+
+    fn validate_config(config: String) -> Result<(), String> {
+        config::Config::parse(&config).map(|_| ())
+    }
+
+    fn decide(config: String, input: DecisionInput) -> Result<Decision, DecisionError> {
+        let config = config::Config::parse(&config).map_err(DecisionError::Other)?;
+        let annotations = annotations::Annotations::read(&input.service)?;
+        let mut warnings = Vec::new();
+        let ports = ports::decide(&input, &config, &annotations, &mut warnings)?;
+        let address = address::decide(&input, &annotations)?;
+        Ok(Decision { address, ports, warnings })
+    }
+}
+
+export!(DefaultPolicy);
