@@ -16,6 +16,8 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// The host interface policies may import.
 pub const HOST_INTERFACE: &str = "vcd:lb-policy/host@0.1.0";
+/// The contract's types; policies import it, but it holds no functions.
+const TYPES_INTERFACE: &str = "vcd:lb-policy/types@0.1.0";
 
 /// The engine and linker every policy is compiled and instantiated with.
 pub struct PolicyEngine {
@@ -46,6 +48,7 @@ impl PolicyEngine {
                 })
             })
             .map_err(fail)?;
+        linker.instance(TYPES_INTERFACE).map_err(fail)?;
         spawn_ticker(engine.weak()).map_err(|e| EngineError(format!("epoch ticker thread: {e}")))?;
         Ok(Arc::new(PolicyEngine { engine, linker }))
     }

@@ -8,6 +8,7 @@ use wasmtime::component::Component;
 /// empty context (no files, no environment, no sockets, a frozen wall clock).
 const ALLOWED: &[(&str, &str)] = &[
     ("vcd:lb-policy/host", "0.1."),
+    ("vcd:lb-policy/types", "0.1."),
     ("wasi:cli/environment", "0.2."),
     ("wasi:cli/exit", "0.2."),
     ("wasi:cli/stdin", "0.2."),
