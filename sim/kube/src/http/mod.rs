@@ -1,0 +1,89 @@
+//! The HTTP face of kubesim: routing, discovery, object endpoints and watches.
+
+mod discovery;
+mod objects;
+mod openapi;
+mod query;
+mod request_log;
+mod target;
+mod watch;
+
+pub use request_log::{RequestLog, RequestRecord};
+
+use crate::faults::Faults;
+use crate::store::Store;
+use axum::Router;
+use axum::extract::{Path, Request, State};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{any, get};
+use std::sync::Arc;
+use std::time::Duration;
+
+/// Everything a request handler reaches.
+#[derive(Clone)]
+pub struct AppState {
+    pub store: Arc<Store>,
+    pub faults: Faults,
+    pub log: RequestLog,
+    /// How often watches that allow bookmarks get one.
+    pub bookmark_interval: Duration,
+    /// `host:port` reported in discovery.
+    pub server_address: String,
+}
+
+pub fn router(state: AppState) -> Router {
+    Router::new()
+        .route(
+            "/version",
+            get(|| async { axum::Json(discovery::version()) }),
+        )
+        .route("/healthz", get(ok))
+        .route("/readyz", get(ok))
+        .route("/livez", get(ok))
+        .route("/api", get(core_versions))
+        .route("/apis", get(|| async { axum::Json(discovery::groups()) }))
+        .route("/openapi/v3", get(|| async { axum::Json(openapi::root()) }))
+        .route("/openapi/v3/{*path}", get(openapi_document))
+        .route("/api/{*rest}", any(objects::core))
+        .route("/apis/{*rest}", any(objects::grouped))
+        .layer(middleware::from_fn_with_state(
+            state.clone(),
+            record_and_delay,
+        ))
+        .with_state(state)
+}
+
+async fn ok() -> &'static str {
+    "ok"
+}
+
+async fn openapi_document(Path(path): Path<String>) -> Response {
+    match openapi::group_version(&path) {
+        Some(document) => axum::Json(document).into_response(),
+        None => crate::error::ApiError::UnknownResource.into_response(),
+    }
+}
+
+async fn core_versions(State(state): State<AppState>) -> impl IntoResponse {
+    axum::Json(discovery::core_versions(&state.server_address))
+}
+
+/// Applies the response-delay fault and logs each request with its status.
+async fn record_and_delay(State(state): State<AppState>, request: Request, next: Next) -> Response {
+    let method = request.method().to_string();
+    let path = request.uri().path().to_string();
+    let query = request.uri().query().unwrap_or_default().to_string();
+    let delay = state.faults.delay();
+    if !delay.is_zero() {
+        tokio::time::sleep(delay).await;
+    }
+    let response = next.run(request).await;
+    state.log.push(RequestRecord {
+        method,
+        path,
+        query,
+        status: response.status().as_u16(),
+    });
+    response
+}

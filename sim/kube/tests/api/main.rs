@@ -1,0 +1,11 @@
+//! kubesim behaviour, checked through a real kube-rs client (and kubectl).
+
+mod common;
+mod conformance;
+mod crud;
+mod discovery_faults;
+mod kubectl;
+mod lifecycle;
+mod patches;
+mod services;
+mod watch;
