@@ -1,1 +1,17 @@
-fn main() {}
+use std::process::ExitCode;
+
+use clap::Parser;
+use vcd_ccm::cli::{Cli, Command, PolicyCommand};
+use vcd_ccm::commands::policy;
+
+fn main() -> ExitCode {
+    tracing_subscriber::fmt()
+        .with_env_filter(tracing_subscriber::EnvFilter::from_default_env())
+        .with_writer(std::io::stderr)
+        .init();
+    match Cli::parse().command {
+        Command::Policy(PolicyCommand::Test(args)) => policy::test(&args),
+        Command::Policy(PolicyCommand::Eval(args)) => policy::eval(&args),
+        Command::Policy(PolicyCommand::Inspect(args)) => policy::inspect(&args),
+    }
+}

@@ -39,7 +39,7 @@ profiles: [l4-tcp, l4-udp, http, https]
 
 fn call_error(result: Result<vcd_ccm::policy::model::Decision, EvalError>) -> CallError {
     match result {
-        Err(EvalError::Call { source, .. }) => source,
+        Err(EvalError::Call { cause, .. }) => cause,
         other => panic!("expected a sandbox failure, got {other:?}"),
     }
 }

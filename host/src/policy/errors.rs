@@ -15,13 +15,8 @@ pub enum LoadError {
     ForbiddenImport { policy: String, import: String, allowed: String },
     #[error("policy {policy}: does not implement the lb-policy world: {reason}")]
     WrongWorld { policy: String, reason: String },
-    #[error("policy {policy}: {call} failed: {source}")]
-    Call {
-        policy: String,
-        call: &'static str,
-        #[source]
-        source: CallError,
-    },
+    #[error("policy {policy}: {call} failed: {cause}")]
+    Call { policy: String, call: &'static str, cause: CallError },
     #[error("policy {policy}: rejected its config: {message}")]
     InvalidConfig { policy: String, message: String },
 }
@@ -46,12 +41,8 @@ fn stderr_tail(stderr: &str) -> String {
 /// Why `decide` produced no usable decision.
 #[derive(Debug, thiserror::Error)]
 pub enum EvalError {
-    #[error("policy {policy}: {source}")]
-    Call {
-        policy: String,
-        #[source]
-        source: CallError,
-    },
+    #[error("policy {policy}: {cause}")]
+    Call { policy: String, cause: CallError },
     /// The policy declined, for a reason it names.
     #[error("policy {policy}: {error}")]
     Declined { policy: String, error: DecisionError },

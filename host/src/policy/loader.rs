@@ -97,19 +97,33 @@ pub fn compile(engine: &Arc<PolicyEngine>, name: &str, bytes: &[u8], pin: Option
     Ok(Compiled { engine: engine.clone(), pre, exports, digest, imports })
 }
 
-/// Compiles, describes and configures a policy.
+impl Compiled {
+    /// Calls `describe` and type-checks `decide` against the contract, so a
+    /// component built from another version of `wit/` fails here, not per Service.
+    pub fn verify(&self, name: &str, limits: Limits) -> Result<PolicyInfo, LoadError> {
+        let name_arc: Arc<str> = Arc::from(name);
+        let failed = |call: &'static str| move |cause| LoadError::Call { policy: name.to_string(), call, cause };
+        let info = self.describe(&name_arc, limits).map_err(failed("describe"))?;
+        self.check_decide_type(&name_arc, limits).map_err(failed("decide type check"))?;
+        Ok(info)
+    }
+}
+
+/// Compiles, verifies and configures a policy.
 pub fn load(engine: &Arc<PolicyEngine>, source: PolicySource<'_>) -> Result<Policy, LoadError> {
     let compiled = compile(engine, source.name, source.bytes, source.pin)?;
+    let info = compiled.verify(source.name, source.limits)?;
     let name: Arc<str> = Arc::from(source.name);
-    let call_failed = |call: &'static str| {
-        let policy = source.name.to_string();
-        move |source| LoadError::Call { policy, call, source }
-    };
-    let info = compiled.describe(&name, source.limits).map_err(call_failed("describe"))?;
-    compiled.check_decide_type(&name, source.limits).map_err(call_failed("decide type check"))?;
     compiled
         .validate_config(&name, source.limits, &source.config)
-        .map_err(call_failed("validate-config"))?
+        .map_err(|cause| LoadError::Call { policy: source.name.to_string(), call: "validate-config", cause })?
         .map_err(|message| LoadError::InvalidConfig { policy: source.name.to_string(), message })?;
     Ok(Policy { compiled, name, info, config: source.config, limits: source.limits })
+}
+
+/// The component's imports and exports by name, without linking or running it.
+pub fn component_interfaces(engine: &Arc<PolicyEngine>, bytes: &[u8]) -> Result<(Vec<String>, Vec<String>), String> {
+    let component = Component::new(&engine.engine, bytes).map_err(|e| format!("not a valid WebAssembly component: {e:#}"))?;
+    let exports = component.component_type().exports(&engine.engine).map(|(name, _)| name.to_string()).collect();
+    Ok((imports::list(&engine.engine, &component), exports))
 }

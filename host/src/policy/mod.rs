@@ -9,22 +9,23 @@
 //! policy ConfigMap and its hot reload), [`suite`] (policy test suites).
 
 pub mod builtin;
-
+pub mod directory;
 pub mod engine;
 pub mod errors;
 pub mod imports;
 pub mod loader;
-
+pub mod manifest;
 pub mod model;
-
+pub mod registry;
 mod runtime;
 pub mod sandbox;
-
-
+pub mod selector;
+pub mod suite;
 pub mod validate;
+pub mod yaml;
 
 pub use engine::PolicyEngine;
 pub use errors::{CallError, EvalError, LoadError};
 pub use loader::{Policy, PolicySource};
-
+pub use registry::Registry;
 pub use sandbox::Limits;

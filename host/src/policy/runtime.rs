@@ -70,10 +70,6 @@ impl Compiled {
         })
     }
 
-    /// Name and version the component reports, under default limits.
-    pub fn describe_default(&self, name: &str) -> Result<PolicyInfo, CallError> {
-        self.describe(&Arc::from(name), Limits::default())
-    }
 }
 
 impl Policy {
@@ -86,7 +82,7 @@ impl Policy {
                 let decide: DecideFn<'_> = instance.get_typed_func(&mut *store, &exports.decide)?;
                 Ok(decide.call(&mut *store, (self.config.as_str(), input))?.0)
             })
-            .map_err(|source| EvalError::Call { policy: policy(), source })?;
+            .map_err(|cause| EvalError::Call { policy: policy(), cause })?;
         let decision = outcome.map_err(|error| EvalError::Declined { policy: policy(), error })?;
         validate::check(input, &decision).map_err(|problem| EvalError::InvalidDecision { policy: policy(), problem })?;
         Ok(decision)

@@ -1,0 +1,3 @@
+//! What each command does; `main` only parses and dispatches.
+
+pub mod policy;

@@ -1,0 +1,152 @@
+//! `vcd-ccm policy test | eval | inspect`.
+
+use std::io::{self, Write};
+use std::path::Path;
+use std::process::ExitCode;
+use std::sync::Arc;
+
+use anyhow::{Context, Result, bail};
+use regex::Regex;
+
+use crate::cli::{EvalArgs, InspectArgs, Output, TestArgs};
+use crate::policy::builtin::{self, DEFAULT_POLICY_NAME};
+use crate::policy::loader::{self, PolicySource, sha256_hex};
+use crate::policy::model::DecisionInput;
+use crate::policy::suite::{SuiteRunner, report, runner};
+use crate::policy::{EvalError, Limits, PolicyEngine, imports, yaml};
+
+/// Exit code for suites or policies that could not be loaded at all.
+const LOAD_FAILURE: u8 = 2;
+
+pub fn test(args: &TestArgs) -> ExitCode {
+    match run_suites(args) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {e:#}");
+            ExitCode::from(LOAD_FAILURE)
+        }
+    }
+}
+
+fn run_suites(args: &TestArgs) -> Result<bool> {
+    let filter = args.run.as_deref().map(Regex::new).transpose().context("--run is not a valid regular expression")?;
+    let files = runner::discover(&args.paths)?;
+    if files.is_empty() {
+        bail!("no suite files (*.yaml) under {:?}", args.paths);
+    }
+    let mut runner = SuiteRunner::new(PolicyEngine::new()?);
+    let mut results = Vec::new();
+    for file in &files {
+        results.extend(runner.run_file(file, filter.as_ref())?);
+    }
+    let mut out = io::stdout().lock();
+    match args.output {
+        Output::Text => report::text(&mut out, &results)?,
+        Output::Json => report::json(&mut out, &results)?,
+    }
+    Ok(report::counts(&results).1 == 0)
+}
+
+pub fn eval(args: &EvalArgs) -> ExitCode {
+    let engine = match PolicyEngine::new() {
+        Ok(engine) => engine,
+        Err(e) => return load_failure(e.into()),
+    };
+    let policy = match load_for_eval(&engine, args) {
+        Ok(policy) => policy,
+        Err(e) => return load_failure(e),
+    };
+    let input = match read_input(&args.input) {
+        Ok(input) => input,
+        Err(e) => return load_failure(e),
+    };
+    match policy.decide(&input) {
+        Ok(decision) => {
+            print!("{}", yaml::to_string(&decision));
+            ExitCode::SUCCESS
+        }
+        Err(EvalError::Declined { error, .. }) => {
+            print!("{}", yaml::to_string(&serde_json::json!({ "error": error })));
+            eprintln!("policy {} declined: {error}", policy.name());
+            ExitCode::FAILURE
+        }
+        Err(e) => {
+            eprintln!("error: {e}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+fn load_failure(error: anyhow::Error) -> ExitCode {
+    eprintln!("error: {error:#}");
+    ExitCode::from(LOAD_FAILURE)
+}
+
+fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<crate::policy::Policy> {
+    let config = match &args.config {
+        Some(path) => std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,
+        None => "{}".to_string(),
+    };
+    if args.policy == DEFAULT_POLICY_NAME {
+        return Ok(builtin::load_default(engine, config)?);
+    }
+    let bytes = std::fs::read(&args.policy).with_context(|| format!("reading {}", args.policy))?;
+    let name = Path::new(&args.policy).file_stem().and_then(|s| s.to_str()).unwrap_or("policy").to_string();
+    let source = PolicySource { name: &name, bytes: &bytes, pin: None, config, limits: Limits::default() };
+    Ok(loader::load(engine, source)?)
+}
+
+fn read_input(path: &Path) -> Result<DecisionInput> {
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    yaml::from_str(&text).map_err(|message| anyhow::anyhow!("{}: {message}", path.display()))
+}
+
+pub fn inspect(args: &InspectArgs) -> ExitCode {
+    match print_inspection(&args.component) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => load_failure(e),
+    }
+}
+
+/// Prints what the component is and whether the host would load it.
+fn print_inspection(path: &Path) -> Result<bool> {
+    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+    let engine = PolicyEngine::new()?;
+    let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("policy").to_string();
+    let mut out = io::stdout().lock();
+    writeln!(out, "component: {}", path.display())?;
+    writeln!(out, "sha256:    {}", sha256_hex(&bytes))?;
+    let (imports, exports) = match loader::component_interfaces(&engine, &bytes) {
+        Ok(found) => found,
+        Err(e) => {
+            writeln!(out, "accepted:  no: {e}")?;
+            return Ok(false);
+        }
+    };
+    writeln!(out, "imports:")?;
+    for import in &imports {
+        let verdict = if imports::is_allowed(import) { "allowed" } else { "FORBIDDEN" };
+        writeln!(out, "  {import} ({verdict})")?;
+    }
+    writeln!(out, "exports:")?;
+    for export in &exports {
+        writeln!(out, "  {export}")?;
+    }
+    let contract = exports.iter().find_map(|e| e.strip_prefix("vcd:lb-policy/policy@"));
+    writeln!(out, "contract:  {}", contract.map_or("none (does not export vcd:lb-policy/policy)".into(), |v| format!("vcd:lb-policy@{v}")))?;
+    let verdict =
+        loader::compile(&engine, &name, &bytes, None).and_then(|compiled| compiled.verify(&name, Limits::default()));
+    match verdict {
+        Ok(info) => {
+            writeln!(out, "policy:    {} {}", info.name, info.version)?;
+            writeln!(out, "accepted:  yes (its settings are checked by validate-config when it is loaded)")?;
+            Ok(true)
+        }
+        Err(e) => {
+            writeln!(out, "accepted:  no: {e}")?;
+            Ok(false)
+        }
+    }
+}

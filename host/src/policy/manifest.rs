@@ -1,0 +1,213 @@
+//! `policies.yaml`: the provider's list of policies in the policy ConfigMap.
+//!
+//! ```yaml
+//! policies:
+//! - name: namespace-pools          # lowercase DNS label; not "default"
+//!   file: namespace-pools.wasm     # optional, defaults to <name>.wasm
+//!   sha256: 3f2a…                  # required pin of the file's contents
+//!   config: {certificateSuffix: -tls}
+//!   timeoutMs: 100                 # per-call deadline, 1–10000
+//!   memoryLimitMiB: 32             # per-call memory cap, 1–1024
+//!   selector:
+//!     namespaceSelector: {matchLabels: {tenant: gold}}
+//!     loadBalancerClass: vcd-ccm.io/gold
+//!     allowAnnotation: true        # Services may name it with vcd-ccm.io/policy
+//! ```
+
+use std::path::{Path, PathBuf};
+use std::time::Duration;
+
+use serde::Deserialize;
+
+use super::builtin::DEFAULT_POLICY_NAME;
+use super::sandbox::Limits;
+use super::selector::LabelSelector;
+
+/// The manifest's file name inside the policy directory.
+pub const MANIFEST_FILE: &str = "policies.yaml";
+
+#[derive(Debug, thiserror::Error)]
+pub enum ManifestError {
+    #[error("{}: cannot read: {error}", file.display())]
+    Read { file: PathBuf, error: std::io::Error },
+    #[error("{}: {path}: {message}", file.display())]
+    Invalid { file: PathBuf, path: String, message: String },
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Manifest {
+    #[serde(default)]
+    pub policies: Vec<PolicyEntry>,
+}
+
+/// One provider policy.
+#[derive(Clone, Debug, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicyEntry {
+    pub name: String,
+    #[serde(default)]
+    pub file: Option<String>,
+    pub sha256: String,
+    #[serde(default)]
+    pub config: Option<serde_json::Value>,
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    #[serde(default, rename = "memoryLimitMiB")]
+    pub memory_limit_mib: Option<u64>,
+    #[serde(default)]
+    pub selector: PolicySelector,
+}
+
+/// Which Services a policy governs. `namespaceSelector` and `loadBalancerClass`
+/// must both match when both are set; `allowAnnotation` lets a Service pick the
+/// policy by name.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct PolicySelector {
+    #[serde(default)]
+    pub namespace_selector: Option<LabelSelector>,
+    #[serde(default)]
+    pub load_balancer_class: Option<String>,
+    #[serde(default)]
+    pub allow_annotation: bool,
+}
+
+impl PolicyEntry {
+    pub fn file_name(&self) -> String {
+        self.file.clone().unwrap_or_else(|| format!("{}.wasm", self.name))
+    }
+
+    /// The config as JSON text for the policy (`{}` when none is given).
+    pub fn config_json(&self) -> String {
+        self.config.as_ref().map_or_else(|| "{}".to_string(), serde_json::Value::to_string)
+    }
+
+    pub fn limits(&self) -> Limits {
+        let defaults = Limits::default();
+        Limits {
+            timeout: self.timeout_ms.map_or(defaults.timeout, Duration::from_millis),
+            memory_bytes: self.memory_limit_mib.map_or(defaults.memory_bytes, |mib| (mib as usize) << 20),
+        }
+    }
+
+    /// Rules serde cannot express; the error is `(field, problem)`.
+    fn validate(&self) -> Result<(), (&'static str, String)> {
+        let name = &self.name;
+        let is_label = !name.is_empty()
+            && name.len() <= 63
+            && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && !name.starts_with('-')
+            && !name.ends_with('-');
+        if !is_label {
+            return Err(("name", format!("{name:?} must be a lowercase DNS label (a-z, 0-9, '-', at most 63)")));
+        }
+        if name == DEFAULT_POLICY_NAME {
+            return Err(("name", format!("{name:?} is the built-in policy's name")));
+        }
+        let file = self.file_name();
+        if file.contains('/') || file.starts_with('.') || !file.ends_with(".wasm") {
+            return Err(("file", format!("{file:?} must be a .wasm file name in the policy directory")));
+        }
+        if self.sha256.len() != 64 || !self.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
+            return Err(("sha256", format!("{:?} is not 64 hexadecimal digits", self.sha256)));
+        }
+        if let Some(ms) = self.timeout_ms
+            && !(1..=10_000).contains(&ms)
+        {
+            return Err(("timeoutMs", format!("{ms} is outside 1–10000")));
+        }
+        if let Some(mib) = self.memory_limit_mib
+            && !(1..=1024).contains(&mib)
+        {
+            return Err(("memoryLimitMiB", format!("{mib} is outside 1–1024")));
+        }
+        let selector = &self.selector;
+        if let Some(namespaces) = &selector.namespace_selector {
+            namespaces.validate().map_err(|e| ("selector.namespaceSelector", e))?;
+        }
+        if selector.namespace_selector.is_none() && selector.load_balancer_class.is_none() && !selector.allow_annotation {
+            return Err(("selector", "selects no Service: set namespaceSelector, loadBalancerClass or allowAnnotation".into()));
+        }
+        Ok(())
+    }
+}
+
+impl Manifest {
+    /// Parses and checks the manifest text; errors name the file, the field path
+    /// (with YAML's line and column where the parser knows them) and the problem.
+    pub fn parse(file: &Path, text: &str) -> Result<Manifest, ManifestError> {
+        let invalid = |path: String, message: String| ManifestError::Invalid { file: file.to_path_buf(), path, message };
+        let manifest: Manifest = serde_path_to_error::deserialize(serde_yaml_ng::Deserializer::from_str(text))
+            .map_err(|e| invalid(e.path().to_string(), e.into_inner().to_string()))?;
+        for (i, entry) in manifest.policies.iter().enumerate() {
+            entry.validate().map_err(|(field, message)| invalid(format!("policies[{i}].{field}"), message))?;
+            if manifest.policies[..i].iter().any(|other| other.name == entry.name) {
+                return Err(invalid(format!("policies[{i}].name"), format!("{:?} is listed twice", entry.name)));
+            }
+        }
+        Ok(manifest)
+    }
+
+    pub fn read(dir: &Path) -> Result<Manifest, ManifestError> {
+        let file = dir.join(MANIFEST_FILE);
+        match std::fs::read_to_string(&file) {
+            Ok(text) => Manifest::parse(&file, &text),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest { policies: Vec::new() }),
+            Err(error) => Err(ManifestError::Read { file, error }),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn parse(text: &str) -> Result<Manifest, String> {
+        Manifest::parse(Path::new("/etc/vcd-ccm/policies/policies.yaml"), text).map_err(|e| e.to_string())
+    }
+
+    const PIN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
+
+    #[test]
+    fn a_full_entry_parses_with_defaults_filled_in() {
+        let text = format!(
+            "policies:\n- name: gold\n  sha256: {PIN}\n  config: {{a: 1}}\n  timeoutMs: 50\n  selector: {{allowAnnotation: true}}\n"
+        );
+        let manifest = parse(&text).unwrap();
+        let entry = &manifest.policies[0];
+        assert_eq!(entry.file_name(), "gold.wasm");
+        assert_eq!(entry.config_json(), r#"{"a":1}"#);
+        assert_eq!(entry.limits(), Limits { timeout: Duration::from_millis(50), memory_bytes: 32 << 20 });
+    }
+
+    #[test]
+    fn errors_name_the_file_field_and_problem() {
+        let unknown = parse(&format!("policies:\n- name: gold\n  sha256: {PIN}\n  timeout: 5\n")).unwrap_err();
+        assert!(unknown.starts_with("/etc/vcd-ccm/policies/policies.yaml: policies[0]"), "{unknown}");
+        assert!(unknown.contains("unknown field `timeout`") && unknown.contains("line 4"), "{unknown}");
+
+        let pin = parse("policies:\n- name: gold\n  sha256: abc\n  selector: {allowAnnotation: true}\n").unwrap_err();
+        assert_eq!(
+            pin,
+            "/etc/vcd-ccm/policies/policies.yaml: policies[0].sha256: \"abc\" is not 64 hexadecimal digits"
+        );
+        let selects_nothing = parse(&format!("policies:\n- name: gold\n  sha256: {PIN}\n")).unwrap_err();
+        assert!(selects_nothing.contains("policies[0].selector: selects no Service"), "{selects_nothing}");
+    }
+
+    #[test]
+    fn names_are_checked() {
+        let entry = |name: &str| format!("- name: {name}\n  sha256: {PIN}\n  selector: {{allowAnnotation: true}}\n");
+        assert!(parse(&format!("policies:\n{}", entry("default"))).unwrap_err().contains("built-in"));
+        assert!(parse(&format!("policies:\n{}", entry("Gold"))).unwrap_err().contains("DNS label"));
+        let twice = parse(&format!("policies:\n{}{}", entry("gold"), entry("gold"))).unwrap_err();
+        assert!(twice.contains("policies[1].name: \"gold\" is listed twice"), "{twice}");
+    }
+
+    #[test]
+    fn limits_are_bounded() {
+        let text = format!("policies:\n- name: gold\n  sha256: {PIN}\n  memoryLimitMiB: 4096\n  selector: {{allowAnnotation: true}}\n");
+        assert!(parse(&text).unwrap_err().contains("policies[0].memoryLimitMiB: 4096 is outside 1–1024"));
+    }
+}

@@ -1,0 +1,106 @@
+//! Which policy governs which Service, swapped atomically on reload.
+
+use std::sync::{Arc, RwLock};
+
+use super::builtin::DEFAULT_POLICY_NAME;
+use super::loader::Policy;
+use super::manifest::PolicyEntry;
+use super::model::{Namespace, Service};
+
+/// The Service annotation that names a policy (one whose selector sets `allowAnnotation`).
+pub const POLICY_ANNOTATION: &str = "vcd-ccm.io/policy";
+
+/// A provider policy and its state.
+pub struct ProviderPolicy {
+    /// The manifest entry the served version was loaded from.
+    pub entry: PolicyEntry,
+    pub state: PolicyState,
+}
+
+pub enum PolicyState {
+    Ready(Arc<Policy>),
+    /// Never loaded successfully; the Services it governs get this reason as an error.
+    Failed(Arc<str>),
+}
+
+/// One consistent view: the built-in default plus the provider's policies in manifest order.
+pub struct PolicySet {
+    pub default: Arc<Policy>,
+    pub providers: Vec<ProviderPolicy>,
+}
+
+#[derive(Debug, Clone, PartialEq, thiserror::Error)]
+pub enum SelectError {
+    #[error("annotation {POLICY_ANNOTATION} names policy {0:?}, which is not installed")]
+    UnknownPolicy(String),
+    #[error("annotation {POLICY_ANNOTATION} names policy {0:?}, which Services may not choose by annotation")]
+    NotSelectable(String),
+    #[error("policy {name} governs this Service but is not available: {reason}")]
+    Unavailable { name: String, reason: String },
+}
+
+impl ProviderPolicy {
+    fn governs(&self, service: &Service, namespace: &Namespace, named: Option<&str>) -> bool {
+        let selector = &self.entry.selector;
+        let by_rules = (selector.namespace_selector.is_some() || selector.load_balancer_class.is_some())
+            && selector.namespace_selector.as_ref().is_none_or(|s| s.matches(&namespace.labels))
+            && selector.load_balancer_class.as_ref().is_none_or(|c| service.load_balancer_class.as_ref() == Some(c));
+        let by_name = selector.allow_annotation && named == Some(self.entry.name.as_str());
+        by_rules || by_name
+    }
+
+    fn serving(&self) -> Result<Arc<Policy>, SelectError> {
+        match &self.state {
+            PolicyState::Ready(policy) => Ok(policy.clone()),
+            PolicyState::Failed(reason) => {
+                Err(SelectError::Unavailable { name: self.entry.name.clone(), reason: reason.to_string() })
+            }
+        }
+    }
+}
+
+impl PolicySet {
+    pub fn only_default(default: Arc<Policy>) -> PolicySet {
+        PolicySet { default, providers: Vec::new() }
+    }
+
+    /// The first provider policy that governs the Service (by its selector, or by
+    /// the annotation naming it), else the default. An annotation naming a policy
+    /// that cannot be chosen is an error rather than a silent fallback.
+    pub fn select(&self, service: &Service, namespace: &Namespace) -> Result<Arc<Policy>, SelectError> {
+        let named = service.annotations.iter().find(|(k, _)| k == POLICY_ANNOTATION).map(|(_, v)| v.trim());
+        if let Some(provider) = self.providers.iter().find(|p| p.governs(service, namespace, named)) {
+            return provider.serving();
+        }
+        match named {
+            None | Some(DEFAULT_POLICY_NAME) => Ok(self.default.clone()),
+            Some(name) if self.providers.iter().any(|p| p.entry.name == name) => {
+                Err(SelectError::NotSelectable(name.to_string()))
+            }
+            Some(name) => Err(SelectError::UnknownPolicy(name.to_string())),
+        }
+    }
+
+    pub fn provider(&self, name: &str) -> Option<&ProviderPolicy> {
+        self.providers.iter().find(|p| p.entry.name == name)
+    }
+}
+
+/// The policy set in force. Readers take a snapshot; a reload replaces it whole.
+pub struct Registry {
+    current: RwLock<Arc<PolicySet>>,
+}
+
+impl Registry {
+    pub fn new(set: PolicySet) -> Registry {
+        Registry { current: RwLock::new(Arc::new(set)) }
+    }
+
+    pub fn current(&self) -> Arc<PolicySet> {
+        self.current.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
+    pub fn replace(&self, set: PolicySet) {
+        *self.current.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(set);
+    }
+}

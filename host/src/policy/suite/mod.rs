@@ -1,0 +1,8 @@
+//! Policy test suites: YAML cases (input → expected decision or error) run
+//! through the production loader, sandbox and decision checks.
+
+pub mod format;
+pub mod report;
+pub mod runner;
+
+pub use runner::{CaseResult, Outcome, SuiteError, SuiteRunner};

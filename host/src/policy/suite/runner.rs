@@ -1,0 +1,183 @@
+//! Loading suite files and running their cases.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::{Duration, Instant};
+
+use regex::Regex;
+use serde::Serialize;
+use serde_json::Value;
+
+use super::format::{Expectation, SuiteFile, merge};
+use crate::policy::builtin::{self, DEFAULT_POLICY_NAME};
+use crate::policy::loader::{self, Policy, PolicySource};
+use crate::policy::model::{Decision, DecisionError, DecisionInput};
+use crate::policy::{EvalError, Limits, LoadError, PolicyEngine, yaml};
+
+/// A suite that cannot run at all (exit code 2 territory).
+#[derive(Debug, thiserror::Error)]
+pub enum SuiteError {
+    #[error("{}: {error}", path.display())]
+    Read { path: PathBuf, error: std::io::Error },
+    #[error("{}: {message}", path.display())]
+    Parse { path: PathBuf, message: String },
+    #[error("{}: case {case:?}: input: {message}", path.display())]
+    CaseInput { path: PathBuf, case: String, message: String },
+    #[error("{}: {error}", path.display())]
+    Policy { path: PathBuf, error: LoadError },
+}
+
+pub enum Outcome {
+    Passed,
+    /// What differs, as a readable diff or explanation.
+    Failed(String),
+}
+
+pub struct CaseResult {
+    pub suite: PathBuf,
+    pub name: String,
+    pub outcome: Outcome,
+    pub elapsed: Duration,
+}
+
+/// Runs suites, compiling each distinct (policy, config) once.
+pub struct SuiteRunner {
+    engine: Arc<PolicyEngine>,
+    policies: HashMap<(PathBuf, String), Arc<Policy>>,
+}
+
+/// Suite files named by `paths`: files as given, directories searched
+/// recursively for `*.yaml` / `*.yml`, in name order.
+pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, SuiteError> {
+    let mut found = Vec::new();
+    for path in paths {
+        if path.is_dir() {
+            collect(path, &mut found)?;
+        } else if path.exists() {
+            found.push(path.clone());
+        } else {
+            let error = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory");
+            return Err(SuiteError::Read { path: path.clone(), error });
+        }
+    }
+    Ok(found)
+}
+
+fn collect(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), SuiteError> {
+    let read_error = |error| SuiteError::Read { path: dir.to_path_buf(), error };
+    let mut entries: Vec<PathBuf> =
+        std::fs::read_dir(dir).map_err(read_error)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>().map_err(read_error)?;
+    entries.sort();
+    for path in entries {
+        if path.is_dir() {
+            collect(&path, found)?;
+        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+            found.push(path);
+        }
+    }
+    Ok(())
+}
+
+impl SuiteRunner {
+    pub fn new(engine: Arc<PolicyEngine>) -> SuiteRunner {
+        SuiteRunner { engine, policies: HashMap::new() }
+    }
+
+    /// Runs one suite file's cases whose name matches `filter`.
+    pub fn run_file(&mut self, path: &Path, filter: Option<&Regex>) -> Result<Vec<CaseResult>, SuiteError> {
+        let text = std::fs::read_to_string(path).map_err(|error| SuiteError::Read { path: path.into(), error })?;
+        let suite: SuiteFile = yaml::from_str(&text).map_err(|message| SuiteError::Parse { path: path.into(), message })?;
+        let config = suite.config.as_ref().map_or_else(|| "{}".to_string(), Value::to_string);
+        let policy = self.policy(path, &suite.policy, config)?;
+        let defaults = suite.defaults.unwrap_or(Value::Null);
+        let mut results = Vec::new();
+        for case in suite.cases.into_iter().filter(|c| filter.is_none_or(|f| f.is_match(&c.name))) {
+            let merged = merge(&defaults, &case.input);
+            let input: DecisionInput = yaml::from_value(merged).map_err(|message| SuiteError::CaseInput {
+                path: path.into(),
+                case: case.name.clone(),
+                message,
+            })?;
+            let started = Instant::now();
+            let actual = policy.decide(&input);
+            let elapsed = started.elapsed();
+            results.push(CaseResult { suite: path.into(), name: case.name, outcome: compare(&case.expect, actual), elapsed });
+        }
+        Ok(results)
+    }
+
+    fn policy(&mut self, suite: &Path, policy: &str, config: String) -> Result<Arc<Policy>, SuiteError> {
+        let location = if policy == DEFAULT_POLICY_NAME {
+            PathBuf::from(DEFAULT_POLICY_NAME)
+        } else {
+            suite.parent().unwrap_or(Path::new(".")).join(policy)
+        };
+        let key = (location, config);
+        if let Some(loaded) = self.policies.get(&key) {
+            return Ok(loaded.clone());
+        }
+        let failed = |error| SuiteError::Policy { path: suite.into(), error };
+        let loaded = if policy == DEFAULT_POLICY_NAME {
+            builtin::load_default(&self.engine, key.1.clone()).map_err(failed)?
+        } else {
+            let bytes = std::fs::read(&key.0).map_err(|error| SuiteError::Read { path: key.0.clone(), error })?;
+            let name = key.0.file_stem().and_then(|s| s.to_str()).unwrap_or("policy").to_string();
+            let source = PolicySource { name: &name, bytes: &bytes, pin: None, config: key.1.clone(), limits: Limits::default() };
+            loader::load(&self.engine, source).map_err(failed)?
+        };
+        let loaded = Arc::new(loaded);
+        self.policies.insert(key, loaded.clone());
+        Ok(loaded)
+    }
+}
+
+/// What `decide` produced, in the suite's own spelling.
+#[derive(Serialize)]
+#[serde(rename_all = "kebab-case")]
+enum Observed<'a> {
+    Decision(&'a Decision),
+    Error(&'a DecisionError),
+    InvalidDecision(&'a str),
+    SandboxFailure(String),
+}
+
+fn compare(expect: &Expectation, actual: Result<Decision, EvalError>) -> Outcome {
+    let observed = match &actual {
+        Ok(decision) => Observed::Decision(decision),
+        Err(EvalError::Declined { error, .. }) => Observed::Error(error),
+        Err(EvalError::InvalidDecision { problem, .. }) => Observed::InvalidDecision(problem),
+        Err(call @ EvalError::Call { .. }) => Observed::SandboxFailure(call.to_string()),
+    };
+    let expected = match expect {
+        Expectation::Decision(decision) => Observed::Decision(decision),
+        Expectation::Error(error) => Observed::Error(error),
+        Expectation::InvalidDecision(text) => Observed::InvalidDecision(text),
+    };
+    let passed = match (&expected, &observed) {
+        (Observed::Decision(e), Observed::Decision(a)) => e == a,
+        (Observed::Error(e), Observed::Error(a)) => e == a,
+        (Observed::InvalidDecision(e), Observed::InvalidDecision(a)) => a.contains(e),
+        _ => false,
+    };
+    if passed { Outcome::Passed } else { Outcome::Failed(diff(&expected, &observed)) }
+}
+
+fn diff(expected: &Observed<'_>, actual: &Observed<'_>) -> String {
+    let (expected, actual) = (yaml::to_string(expected), yaml::to_string(actual));
+    let mut out = String::from("--- expected\n+++ actual\n");
+    for change in similar::TextDiff::from_lines(&expected, &actual).iter_all_changes() {
+        let sign = match change.tag() {
+            similar::ChangeTag::Delete => '-',
+            similar::ChangeTag::Insert => '+',
+            similar::ChangeTag::Equal => ' ',
+        };
+        out.push(sign);
+        out.push(' ');
+        out.push_str(change.value());
+        if !change.value().ends_with('\n') {
+            out.push('\n');
+        }
+    }
+    out
+}
