@@ -1,0 +1,171 @@
+//! The invariants of an ALB virtual service against the world: references
+//! (pool on the same gateway, SEG assigned with room, certificate of the
+//! org), names unique per gateway, TLS profiles, and VIPs (inside the org's
+//! IP Spaces when strict, shared only on disjoint ports, never the primary IP).
+
+use crate::error::{ApiError, ApiResult};
+use crate::ids::same_id;
+use crate::world::alb::VirtualService;
+use crate::world::ip::parse_ip;
+use crate::world::{World, find};
+
+const PROFILE_TYPES: [&str; 4] = ["HTTP", "HTTPS", "L4", "L4_TLS"];
+
+fn bad(message: String) -> ApiError {
+    ApiError::bad_request(message)
+}
+
+/// Every invariant of a virtual service against the world; `strict` also
+/// requires an IP-Space VIP to be allocated to the gateway's org.
+pub(super) fn validate(world: &World, vs: &VirtualService, strict: bool) -> ApiResult<()> {
+    let gateway = find(&world.gateways, &vs.gateway_ref.id).ok_or_else(|| {
+        bad(format!(
+            "Edge gateway {} does not exist.",
+            vs.gateway_ref.id
+        ))
+    })?;
+    if !gateway.load_balancer.enabled {
+        return Err(bad(format!(
+            "The load balancer is not enabled on edge gateway {}.",
+            gateway.name
+        )));
+    }
+    let scope = format!("edge gateway {}", gateway.name);
+    let others: Vec<&VirtualService> = world
+        .virtual_services
+        .iter()
+        .filter(|o| same_id(&gateway.id, &o.gateway_ref.id) && o.id != vs.id)
+        .collect();
+    if others.iter().any(|o| o.name == vs.name) {
+        return Err(ApiError::duplicate_name(
+            "virtual service",
+            &vs.name,
+            &scope,
+        ));
+    }
+    let profile = vs.application_profile.profile_type.as_str();
+    if !PROFILE_TYPES.contains(&profile) {
+        return Err(bad(format!("Invalid application profile type {profile}.")));
+    }
+    let pool = find(&world.pools, &vs.load_balancer_pool_ref.id).ok_or_else(|| {
+        bad(format!(
+            "Load balancer pool {} does not exist.",
+            vs.load_balancer_pool_ref.id
+        ))
+    })?;
+    if !same_id(&gateway.id, &pool.gateway_ref.id) {
+        return Err(bad(format!("Pool {} is not on {scope}.", pool.name)));
+    }
+    let assignment = world
+        .seg_assignments
+        .iter()
+        .find(|a| same_id(&a.seg_id, &vs.service_engine_group_ref.id) && a.gateway_id == gateway.id)
+        .ok_or_else(|| {
+            bad(format!(
+                "Service engine group {} is not assigned to {scope}.",
+                vs.service_engine_group_ref.id
+            ))
+        })?;
+    let is_new_here = !world
+        .virtual_services
+        .iter()
+        .any(|o| o.id == vs.id && same_id(&o.service_engine_group_ref.id, &assignment.seg_id));
+    if let Some(max) = assignment.max_virtual_services {
+        let deployed = world.deployed_virtual_services(&assignment.seg_id, &gateway.id);
+        if is_new_here && deployed >= max as usize {
+            return Err(bad(format!(
+                "Service engine group assignment is full ({deployed}/{max} virtual services)."
+            )));
+        }
+    }
+    let tls = matches!(profile, "HTTPS" | "L4_TLS");
+    match (&vs.certificate_ref, tls) {
+        (None, true) => {
+            return Err(bad(format!(
+                "A {profile} virtual service needs a certificateRef."
+            )));
+        }
+        (Some(cert), _) => {
+            let ok =
+                find(&world.certificates, &cert.id).is_some_and(|c| c.org_id == gateway.org_id);
+            if !ok {
+                return Err(bad(format!(
+                    "Certificate {} does not exist in the organization.",
+                    cert.id
+                )));
+            }
+        }
+        (None, false) => {}
+    }
+    if vs.service_ports.is_empty() {
+        return Err(bad("servicePorts must not be empty.".to_string()));
+    }
+    if !tls && vs.service_ports.iter().any(|p| p.ssl_enabled == Some(true)) {
+        return Err(bad(format!(
+            "SSL ports need an HTTPS or L4_TLS profile, not {profile}."
+        )));
+    }
+    let Some(vip) = vs.virtual_ip_address.as_deref() else {
+        return Err(bad("virtualIpAddress is required.".to_string()));
+    };
+    let ip = parse_ip(vip).map_err(|e| bad(e.to_string()))?;
+    if gateway.primary_ip() == Some(ip) {
+        return Err(bad(format!("{ip} is the primary IP of {scope}.")));
+    }
+    let in_space = gateway
+        .ip_space_ids
+        .iter()
+        .filter_map(|id| find(&world.ip_spaces, id))
+        .any(|space| space.contains(ip));
+    if strict && in_space {
+        let allocated = world.ip_allocations.iter().any(|a| {
+            a.value == ip
+                && a.org_id == gateway.org_id
+                && gateway.ip_space_ids.contains(&a.space_id)
+        });
+        if !allocated {
+            return Err(bad(format!(
+                "{ip} is not allocated to the organization from an IP Space."
+            )));
+        }
+    }
+    for other in others
+        .iter()
+        .filter(|o| o.virtual_ip_address.as_deref() == Some(vip))
+    {
+        let clash = vs
+            .service_ports
+            .iter()
+            .any(|p| other.service_ports.iter().any(|q| p.overlaps(q)));
+        if clash {
+            return Err(bad(format!(
+                "{vip} with these ports is already used by virtual service {}.",
+                other.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+/// A VIP shared with another virtual service cannot change.
+pub(super) fn check_vip_change(
+    world: &World,
+    existing: &VirtualService,
+    new_vip: Option<&str>,
+) -> ApiResult<()> {
+    if existing.virtual_ip_address.as_deref() == new_vip {
+        return Ok(());
+    }
+    let shared = world.virtual_services.iter().any(|o| {
+        o.id != existing.id
+            && o.gateway_ref.id == existing.gateway_ref.id
+            && o.virtual_ip_address == existing.virtual_ip_address
+    });
+    if shared {
+        return Err(bad(
+            "The virtual IP address is shared with another virtual service and cannot change."
+                .to_string(),
+        ));
+    }
+    Ok(())
+}

@@ -1,0 +1,249 @@
+//! `/cloudapi/1.0.0/edgeGateways`, `usedIpAddresses` and the gateway's
+//! load balancer configuration.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::routing::get;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::{Params, list, parse_body};
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiResult};
+use crate::paging::{STANDARD, Sort};
+use crate::respond;
+use crate::state::AppState;
+use crate::tasks::{self, TaskRequest};
+use crate::world::network::EdgeGateway;
+use crate::world::task::TaskOwner;
+use crate::world::{World, find, find_mut};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route("/cloudapi/1.0.0/edgeGateways", get(list_gateways))
+        .route("/cloudapi/1.0.0/edgeGateways/{id}", get(get_gateway))
+        .route(
+            "/cloudapi/1.0.0/edgeGateways/{id}/usedIpAddresses",
+            get(used_ip_addresses),
+        )
+        .route(
+            "/cloudapi/1.0.0/edgeGateways/{id}/loadBalancer",
+            get(get_load_balancer).put(put_load_balancer),
+        )
+}
+
+/// A gateway the principal may see, else 403.
+pub fn visible_gateway<'a>(
+    world: &'a World,
+    principal: &Principal,
+    id: &str,
+) -> ApiResult<&'a EdgeGateway> {
+    let gateway = find(&world.gateways, id).ok_or_else(|| ApiError::forbidden(id))?;
+    principal.check(Some(&gateway.org_id), id)?;
+    Ok(gateway)
+}
+
+fn gateway_view(world: &World, gateway: &EdgeGateway) -> Value {
+    let used = world.used_ips(&gateway.id);
+    let subnets: Vec<Value> = gateway
+        .uplink
+        .subnets
+        .iter()
+        .map(|subnet| {
+            let total: u64 = subnet.ranges.iter().map(|r| r.size()).sum();
+            let in_subnet = used
+                .iter()
+                .filter(|u| subnet.ranges.iter().any(|r| r.contains(u.ip)))
+                .map(|u| u.ip)
+                .collect::<std::collections::BTreeSet<_>>()
+                .len();
+            json!({
+                "gateway": subnet.gateway.to_string(),
+                "prefixLength": subnet.prefix_length,
+                "dnsSuffix": null,
+                "dnsServer1": "",
+                "dnsServer2": "",
+                "ipRanges": {"values": subnet.ranges},
+                "enabled": true,
+                "totalIpCount": total,
+                "usedIpCount": in_subnet,
+                "primaryIp": subnet.primary_ip.map(|ip| ip.to_string()),
+                "autoAllocateIpRanges": false,
+            })
+        })
+        .collect();
+    let network_count = world
+        .networks
+        .iter()
+        .filter(|n| n.gateway_id.as_deref() == Some(gateway.id.as_str()))
+        .count();
+    json!({
+        "status": gateway.status(),
+        "id": gateway.id,
+        "name": gateway.name,
+        "description": gateway.description,
+        "edgeGatewayUplinks": [{
+            "uplinkId": gateway.uplink.id,
+            "uplinkName": gateway.uplink.name,
+            "subnets": {"values": subnets},
+            "connected": true,
+            "quickAddAllocatedIpCount": null,
+            "dedicated": false,
+            "usingIpSpace": gateway.uplink.using_ip_space,
+            "vrfLiteBacked": false,
+            "backingType": "NSXT_TIER0",
+        }],
+        "distributedRoutingEnabled": true,
+        "nonDistributedRoutingEnabled": false,
+        "orgVdcNetworkCount": network_count,
+        "gatewayBacking": {
+            "backingId": format!("nsxt-tier1-{}", gateway.name),
+            "gatewayType": "NSXT_BACKED",
+            "networkProvider": {"name": "nsxt-manager", "id": "urn:vcloud:nsxtmanager:00000000-0000-0000-0000-000000000001"},
+        },
+        "orgVdc": world.vdc_ref(&gateway.vdc_id),
+        "ownerRef": world.vdc_ref(&gateway.vdc_id),
+        "orgRef": world.org_ref(&gateway.org_id),
+        "serviceNetworkDefinition": "192.168.255.225/27",
+        "distributedRouterUplinkNetworkDefinition": null,
+        "edgeClusterConfig": null,
+    })
+}
+
+async fn list_gateways(
+    State(state): State<AppState>,
+    principal: Principal,
+    params: Params,
+) -> ApiResult<Response> {
+    let items = {
+        let world = state.world();
+        world
+            .gateways
+            .iter()
+            .filter(|g| principal.sees(&g.org_id))
+            .map(|g| gateway_view(&world, g))
+            .collect()
+    };
+    list(
+        &state,
+        "/edgeGateways",
+        &params,
+        STANDARD,
+        items,
+        Some(Sort::ascending("name")),
+        "EdgeGateways",
+    )
+}
+
+async fn get_gateway(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    let world = state.world();
+    let gateway = visible_gateway(&world, &principal, &id)?;
+    Ok(respond::ok(&gateway_view(&world, gateway)))
+}
+
+async fn used_ip_addresses(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(id): Path<String>,
+    params: Params,
+) -> ApiResult<Response> {
+    let items = {
+        let world = state.world();
+        let gateway = visible_gateway(&world, &principal, &id)?;
+        let uplink = json!({"name": gateway.uplink.name, "id": gateway.uplink.id});
+        world
+            .used_ips(&gateway.id)
+            .into_iter()
+            .map(|u| json!({"networkRef": uplink, "ipAddress": u.ip.to_string(), "category": u.category}))
+            .collect()
+    };
+    list(
+        &state,
+        &format!("/edgeGateways/{id}/usedIpAddresses"),
+        &params,
+        STANDARD,
+        items,
+        None,
+        "GatewayUsedIpAddresses",
+    )
+}
+
+fn load_balancer_view(gateway: &EdgeGateway) -> Value {
+    let lb = &gateway.load_balancer;
+    json!({
+        "enabled": lb.enabled,
+        "serviceNetworkDefinition": lb.service_network_definition,
+        "ipv6ServiceNetworkDefinition": null,
+        "loadBalancerCloudRef": {"name": "nsx-alb-cloud", "id": "urn:vcloud:loadBalancerCloud:00000000-0000-0000-0000-000000000001"},
+        "licenseType": if lb.supported_feature_set == "PREMIUM" { "ENTERPRISE" } else { "BASIC" },
+        "supportedFeatureSet": lb.supported_feature_set,
+        "transparentModeEnabled": false,
+    })
+}
+
+async fn get_load_balancer(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(id): Path<String>,
+) -> ApiResult<Response> {
+    let world = state.world();
+    let gateway = visible_gateway(&world, &principal, &id)?;
+    Ok(respond::ok(&load_balancer_view(gateway)))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct LoadBalancerUpdate {
+    enabled: bool,
+    service_network_definition: Option<String>,
+    supported_feature_set: Option<String>,
+}
+
+async fn put_load_balancer(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Response> {
+    principal.require_provider()?;
+    let update: LoadBalancerUpdate = parse_body(&body)?;
+    let (gateway_id, owner, org_id) = {
+        let world = state.world();
+        let gateway = visible_gateway(&world, &principal, &id)?;
+        let owner = TaskOwner {
+            id: gateway.id.clone(),
+            name: gateway.name.clone(),
+            href_path: format!("/edgeGateways/{}", gateway.id),
+            media_type: "application/json".to_string(),
+        };
+        (gateway.id.clone(), owner, gateway.org_id.clone())
+    };
+    let request = TaskRequest {
+        operation_name: "updateEdgeGatewayLoadBalancer",
+        operation: format!("Updated load balancer of edge gateway {}", owner.name),
+        gateway_id: Some(gateway_id.clone()),
+        owner,
+        org_id,
+    };
+    let effect: tasks::Effect = Box::new(move |world| {
+        let gateway = find_mut(&mut world.gateways, &gateway_id)
+            .ok_or_else(|| ApiError::forbidden(&gateway_id))?;
+        let lb = &mut gateway.load_balancer;
+        lb.enabled = update.enabled;
+        if let Some(definition) = update.service_network_definition {
+            lb.service_network_definition = definition;
+        }
+        if let Some(feature_set) = update.supported_feature_set {
+            lb.supported_feature_set = feature_set;
+        }
+        Ok(None)
+    });
+    let task_id = tasks::submit(&state, &principal, request, |_| Ok(()), effect).await?;
+    Ok(respond::accepted(&state, &task_id))
+}

@@ -1,0 +1,338 @@
+//! IP Space allocations: allocate (an async task whose `Result` lists the
+//! IPs; quota and exhaustion end it in error), list, claim and release.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::routing::{get, post};
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::ip_spaces::{acting_org, visible_space};
+use super::{Params, list, parse_body};
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiResult};
+use crate::ids::new_urn;
+use crate::paging::{STANDARD, Sort};
+use crate::respond;
+use crate::state::AppState;
+use crate::tasks::{self, TaskRequest, now_rfc3339};
+use crate::world::ip_space::{ClaimedUsage, IpAllocation};
+use crate::world::task::TaskOwner;
+use crate::world::{World, find, find_mut, remove};
+
+pub fn routes() -> Router<AppState> {
+    let base = "/cloudapi/1.0.0/ipSpaces";
+    Router::new()
+        .route(&format!("{base}/{{id}}/allocate"), post(allocate))
+        .route(&format!("{base}/{{id}}/allocations"), get(list_allocations))
+        .route(
+            &format!("{base}/{{id}}/allocations/{{allocation}}"),
+            get(get_allocation)
+                .put(put_allocation)
+                .delete(delete_allocation),
+        )
+}
+
+fn allocation_view(world: &World, allocation: &IpAllocation) -> Value {
+    let usage = world.allocation_use(allocation);
+    json!({
+        "id": allocation.id,
+        "type": "FLOATING_IP",
+        "value": allocation.value.to_string(),
+        "allocationDate": allocation.allocation_date,
+        "orgRef": world.org_ref(&allocation.org_id),
+        "usageState": usage.state,
+        "description": allocation.description,
+        "usedByRef": usage.used_by,
+        "usageCategories": usage.categories,
+    })
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AllocateRequest {
+    #[serde(rename = "type")]
+    allocation_type: String,
+    quantity: Option<u32>,
+    value: Option<String>,
+}
+
+async fn allocate(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let request: AllocateRequest = parse_body(&body)?;
+    if request.allocation_type != "FLOATING_IP" {
+        return Err(ApiError::bad_request(format!(
+            "Allocation type {} is not supported by this IP Space.",
+            request.allocation_type
+        )));
+    }
+    let org_id = acting_org(&principal)?;
+    let wanted = request
+        .value
+        .as_deref()
+        .map(crate::world::ip::parse_ip)
+        .transpose()
+        .map_err(|e| ApiError::bad_request(e.to_string()))?;
+    let quantity = if wanted.is_some() {
+        1
+    } else {
+        request.quantity.unwrap_or(1)
+    };
+    if quantity == 0 {
+        return Err(ApiError::bad_request("quantity must be at least 1"));
+    }
+    let (space_id, space_name) = {
+        let world = state.world();
+        let space = visible_space(&world, &principal, &id)?;
+        (space.id.clone(), space.name.clone())
+    };
+    let owner = TaskOwner {
+        id: space_id.clone(),
+        name: space_name.clone(),
+        href_path: format!("/ipSpaces/{space_id}"),
+        media_type: "application/json".to_string(),
+    };
+    let task = TaskRequest {
+        operation_name: "ipSpaceIpAllocate",
+        operation: format!("Allocating {quantity} floating IP(s) from IP Space {space_name}"),
+        gateway_id: None,
+        owner,
+        org_id: org_id.clone(),
+    };
+    let effect: tasks::Effect = Box::new(move |world| {
+        let space =
+            find(&world.ip_spaces, &space_id).ok_or_else(|| ApiError::forbidden(&space_id))?;
+        let held = world.org_allocations(&space_id, &org_id).count();
+        let quota = space.quota_for(&org_id) as usize;
+        if held + quantity as usize > quota {
+            return Err(ApiError::bad_request(format!(
+                "The floating IP quota ({quota}) of the organization in IP Space {} is exhausted.",
+                space.name
+            )));
+        }
+        let taken = |ip| {
+            world
+                .ip_allocations
+                .iter()
+                .any(|a| a.space_id == space_id && a.value == ip)
+        };
+        let chosen: Vec<_> = match wanted {
+            Some(ip) if !space.contains(ip) => {
+                return Err(ApiError::bad_request(format!(
+                    "{ip} is not in IP Space {}.",
+                    space.name
+                )));
+            }
+            Some(ip) if taken(ip) => {
+                return Err(ApiError::bad_request(format!("{ip} is already allocated.")));
+            }
+            Some(ip) => vec![ip],
+            None => space
+                .ranges
+                .iter()
+                .flat_map(|r| r.range.addresses())
+                .filter(|ip| !taken(*ip))
+                .take(quantity as usize)
+                .collect(),
+        };
+        if chosen.len() < quantity as usize {
+            return Err(ApiError::bad_request(format!(
+                "IP Space {} has no free floating IPs left.",
+                space.name
+            )));
+        }
+        let mut result = Vec::new();
+        for ip in chosen {
+            let id = new_urn("ipSpaceIpAllocation");
+            result.push(json!({"id": id, "value": ip.to_string(), "suggestedValue": null}));
+            world.ip_allocations.push(IpAllocation {
+                id,
+                space_id: space_id.clone(),
+                org_id: org_id.clone(),
+                value: ip,
+                allocation_date: now_rfc3339(),
+                claimed: ClaimedUsage::Unused,
+                description: String::new(),
+            });
+        }
+        Ok(Some(Value::Array(result).to_string()))
+    });
+    let task_id = tasks::submit(&state, &principal, task, |_| Ok(()), effect).await?;
+    Ok(respond::accepted(&state, &task_id))
+}
+
+async fn list_allocations(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(id): Path<String>,
+    params: Params,
+) -> ApiResult<Response> {
+    let items = {
+        let world = state.world();
+        let space = visible_space(&world, &principal, &id)?;
+        world
+            .ip_allocations
+            .iter()
+            .filter(|a| a.space_id == space.id && principal.sees(&a.org_id))
+            .map(|a| allocation_view(&world, a))
+            .collect()
+    };
+    let default_sort = Some(Sort {
+        field: "allocationDate".to_string(),
+        descending: true,
+    });
+    list(
+        &state,
+        &format!("/ipSpaces/{id}/allocations"),
+        &params,
+        STANDARD,
+        items,
+        default_sort,
+        "IpSpaceIpAllocations",
+    )
+}
+
+fn visible_allocation<'a>(
+    world: &'a World,
+    principal: &Principal,
+    space_id: &str,
+    id: &str,
+) -> ApiResult<&'a IpAllocation> {
+    let space = visible_space(world, principal, space_id)?;
+    find(&world.ip_allocations, id)
+        .filter(|a| a.space_id == space.id && principal.sees(&a.org_id))
+        .ok_or_else(|| ApiError::forbidden(id))
+}
+
+async fn get_allocation(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path((space_id, id)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    let world = state.world();
+    let allocation = visible_allocation(&world, &principal, &space_id, &id)?;
+    Ok(respond::ok(&allocation_view(&world, allocation)))
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct AllocationUpdate {
+    usage_state: Option<String>,
+    description: Option<String>,
+}
+
+fn allocation_owner(allocation: &IpAllocation) -> TaskOwner {
+    TaskOwner {
+        id: allocation.id.clone(),
+        name: allocation.value.to_string(),
+        href_path: format!(
+            "/ipSpaces/{}/allocations/{}",
+            allocation.space_id, allocation.id
+        ),
+        media_type: "application/json".to_string(),
+    }
+}
+
+async fn put_allocation(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path((space_id, id)): Path<(String, String)>,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let update: AllocationUpdate = parse_body(&body)?;
+    let claimed = match update.usage_state.as_deref() {
+        Some("USED_MANUAL") => ClaimedUsage::UsedManual,
+        Some("UNUSED") | None => ClaimedUsage::Unused,
+        Some(other) => {
+            return Err(ApiError::bad_request(format!(
+                "usageState {other} cannot be set; use UNUSED or USED_MANUAL."
+            )));
+        }
+    };
+    let (owner, org_id, allocation_id) = {
+        let world = state.world();
+        let allocation = visible_allocation(&world, &principal, &space_id, &id)?;
+        (
+            allocation_owner(allocation),
+            allocation.org_id.clone(),
+            allocation.id.clone(),
+        )
+    };
+    let task = TaskRequest {
+        operation_name: "ipSpaceIpAllocationUpdate",
+        operation: format!("Updating IP allocation {}", owner.name),
+        gateway_id: None,
+        owner,
+        org_id,
+    };
+    let effect: tasks::Effect = Box::new(move |world| {
+        let allocation = find_mut(&mut world.ip_allocations, &allocation_id)
+            .ok_or_else(|| ApiError::forbidden(&allocation_id))?;
+        // Only a manual claim keeps a description.
+        allocation.description = match claimed {
+            ClaimedUsage::UsedManual => update.description.unwrap_or_default(),
+            ClaimedUsage::Unused => String::new(),
+        };
+        allocation.claimed = claimed;
+        Ok(None)
+    });
+    let task_id = tasks::submit(&state, &principal, task, |_| Ok(()), effect).await?;
+    Ok(respond::accepted(&state, &task_id))
+}
+
+fn check_releasable(world: &World, allocation_id: &str) -> ApiResult<()> {
+    match find(&world.ip_allocations, allocation_id) {
+        Some(allocation) if world.allocation_use(allocation).state == "USED" => {
+            Err(ApiError::bad_request(format!(
+                "IP {} is in use and cannot be released.",
+                allocation.value
+            )))
+        }
+        Some(_) => Ok(()),
+        None => Err(ApiError::forbidden(allocation_id)),
+    }
+}
+
+async fn delete_allocation(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path((space_id, id)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    let (owner, org_id, allocation_id) = {
+        let world = state.world();
+        let allocation = visible_allocation(&world, &principal, &space_id, &id)?;
+        (
+            allocation_owner(allocation),
+            allocation.org_id.clone(),
+            allocation.id.clone(),
+        )
+    };
+    let task = TaskRequest {
+        operation_name: "ipSpaceIpAllocationDelete",
+        operation: format!("Releasing IP allocation {}", owner.name),
+        gateway_id: None,
+        owner,
+        org_id,
+    };
+    let check_id = allocation_id.clone();
+    let effect: tasks::Effect = Box::new(move |world| {
+        check_releasable(world, &allocation_id)?;
+        remove(&mut world.ip_allocations, &allocation_id);
+        Ok(None)
+    });
+    let task_id = tasks::submit(
+        &state,
+        &principal,
+        task,
+        |w| check_releasable(w, &check_id),
+        effect,
+    )
+    .await?;
+    Ok(respond::accepted(&state, &task_id))
+}

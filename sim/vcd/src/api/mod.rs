@@ -1,0 +1,115 @@
+//! The HTTP surface, one module per resource family.
+
+mod admin;
+mod alb_pools;
+mod alb_virtual_service_checks;
+mod alb_virtual_services;
+mod certificates;
+mod entities;
+mod gateways;
+mod ip_allocations;
+mod ip_spaces;
+mod legacy;
+mod login;
+mod nat;
+mod networks;
+mod orgs;
+mod port_profiles;
+mod segs;
+
+use std::collections::HashMap;
+
+use axum::Router;
+use axum::extract::{FromRequestParts, Query};
+use axum::http::request::Parts;
+use axum::response::Response;
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use crate::error::{ApiError, ApiResult};
+use crate::paging::{self, ListParams, PageLimits, Sort};
+use crate::respond;
+use crate::state::AppState;
+
+/// Every simulated endpoint; the admin API under `/_sim/` included.
+pub fn router() -> Router<AppState> {
+    Router::new()
+        .merge(login::routes())
+        .merge(orgs::routes())
+        .merge(networks::routes())
+        .merge(gateways::routes())
+        .merge(ip_spaces::routes())
+        .merge(ip_allocations::routes())
+        .merge(nat::routes())
+        .merge(port_profiles::routes())
+        .merge(segs::routes())
+        .merge(certificates::routes())
+        .merge(alb_pools::routes())
+        .merge(alb_virtual_services::routes())
+        .merge(entities::routes())
+        .merge(legacy::routes())
+}
+
+/// Admin routes: kept apart so faults and the request log skip them.
+pub fn admin_router() -> Router<AppState> {
+    admin::routes()
+}
+
+/// Query parameters; a malformed query is a CloudAPI `BAD_REQUEST`.
+pub struct Params(pub HashMap<String, String>);
+
+impl<S: Send + Sync> FromRequestParts<S> for Params {
+    type Rejection = ApiError;
+
+    async fn from_request_parts(parts: &mut Parts, state: &S) -> Result<Self, Self::Rejection> {
+        Query::<HashMap<String, String>>::from_request_parts(parts, state)
+            .await
+            .map(|Query(params)| Params(params))
+            .map_err(|e| ApiError::bad_request(e.body_text()))
+    }
+}
+
+/// A JSON request body; a malformed one is a CloudAPI `BAD_REQUEST`.
+pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> ApiResult<T> {
+    serde_json::from_slice(body)
+        .map_err(|e| ApiError::bad_request(format!("Invalid request body: {e}")))
+}
+
+/// Answers one page of `items` (already visible to the caller).
+pub fn list(
+    state: &AppState,
+    path: &str,
+    params: &Params,
+    limits: PageLimits,
+    items: Vec<Value>,
+    default_sort: Option<Sort>,
+    model: &str,
+) -> ApiResult<Response> {
+    let params = ListParams::parse(&params.0, limits)?;
+    Ok(list_parsed(
+        state,
+        path,
+        &params,
+        items,
+        default_sort,
+        model,
+    ))
+}
+
+/// Like [`list`], for endpoints that first take pseudo-fields out of the filter.
+pub fn list_parsed(
+    state: &AppState,
+    path: &str,
+    params: &ListParams,
+    items: Vec<Value>,
+    default_sort: Option<Sort>,
+    model: &str,
+) -> Response {
+    let selected = params.select(items, default_sort);
+    respond::page(paging::page(
+        selected,
+        params,
+        &state.cloudapi_url(path),
+        model,
+    ))
+}

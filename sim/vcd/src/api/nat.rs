@@ -1,0 +1,294 @@
+//! NAT rules of a gateway: cursor-paged list, writes as gateway-scoped
+//! tasks, optimistic locking through `version`.
+
+use axum::Router;
+use axum::body::Bytes;
+use axum::extract::{Path, State};
+use axum::response::Response;
+use axum::routing::get;
+use serde_json::{Value, json};
+
+use super::gateways::visible_gateway;
+use super::{Params, parse_body};
+use crate::auth::Principal;
+use crate::error::{ApiError, ApiResult};
+use crate::ids::new_uuid;
+use crate::paging::{ListParams, STANDARD, cursor_page};
+use crate::respond;
+use crate::state::AppState;
+use crate::tasks::{self, TaskRequest};
+use crate::world::ip::parse_ip;
+use crate::world::nat::{NatRule, NatRuleBody, ObjectVersion};
+use crate::world::task::TaskOwner;
+use crate::world::{World, find, find_mut, remove};
+
+pub fn routes() -> Router<AppState> {
+    Router::new()
+        .route(
+            "/cloudapi/1.0.0/edgeGateways/{id}/nat/rules",
+            get(list_rules).post(create_rule),
+        )
+        .route(
+            "/cloudapi/1.0.0/edgeGateways/{id}/nat/rules/{rule}",
+            get(get_rule).put(update_rule).delete(delete_rule),
+        )
+}
+
+const KINDS: [&str; 5] = ["DNAT", "SNAT", "NO_DNAT", "NO_SNAT", "REFLEXIVE"];
+
+/// Reads return both the deprecated `ruleType` and `type`.
+fn rule_view(rule: &NatRule) -> Value {
+    let mut body = rule.body.clone();
+    let kind = body.kind().to_string();
+    body.nat_type = Some(kind.clone());
+    body.rule_type = (kind != "REFLEXIVE").then_some(kind);
+    json!(body)
+}
+
+fn validate(world: &World, gateway_id: &str, body: &NatRuleBody, strict: bool) -> ApiResult<()> {
+    let kind = body.kind();
+    if !KINDS.contains(&kind) {
+        return Err(ApiError::bad_request(format!(
+            "Invalid NAT rule type {kind}."
+        )));
+    }
+    if body.name.trim().is_empty() {
+        return Err(ApiError::bad_request("A NAT rule needs a name."));
+    }
+    if let Some(port) = &body.dnat_external_port {
+        let valid = port == "ANY" || port.split('-').all(|p| p.trim().parse::<u16>().is_ok());
+        if !valid {
+            return Err(ApiError::bad_request(format!(
+                "Invalid dnatExternalPort '{port}'."
+            )));
+        }
+    }
+    if let Some(profile) = &body.application_port_profile {
+        let gateway_org = world.gateway_org(gateway_id);
+        let usable = find(&world.port_profiles, &profile.id).is_some_and(|p| {
+            p.org_ref
+                .as_ref()
+                .is_none_or(|o| Some(o.id.as_str()) == gateway_org)
+        });
+        if !usable {
+            return Err(ApiError::bad_request(format!(
+                "Application port profile {} does not exist.",
+                profile.id
+            )));
+        }
+    }
+    if strict && matches!(kind, "DNAT" | "SNAT" | "REFLEXIVE") {
+        let gateway =
+            find(&world.gateways, gateway_id).ok_or_else(|| ApiError::forbidden(gateway_id))?;
+        let ip =
+            parse_ip(&body.external_addresses).map_err(|e| ApiError::bad_request(e.to_string()))?;
+        if !world.is_external_ip(gateway, ip) {
+            return Err(ApiError::bad_request(format!(
+                "External address {ip} is not allocated to edge gateway {}.",
+                gateway.name
+            )));
+        }
+    }
+    Ok(())
+}
+
+fn owner(gateway_id: &str, rule_id: &str, name: &str) -> TaskOwner {
+    TaskOwner {
+        id: rule_id.to_string(),
+        name: name.to_string(),
+        href_path: format!("/edgeGateways/{gateway_id}/nat/rules/{rule_id}"),
+        media_type: "application/json".to_string(),
+    }
+}
+
+async fn list_rules(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(id): Path<String>,
+    params: Params,
+) -> ApiResult<Response> {
+    let (items, gateway_id) = {
+        let world = state.world();
+        let gateway = visible_gateway(&world, &principal, &id)?;
+        let items: Vec<Value> = world
+            .nat_rules
+            .iter()
+            .filter(|r| r.gateway_id == gateway.id)
+            .map(rule_view)
+            .collect();
+        (items, gateway.id.clone())
+    };
+    let list_params = ListParams::parse(&params.0, STANDARD)?;
+    let selected = list_params.select(items, None);
+    let url = state.cloudapi_url(&format!("/edgeGateways/{gateway_id}/nat/rules"));
+    let (values, next) = cursor_page(selected, &list_params, &url);
+    let mut response = respond::ok(&json!({"status": "REALIZED", "values": values}));
+    if let Some(link) = next.and_then(|l| axum::http::HeaderValue::from_str(&l).ok()) {
+        response
+            .headers_mut()
+            .append(axum::http::header::LINK, link);
+    }
+    Ok(response)
+}
+
+async fn create_rule(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path(id): Path<String>,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let mut rule: NatRuleBody = parse_body(&body)?;
+    let strict = state.knobs().strict_external_ips;
+    let (gateway_id, org_id) = {
+        let world = state.world();
+        let gateway = visible_gateway(&world, &principal, &id)?;
+        (gateway.id.clone(), gateway.org_id.clone())
+    };
+    let rule_id = new_uuid();
+    rule.id = Some(rule_id.clone());
+    rule.version = Some(ObjectVersion { version: 0 });
+    let request = TaskRequest {
+        operation_name: "createNatRule",
+        operation: format!("Creating NAT rule {}", rule.name),
+        gateway_id: Some(gateway_id.clone()),
+        owner: owner(&gateway_id, &rule_id, &rule.name),
+        org_id,
+    };
+    let check_rule = rule.clone();
+    let check_gateway = gateway_id.clone();
+    let effect: tasks::Effect = Box::new(move |world| {
+        validate(world, &gateway_id, &rule, strict)?;
+        world.nat_rules.push(NatRule {
+            gateway_id,
+            body: rule,
+        });
+        Ok(None)
+    });
+    let check = move |w: &World| validate(w, &check_gateway, &check_rule, strict);
+    let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
+    Ok(respond::accepted(&state, &task_id))
+}
+
+fn visible_rule<'a>(
+    world: &'a World,
+    principal: &Principal,
+    gateway_id: &str,
+    rule_id: &str,
+) -> ApiResult<&'a NatRule> {
+    let gateway = visible_gateway(world, principal, gateway_id)?;
+    find(&world.nat_rules, rule_id)
+        .filter(|r| r.gateway_id == gateway.id)
+        .ok_or_else(|| ApiError::not_found(&format!("NAT rule {rule_id}")))
+}
+
+async fn get_rule(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path((id, rule_id)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    let world = state.world();
+    Ok(respond::ok(&rule_view(visible_rule(
+        &world, &principal, &id, &rule_id,
+    )?)))
+}
+
+fn check_version(world: &World, rule_id: &str, body: &NatRuleBody) -> ApiResult<()> {
+    let current = find(&world.nat_rules, rule_id)
+        .and_then(|r| r.body.version.as_ref())
+        .map_or(0, |v| v.version);
+    match &body.version {
+        Some(v) if v.version == current => Ok(()),
+        Some(v) => Err(ApiError::bad_request(format!(
+            "The NAT rule was changed by someone else: version {} is not the current version {current}.",
+            v.version
+        ))),
+        None => Err(ApiError::bad_request(
+            "The version of the NAT rule is required on update.",
+        )),
+    }
+}
+
+async fn update_rule(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path((id, rule_id)): Path<(String, String)>,
+    body: Bytes,
+) -> ApiResult<Response> {
+    let mut rule: NatRuleBody = parse_body(&body)?;
+    let strict = state.knobs().strict_external_ips;
+    let (gateway_id, org_id, rule_id) = {
+        let world = state.world();
+        let existing = visible_rule(&world, &principal, &id, &rule_id)?;
+        let org = world
+            .gateway_org(&existing.gateway_id)
+            .unwrap_or_default()
+            .to_string();
+        (
+            existing.gateway_id.clone(),
+            org,
+            existing.body.id.clone().unwrap_or_default(),
+        )
+    };
+    rule.id = Some(rule_id.clone());
+    let request = TaskRequest {
+        operation_name: "updateNatRule",
+        operation: format!("Updating NAT rule {}", rule.name),
+        gateway_id: Some(gateway_id.clone()),
+        owner: owner(&gateway_id, &rule_id, &rule.name),
+        org_id,
+    };
+    let (check_rule, check_gateway, check_id) = (rule.clone(), gateway_id.clone(), rule_id.clone());
+    let effect: tasks::Effect = Box::new(move |world| {
+        validate(world, &gateway_id, &rule, strict)?;
+        check_version(world, &rule_id, &rule)?;
+        let stored = find_mut(&mut world.nat_rules, &rule_id)
+            .ok_or_else(|| ApiError::not_found("NAT rule"))?;
+        let next = stored.body.version.as_ref().map_or(0, |v| v.version) + 1;
+        stored.body = NatRuleBody {
+            version: Some(ObjectVersion { version: next }),
+            ..rule
+        };
+        Ok(None)
+    });
+    let check = move |w: &World| {
+        validate(w, &check_gateway, &check_rule, strict)?;
+        check_version(w, &check_id, &check_rule)
+    };
+    let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
+    Ok(respond::accepted(&state, &task_id))
+}
+
+async fn delete_rule(
+    State(state): State<AppState>,
+    principal: Principal,
+    Path((id, rule_id)): Path<(String, String)>,
+) -> ApiResult<Response> {
+    let (gateway_id, org_id, rule_id, name) = {
+        let world = state.world();
+        let existing = visible_rule(&world, &principal, &id, &rule_id)?;
+        let org = world
+            .gateway_org(&existing.gateway_id)
+            .unwrap_or_default()
+            .to_string();
+        let rule_id = existing.body.id.clone().unwrap_or_default();
+        (
+            existing.gateway_id.clone(),
+            org,
+            rule_id,
+            existing.body.name.clone(),
+        )
+    };
+    let request = TaskRequest {
+        operation_name: "deleteNatRule",
+        operation: format!("Deleting NAT rule {name}"),
+        gateway_id: Some(gateway_id.clone()),
+        owner: owner(&gateway_id, &rule_id, &name),
+        org_id,
+    };
+    let effect: tasks::Effect = Box::new(move |world| {
+        remove(&mut world.nat_rules, &rule_id);
+        Ok(None)
+    });
+    let task_id = tasks::submit(&state, &principal, request, |_| Ok(()), effect).await?;
+    Ok(respond::accepted(&state, &task_id))
+}

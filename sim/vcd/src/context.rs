@@ -1,0 +1,40 @@
+//! Per-request context carried in a task-local: the request id that error
+//! messages quote, the API family, the negotiated version and a fault that
+//! asks the next task of this request to fail.
+
+use std::sync::Arc;
+
+use crate::faults::TaskFailure;
+
+#[derive(Debug, Clone)]
+pub struct RequestContext {
+    pub request_id: String,
+    /// `/api/...` answers legacy JSON error bodies and media types.
+    pub legacy: bool,
+    pub api_version: String,
+    pub fail_task: Option<Arc<TaskFailure>>,
+}
+
+impl Default for RequestContext {
+    fn default() -> Self {
+        Self {
+            request_id: "00000000-0000-0000-0000-000000000000".to_string(),
+            legacy: false,
+            api_version: crate::world::DEFAULT_API_VERSION.to_string(),
+            fail_task: None,
+        }
+    }
+}
+
+tokio::task_local! {
+    static REQUEST: RequestContext;
+}
+
+/// The context of the request being served, or a default outside a request.
+pub fn current() -> RequestContext {
+    REQUEST.try_with(Clone::clone).unwrap_or_default()
+}
+
+pub async fn scope<F: Future>(ctx: RequestContext, fut: F) -> F::Output {
+    REQUEST.scope(ctx, fut).await
+}

@@ -1,0 +1,339 @@
+//! The YAML scenario that seeds a world. Names in a scenario refer to each
+//! other (a network names its gateway, a gateway its IP Spaces and SEGs);
+//! seeding resolves them into ids and fails on dangling names.
+
+use std::collections::BTreeMap;
+
+use serde::Deserialize;
+use serde_json::Value;
+
+use crate::world::compute::{Nic, PowerState};
+
+pub const DEFAULT_SCENARIO: &str = include_str!("../scenarios/default.yaml");
+pub const TWO_ORGS_SCENARIO: &str = include_str!("../scenarios/two-orgs.yaml");
+pub const IP_SPACE_SCENARIO: &str = include_str!("../scenarios/ip-space.yaml");
+
+#[derive(Debug, thiserror::Error)]
+pub enum ScenarioError {
+    #[error("invalid scenario YAML: {0}")]
+    Yaml(#[from] serde_yaml_ng::Error),
+    #[error("{kind} '{name}' referenced by {by} does not exist")]
+    Dangling {
+        kind: &'static str,
+        name: String,
+        by: String,
+    },
+    #[error("duplicate {kind} '{name}'")]
+    Duplicate { kind: &'static str, name: String },
+    #[error("{0}")]
+    Ip(#[from] crate::world::ip::IpParseError),
+    #[error("the scenario has no {0}")]
+    Missing(&'static str),
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct Scenario {
+    #[serde(default)]
+    pub site: SiteSpec,
+    /// Users of the `System` org (system administrators).
+    #[serde(default)]
+    pub system_users: Vec<UserSpec>,
+    #[serde(default)]
+    pub service_engine_groups: Vec<SegSpec>,
+    #[serde(default)]
+    pub ip_spaces: Vec<IpSpaceSpec>,
+    #[serde(default)]
+    pub orgs: Vec<OrgSpec>,
+}
+
+impl Scenario {
+    pub fn from_yaml(text: &str) -> Result<Self, ScenarioError> {
+        Ok(serde_yaml_ng::from_str(text)?)
+    }
+
+    /// One org with a gateway on IP blocks, a SEG, a certificate and a
+    /// vApp with three VMs.
+    pub fn default_scenario() -> Self {
+        Self::from_yaml(DEFAULT_SCENARIO).expect("the shipped default scenario parses")
+    }
+
+    /// Two orgs, each with its own gateway: for tenancy tests.
+    pub fn two_orgs() -> Self {
+        Self::from_yaml(TWO_ORGS_SCENARIO).expect("the shipped two-orgs scenario parses")
+    }
+
+    /// One org whose gateway is backed by a PUBLIC IP Space.
+    pub fn ip_space() -> Self {
+        Self::from_yaml(IP_SPACE_SCENARIO).expect("the shipped ip-space scenario parses")
+    }
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SiteSpec {
+    #[serde(default = "default_site_name")]
+    pub name: String,
+    #[serde(default = "default_versions")]
+    pub versions: Vec<String>,
+}
+
+impl Default for SiteSpec {
+    fn default() -> Self {
+        Self {
+            name: default_site_name(),
+            versions: default_versions(),
+        }
+    }
+}
+
+fn default_site_name() -> String {
+    "vcdsim".to_string()
+}
+
+fn default_versions() -> Vec<String> {
+    [
+        "35.0", "35.2", "36.0", "36.1", "36.2", "36.3", "37.0", "37.1", "37.2",
+    ]
+    .map(String::from)
+    .to_vec()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct UserSpec {
+    pub name: String,
+    pub password: String,
+    #[serde(default)]
+    pub roles: Vec<String>,
+    /// API (refresh) tokens of this user.
+    #[serde(default)]
+    pub api_tokens: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SegSpec {
+    pub name: String,
+    #[serde(default = "shared")]
+    pub reservation_type: String,
+    #[serde(default = "ha_mode")]
+    pub ha_mode: String,
+    #[serde(default = "premium")]
+    pub supported_feature_set: String,
+}
+
+fn shared() -> String {
+    "SHARED".to_string()
+}
+fn ha_mode() -> String {
+    "ELASTIC_N_PLUS_M_BUFFER".to_string()
+}
+fn premium() -> String {
+    "PREMIUM".to_string()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct IpSpaceSpec {
+    pub name: String,
+    #[serde(rename = "type", default = "public")]
+    pub space_type: String,
+    /// The owner org of a PRIVATE space.
+    pub org: Option<String>,
+    /// `a.b.c.d-e.f.g.h` ranges of floating IPs.
+    pub ranges: Vec<String>,
+    #[serde(default)]
+    pub internal_scope: Vec<String>,
+    pub external_scope: Option<String>,
+    #[serde(default = "default_quota")]
+    pub default_floating_ip_quota: u32,
+    /// Per-org quotas by org name.
+    #[serde(default)]
+    pub org_quotas: BTreeMap<String, u32>,
+}
+
+fn public() -> String {
+    "PUBLIC".to_string()
+}
+fn default_quota() -> u32 {
+    10
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct OrgSpec {
+    pub name: String,
+    pub full_name: Option<String>,
+    #[serde(default)]
+    pub users: Vec<UserSpec>,
+    #[serde(default)]
+    pub vdcs: Vec<VdcSpec>,
+    #[serde(default)]
+    pub edge_gateways: Vec<GatewaySpec>,
+    #[serde(default)]
+    pub certificates: Vec<CertificateSpec>,
+    #[serde(default)]
+    pub entities: Vec<EntitySpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VdcSpec {
+    pub name: String,
+    #[serde(default = "flex")]
+    pub allocation_type: String,
+    #[serde(default)]
+    pub networks: Vec<NetworkSpec>,
+    #[serde(default)]
+    pub vapps: Vec<VAppSpec>,
+}
+
+fn flex() -> String {
+    "FLEX".to_string()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct NetworkSpec {
+    pub name: String,
+    /// The edge gateway (by name) the network is routed through.
+    pub gateway: Option<String>,
+    #[serde(default = "flexible_segment")]
+    pub backing_type: String,
+    /// Gateway address and prefix, `10.0.0.1/24`.
+    pub cidr: String,
+    #[serde(default)]
+    pub ranges: Vec<String>,
+}
+
+fn flexible_segment() -> String {
+    "NSXT_FLEXIBLE_SEGMENT".to_string()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewaySpec {
+    pub name: String,
+    pub vdc: String,
+    #[serde(default = "ext_net")]
+    pub uplink: String,
+    /// Sub-allocated IP blocks (an IP-block gateway).
+    #[serde(default)]
+    pub subnets: Vec<GatewaySubnetSpec>,
+    /// IP Spaces by name (an IP-Space gateway).
+    #[serde(default)]
+    pub ip_spaces: Vec<String>,
+    #[serde(default)]
+    pub load_balancer: LoadBalancerSpec,
+    #[serde(default)]
+    pub service_engine_groups: Vec<SegAssignmentSpec>,
+}
+
+fn ext_net() -> String {
+    "ext-net".to_string()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct GatewaySubnetSpec {
+    /// Gateway address and prefix, `203.0.113.1/24`.
+    pub cidr: String,
+    pub primary_ip: Option<String>,
+    pub ranges: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct LoadBalancerSpec {
+    #[serde(default = "yes")]
+    pub enabled: bool,
+    #[serde(default = "service_network")]
+    pub service_network_definition: String,
+    #[serde(default = "premium")]
+    pub supported_feature_set: String,
+}
+
+impl Default for LoadBalancerSpec {
+    fn default() -> Self {
+        Self {
+            enabled: true,
+            service_network_definition: service_network(),
+            supported_feature_set: premium(),
+        }
+    }
+}
+
+fn yes() -> bool {
+    true
+}
+fn service_network() -> String {
+    "192.168.255.1/25".to_string()
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct SegAssignmentSpec {
+    pub name: String,
+    pub max_virtual_services: Option<u32>,
+    pub min_virtual_services: Option<u32>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct CertificateSpec {
+    pub alias: String,
+    pub certificate: String,
+    #[serde(default)]
+    pub description: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct EntitySpec {
+    /// `urn:vcloud:type:<vendor>:<nss>:<version>`.
+    pub entity_type: String,
+    pub name: String,
+    pub external_id: Option<String>,
+    #[serde(default)]
+    pub entity: Value,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VAppSpec {
+    pub name: String,
+    #[serde(default)]
+    pub vms: Vec<VmSpec>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VmSpec {
+    pub name: String,
+    #[serde(default = "powered_on")]
+    pub power: PowerState,
+    #[serde(default = "two")]
+    pub cpus: u32,
+    #[serde(default = "memory")]
+    pub memory_mb: u32,
+    #[serde(default = "guest_os")]
+    pub guest_os: String,
+    #[serde(default)]
+    pub nics: Vec<Nic>,
+    #[serde(default)]
+    pub primary_nic: usize,
+}
+
+fn powered_on() -> PowerState {
+    PowerState::PoweredOn
+}
+fn two() -> u32 {
+    2
+}
+fn memory() -> u32 {
+    4096
+}
+fn guest_os() -> String {
+    "Ubuntu Linux (64-bit)".to_string()
+}

@@ -1,0 +1,393 @@
+//! Turns a scenario into a world: ids are generated, names resolved.
+
+use std::collections::BTreeMap;
+
+use crate::ids::{new_urn, new_uuid};
+use crate::scenario::{
+    GatewaySpec, IpSpaceSpec, OrgSpec, Scenario, ScenarioError, UserSpec, VmSpec,
+};
+use crate::world::World;
+use crate::world::alb::{SegAssignment, ServiceEngineGroup};
+use crate::world::compute::{VApp, Vdc, Vm};
+use crate::world::identity::{ApiToken, Org, SYSTEM_ORG, User};
+use crate::world::ip::{Cidr, IpRange, parse_ip};
+use crate::world::ip_space::{IpSpace, IpSpaceRange};
+use crate::world::library::{Certificate, CertificateItem, DefinedEntity, Entity};
+use crate::world::nat::{AppPortProfile, ApplicationPort};
+use crate::world::network::{
+    EdgeGateway, GatewaySubnet, LoadBalancerConfig, OrgVdcNetwork, Subnet, Uplink,
+};
+
+/// Login material for one user, as the binary prints it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Credentials {
+    pub org: String,
+    pub user: String,
+    pub password: String,
+    pub api_token: Option<String>,
+}
+
+fn dangling(kind: &'static str, name: &str, by: &str) -> ScenarioError {
+    ScenarioError::Dangling {
+        kind,
+        name: name.to_string(),
+        by: by.to_string(),
+    }
+}
+
+pub fn build_world(scenario: &Scenario) -> Result<World, ScenarioError> {
+    let mut world = World::empty(&scenario.site.name, scenario.site.versions.clone());
+    let system_id = add_org(&mut world, SYSTEM_ORG, "System Organization")?;
+    for user in &scenario.system_users {
+        add_user(&mut world, &system_id, user);
+    }
+    seed_system_profiles(&mut world);
+    for seg in &scenario.service_engine_groups {
+        world.service_engine_groups.push(ServiceEngineGroup {
+            id: new_urn("serviceEngineGroup"),
+            name: seg.name.clone(),
+            reservation_type: seg.reservation_type.clone(),
+            ha_mode: seg.ha_mode.clone(),
+            supported_feature_set: seg.supported_feature_set.clone(),
+        });
+    }
+    for org in &scenario.orgs {
+        let full_name = org.full_name.clone().unwrap_or_else(|| org.name.clone());
+        let org_id = add_org(&mut world, &org.name, &full_name)?;
+        for user in &org.users {
+            add_user(&mut world, &org_id, user);
+        }
+    }
+    for space in &scenario.ip_spaces {
+        add_ip_space(&mut world, space)?;
+    }
+    for org in &scenario.orgs {
+        seed_org(&mut world, org)?;
+    }
+    Ok(world)
+}
+
+fn add_org(world: &mut World, name: &str, full_name: &str) -> Result<String, ScenarioError> {
+    if world.org_by_name(name).is_some() {
+        return Err(ScenarioError::Duplicate {
+            kind: "org",
+            name: name.to_string(),
+        });
+    }
+    let id = new_urn("org");
+    world.orgs.push(Org {
+        id: id.clone(),
+        name: name.to_string(),
+        full_name: full_name.to_string(),
+        enabled: true,
+    });
+    Ok(id)
+}
+
+fn add_user(world: &mut World, org_id: &str, spec: &UserSpec) {
+    let id = new_urn("user");
+    world.users.push(User {
+        id: id.clone(),
+        org_id: org_id.to_string(),
+        name: spec.name.clone(),
+        password: spec.password.clone(),
+        roles: spec.roles.clone(),
+    });
+    for token in &spec.api_tokens {
+        world.api_tokens.push(ApiToken {
+            value: token.clone(),
+            user_id: id.clone(),
+            revoked: false,
+        });
+    }
+}
+
+/// The built-in NSX profiles every tenant sees.
+fn seed_system_profiles(world: &mut World) {
+    for (name, port) in [("HTTP", "80"), ("HTTPS", "443"), ("SSH", "22")] {
+        world.port_profiles.push(AppPortProfile {
+            id: Some(new_urn("applicationPortProfile")),
+            name: name.to_string(),
+            description: Some(format!("System profile {name}")),
+            scope: "SYSTEM".to_string(),
+            application_ports: vec![ApplicationPort {
+                name: None,
+                protocol: "TCP".to_string(),
+                destination_ports: vec![port.to_string()],
+            }],
+            org_ref: None,
+            context_entity_id: None,
+            network_provider_scope: None,
+        });
+    }
+}
+
+fn parse_ranges(ranges: &[String]) -> Result<Vec<IpRange>, ScenarioError> {
+    Ok(ranges
+        .iter()
+        .map(|r| IpRange::parse(r))
+        .collect::<Result<_, _>>()?)
+}
+
+fn add_ip_space(world: &mut World, spec: &IpSpaceSpec) -> Result<(), ScenarioError> {
+    let org_id = match &spec.org {
+        Some(name) => Some(
+            world
+                .org_by_name(name)
+                .ok_or_else(|| dangling("org", name, &spec.name))?
+                .id
+                .clone(),
+        ),
+        None => None,
+    };
+    let mut org_quotas = BTreeMap::new();
+    for (name, quota) in &spec.org_quotas {
+        let org = world
+            .org_by_name(name)
+            .ok_or_else(|| dangling("org", name, &spec.name))?;
+        org_quotas.insert(org.id.clone(), *quota);
+    }
+    let ranges = parse_ranges(&spec.ranges)?
+        .into_iter()
+        .map(|range| IpSpaceRange {
+            id: new_urn("ipSpaceRange"),
+            range,
+        })
+        .collect();
+    world.ip_spaces.push(IpSpace {
+        id: new_urn("ipSpace"),
+        name: spec.name.clone(),
+        description: String::new(),
+        space_type: spec.space_type.clone(),
+        org_id,
+        ranges,
+        internal_scope: spec.internal_scope.clone(),
+        external_scope: spec.external_scope.clone(),
+        default_floating_ip_quota: spec.default_floating_ip_quota,
+        org_quotas,
+    });
+    Ok(())
+}
+
+fn seed_org(world: &mut World, spec: &OrgSpec) -> Result<(), ScenarioError> {
+    let org_id = world
+        .org_by_name(&spec.name)
+        .map(|o| o.id.clone())
+        .ok_or(ScenarioError::Missing("org"))?;
+    for vdc in &spec.vdcs {
+        world.vdcs.push(Vdc {
+            id: new_urn("vdc"),
+            org_id: org_id.clone(),
+            name: vdc.name.clone(),
+            allocation_type: vdc.allocation_type.clone(),
+        });
+    }
+    for gateway in &spec.edge_gateways {
+        add_gateway(world, &org_id, gateway)?;
+    }
+    for vdc in &spec.vdcs {
+        let vdc_id = vdc_id(world, &org_id, &vdc.name)?;
+        for network in &vdc.networks {
+            let gateway_id = match &network.gateway {
+                Some(name) => Some(
+                    world
+                        .gateways
+                        .iter()
+                        .find(|g| g.org_id == org_id && &g.name == name)
+                        .ok_or_else(|| dangling("edge gateway", name, &network.name))?
+                        .id
+                        .clone(),
+                ),
+                None => None,
+            };
+            let cidr = Cidr::parse(&network.cidr)?;
+            world.networks.push(OrgVdcNetwork {
+                id: new_urn("network"),
+                org_id: org_id.clone(),
+                vdc_id: vdc_id.clone(),
+                name: network.name.clone(),
+                description: String::new(),
+                backing_type: network.backing_type.clone(),
+                network_type: if gateway_id.is_some() {
+                    "NAT_ROUTED"
+                } else {
+                    "ISOLATED"
+                }
+                .to_string(),
+                gateway_id,
+                subnet: Subnet {
+                    gateway: cidr.network,
+                    prefix_length: cidr.prefix_length,
+                    ranges: parse_ranges(&network.ranges)?,
+                },
+            });
+        }
+        for vapp in &vdc.vapps {
+            let vapp_id = new_urn("vapp");
+            world.vapps.push(VApp {
+                id: vapp_id.clone(),
+                vdc_id: vdc_id.clone(),
+                name: vapp.name.clone(),
+            });
+            for vm in &vapp.vms {
+                world.vms.push(vm_from_spec(vm, &vapp_id));
+            }
+        }
+    }
+    for cert in &spec.certificates {
+        world.certificates.push(Certificate {
+            org_id: org_id.clone(),
+            item: CertificateItem {
+                id: Some(new_urn("certificateLibraryItem")),
+                alias: cert.alias.clone(),
+                description: Some(cert.description.clone()),
+                certificate: cert.certificate.clone(),
+                private_key: None,
+                private_key_passphrase: None,
+            },
+        });
+    }
+    let org_ref = world.org_ref(&org_id);
+    for entity in &spec.entities {
+        world.entities.push(Entity {
+            org_id: org_id.clone(),
+            revision: 1,
+            body: DefinedEntity {
+                id: Some(entity_urn(&entity.entity_type)),
+                entity_type: Some(entity.entity_type.clone()),
+                name: entity.name.clone(),
+                external_id: entity.external_id.clone(),
+                entity: entity.entity.clone(),
+                state: Some("RESOLVED".to_string()),
+                owner: None,
+                org: Some(org_ref.clone()),
+            },
+        });
+    }
+    Ok(())
+}
+
+/// `urn:vcloud:entity:<vendor>:<nss>:<uuid>` for a type
+/// `urn:vcloud:type:<vendor>:<nss>:<version>`.
+pub fn entity_urn(entity_type: &str) -> String {
+    let parts: Vec<&str> = entity_type.split(':').collect();
+    match parts.as_slice() {
+        [_, _, _, vendor, nss, _] => format!("urn:vcloud:entity:{vendor}:{nss}:{}", new_uuid()),
+        _ => new_urn("entity"),
+    }
+}
+
+fn vdc_id(world: &World, org_id: &str, name: &str) -> Result<String, ScenarioError> {
+    world
+        .vdcs
+        .iter()
+        .find(|v| v.org_id == org_id && v.name == name)
+        .map(|v| v.id.clone())
+        .ok_or_else(|| dangling("vdc", name, "a gateway or network"))
+}
+
+fn add_gateway(world: &mut World, org_id: &str, spec: &GatewaySpec) -> Result<(), ScenarioError> {
+    let vdc_id = vdc_id(world, org_id, &spec.vdc)?;
+    let mut subnets = Vec::new();
+    for subnet in &spec.subnets {
+        let cidr = Cidr::parse(&subnet.cidr)?;
+        subnets.push(GatewaySubnet {
+            gateway: cidr.network,
+            prefix_length: cidr.prefix_length,
+            primary_ip: subnet.primary_ip.as_deref().map(parse_ip).transpose()?,
+            ranges: parse_ranges(&subnet.ranges)?,
+        });
+    }
+    let mut ip_space_ids = Vec::new();
+    for name in &spec.ip_spaces {
+        let space = world
+            .ip_spaces
+            .iter()
+            .find(|s| &s.name == name)
+            .ok_or_else(|| dangling("IP Space", name, &spec.name))?;
+        ip_space_ids.push(space.id.clone());
+    }
+    let gateway_id = new_urn("gateway");
+    for assignment in &spec.service_engine_groups {
+        let seg = world
+            .service_engine_groups
+            .iter()
+            .find(|s| s.name == assignment.name)
+            .ok_or_else(|| dangling("service engine group", &assignment.name, &spec.name))?;
+        let seg_id = seg.id.clone();
+        world.seg_assignments.push(SegAssignment {
+            id: new_urn("serviceEngineGroupAssignment"),
+            seg_id,
+            gateway_id: gateway_id.clone(),
+            max_virtual_services: assignment.max_virtual_services,
+            min_virtual_services: assignment.min_virtual_services,
+        });
+    }
+    world.gateways.push(EdgeGateway {
+        id: gateway_id,
+        org_id: org_id.to_string(),
+        vdc_id,
+        name: spec.name.clone(),
+        description: String::new(),
+        uplink: Uplink {
+            id: new_urn("network"),
+            name: spec.uplink.clone(),
+            using_ip_space: !spec.ip_spaces.is_empty(),
+            subnets,
+        },
+        ip_space_ids,
+        load_balancer: LoadBalancerConfig {
+            enabled: spec.load_balancer.enabled,
+            service_network_definition: spec.load_balancer.service_network_definition.clone(),
+            supported_feature_set: spec.load_balancer.supported_feature_set.clone(),
+        },
+        busy: None,
+    });
+    Ok(())
+}
+
+/// A VM from its scenario form; MAC addresses are generated when absent.
+pub fn vm_from_spec(spec: &VmSpec, vapp_id: &str) -> Vm {
+    let nics = spec
+        .nics
+        .iter()
+        .map(|nic| {
+            let mut nic = nic.clone();
+            if nic.mac.is_empty() {
+                let bytes = uuid::Uuid::new_v4().into_bytes();
+                nic.mac = format!(
+                    "00:50:56:{:02x}:{:02x}:{:02x}",
+                    bytes[0], bytes[1], bytes[2]
+                );
+            }
+            nic
+        })
+        .collect();
+    Vm {
+        id: new_urn("vm"),
+        vapp_id: vapp_id.to_string(),
+        name: spec.name.clone(),
+        power: spec.power,
+        cpus: spec.cpus,
+        memory_mb: spec.memory_mb,
+        guest_os: spec.guest_os.clone(),
+        nics,
+        primary_nic: spec.primary_nic,
+    }
+}
+
+/// The first user (and API token) of the first tenant org, and of System.
+pub fn credentials(scenario: &Scenario) -> (Option<Credentials>, Option<Credentials>) {
+    let of = |org: &str, user: &UserSpec| Credentials {
+        org: org.to_string(),
+        user: user.name.clone(),
+        password: user.password.clone(),
+        api_token: user.api_tokens.first().cloned(),
+    };
+    let tenant = scenario
+        .orgs
+        .iter()
+        .find_map(|org| org.users.first().map(|u| of(&org.name, u)));
+    let system = scenario.system_users.first().map(|u| of(SYSTEM_ORG, u));
+    (tenant, system)
+}

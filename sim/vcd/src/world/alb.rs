@@ -1,0 +1,145 @@
+//! NSX ALB (Avi) objects: service engine groups and their gateway
+//! assignments, pools and virtual services. Pools and virtual services are
+//! kept in their wire form so a GET → modify → PUT round trip is lossless;
+//! status and health fields are computed when read.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+use super::Ref;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServiceEngineGroup {
+    pub id: String,
+    pub name: String,
+    /// `SHARED` or `DEDICATED`.
+    pub reservation_type: String,
+    pub ha_mode: String,
+    pub supported_feature_set: String,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SegAssignment {
+    pub id: String,
+    pub seg_id: String,
+    pub gateway_id: String,
+    pub max_virtual_services: Option<u32>,
+    pub min_virtual_services: Option<u32>,
+}
+
+fn enabled_by_default() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolMember {
+    pub ip_address: String,
+    pub port: Option<u32>,
+    pub ratio: Option<u32>,
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pool {
+    pub id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
+    pub passive_monitoring_enabled: Option<bool>,
+    pub default_port: Option<u32>,
+    pub graceful_timeout_period: Option<i64>,
+    pub algorithm: Option<String>,
+    #[serde(default)]
+    pub health_monitors: Vec<Value>,
+    pub persistence_profile: Option<Value>,
+    #[serde(default)]
+    pub members: Vec<PoolMember>,
+    pub member_group_ref: Option<Ref>,
+    pub gateway_ref: Ref,
+    #[serde(default)]
+    pub ca_certificate_refs: Vec<Ref>,
+    pub common_name_check_enabled: Option<bool>,
+    #[serde(default)]
+    pub domain_names: Vec<String>,
+    pub ssl_enabled: Option<bool>,
+    /// Member health (`UP`, `DOWN`, ...) by member IP, driven by test hooks.
+    #[serde(skip)]
+    pub member_health: BTreeMap<String, String>,
+}
+
+impl Pool {
+    pub fn health_of(&self, member: &PoolMember) -> &str {
+        if !member.enabled {
+            return "DISABLED";
+        }
+        self.member_health
+            .get(&member.ip_address)
+            .map_or("UP", String::as_str)
+    }
+
+    pub fn up_members(&self) -> usize {
+        self.members
+            .iter()
+            .filter(|m| self.health_of(m) == "UP")
+            .count()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServicePort {
+    pub port_start: u32,
+    pub port_end: Option<u32>,
+    pub ssl_enabled: Option<bool>,
+    pub tcp_udp_profile: Option<Value>,
+}
+
+impl ServicePort {
+    pub fn end(&self) -> u32 {
+        self.port_end.unwrap_or(self.port_start)
+    }
+
+    pub fn overlaps(&self, other: &ServicePort) -> bool {
+        self.port_start <= other.end() && other.port_start <= self.end()
+    }
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationProfile {
+    pub name: Option<String>,
+    #[serde(rename = "type")]
+    pub profile_type: String,
+    pub system_defined: Option<bool>,
+}
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VirtualService {
+    pub id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    #[serde(default = "enabled_by_default")]
+    pub enabled: bool,
+    pub virtual_ip_address: Option<String>,
+    pub ipv6_virtual_ip_address: Option<String>,
+    pub load_balancer_pool_ref: Ref,
+    pub gateway_ref: Ref,
+    pub service_engine_group_ref: Ref,
+    pub certificate_ref: Option<Ref>,
+    pub service_ports: Vec<ServicePort>,
+    pub application_profile: ApplicationProfile,
+    pub transparent_mode_enabled: Option<bool>,
+    /// Until then the VS reports `PENDING` health (service engines deploying).
+    #[serde(skip)]
+    pub pending_until: Option<Instant>,
+}

@@ -1,0 +1,79 @@
+//! Test hooks that change the world the way things outside the API do:
+//! VMs powering off or vanishing, pool members going down, tokens revoked.
+
+use super::compute::PowerState;
+use super::{World, find, find_mut, remove};
+use crate::scenario::VmSpec;
+
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum HookError {
+    #[error("no {kind} with id {id}")]
+    NotFound { kind: &'static str, id: String },
+    #[error("health must be UP, DOWN or UNKNOWN, got {0}")]
+    Health(String),
+}
+
+fn not_found(kind: &'static str, id: &str) -> HookError {
+    HookError::NotFound {
+        kind,
+        id: id.to_string(),
+    }
+}
+
+impl World {
+    pub fn set_vm_power(&mut self, vm_id: &str, power: PowerState) -> Result<(), HookError> {
+        let vm = find_mut(&mut self.vms, vm_id).ok_or_else(|| not_found("VM", vm_id))?;
+        vm.power = power;
+        Ok(())
+    }
+
+    /// Adds a VM to a vApp; returns its URN.
+    pub fn add_vm(&mut self, vapp_id: &str, spec: &VmSpec) -> Result<String, HookError> {
+        let vapp = find(&self.vapps, vapp_id).ok_or_else(|| not_found("vApp", vapp_id))?;
+        let vm = crate::seed::vm_from_spec(spec, &vapp.id);
+        let id = vm.id.clone();
+        self.vms.push(vm);
+        Ok(id)
+    }
+
+    pub fn remove_vm(&mut self, vm_id: &str) -> Result<(), HookError> {
+        if remove(&mut self.vms, vm_id) {
+            Ok(())
+        } else {
+            Err(not_found("VM", vm_id))
+        }
+    }
+
+    pub fn set_member_health(
+        &mut self,
+        pool_id: &str,
+        ip: &str,
+        health: &str,
+    ) -> Result<(), HookError> {
+        if !["UP", "DOWN", "UNKNOWN"].contains(&health) {
+            return Err(HookError::Health(health.to_string()));
+        }
+        let pool = find_mut(&mut self.pools, pool_id).ok_or_else(|| not_found("pool", pool_id))?;
+        if !pool.members.iter().any(|m| m.ip_address == ip) {
+            return Err(not_found("pool member", ip));
+        }
+        pool.member_health
+            .insert(ip.to_string(), health.to_string());
+        Ok(())
+    }
+
+    /// Revokes an access token or an API token.
+    pub fn revoke_token(&mut self, token: &str) -> Result<(), HookError> {
+        if let Some(access) = self.access_tokens.get_mut(token) {
+            access.revoked = true;
+            return Ok(());
+        }
+        let api = self
+            .api_tokens
+            .iter_mut()
+            .find(|t| t.value == token)
+            .ok_or_else(|| not_found("token", token))?;
+        api.revoked = true;
+        Ok(())
+    }
+}

@@ -1,0 +1,204 @@
+//! The simulated VCD: one in-memory world behind a lock. Objects live in
+//! insertion-ordered vectors so lists are deterministic.
+
+pub mod alb;
+pub mod compute;
+pub mod hooks;
+pub mod identity;
+pub mod ip;
+pub mod ip_space;
+pub mod library;
+pub mod nat;
+pub mod network;
+pub mod task;
+mod usage;
+
+use std::collections::BTreeMap;
+
+use serde::{Deserialize, Serialize};
+
+pub use usage::{AllocationUse, UsedIp};
+
+use alb::{Pool, SegAssignment, ServiceEngineGroup, VirtualService};
+use compute::{VApp, Vdc, Vm};
+use identity::{AccessToken, ApiToken, Org, User};
+use ip_space::{IpAllocation, IpSpace};
+use library::{Certificate, Entity};
+use nat::{AppPortProfile, NatRule};
+use network::{EdgeGateway, OrgVdcNetwork};
+use task::Task;
+
+/// The version used when a request names none; the CPI pins 37.2.
+pub const DEFAULT_API_VERSION: &str = "37.2";
+
+/// `EntityReference` on the wire.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Ref {
+    #[serde(default)]
+    pub name: String,
+    #[serde(default)]
+    pub id: String,
+}
+
+impl Ref {
+    pub fn new(name: &str, id: &str) -> Self {
+        Self {
+            name: name.to_string(),
+            id: id.to_string(),
+        }
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Site {
+    pub id: String,
+    pub name: String,
+    pub versions: Vec<String>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct World {
+    pub site: Site,
+    pub orgs: Vec<Org>,
+    pub users: Vec<User>,
+    pub api_tokens: Vec<ApiToken>,
+    pub access_tokens: BTreeMap<String, AccessToken>,
+    pub vdcs: Vec<Vdc>,
+    pub networks: Vec<OrgVdcNetwork>,
+    pub gateways: Vec<EdgeGateway>,
+    pub ip_spaces: Vec<IpSpace>,
+    pub ip_allocations: Vec<IpAllocation>,
+    pub service_engine_groups: Vec<ServiceEngineGroup>,
+    pub seg_assignments: Vec<SegAssignment>,
+    pub port_profiles: Vec<AppPortProfile>,
+    pub certificates: Vec<Certificate>,
+    pub pools: Vec<Pool>,
+    pub virtual_services: Vec<VirtualService>,
+    pub nat_rules: Vec<NatRule>,
+    pub entities: Vec<Entity>,
+    pub vapps: Vec<VApp>,
+    pub vms: Vec<Vm>,
+    pub tasks: Vec<Task>,
+}
+
+/// Anything addressed by an id (URN or bare UUID).
+pub trait Keyed {
+    fn key(&self) -> &str;
+}
+
+macro_rules! keyed {
+    ($($ty:ty => |$it:ident| $key:expr;)*) => {
+        $(impl Keyed for $ty {
+            fn key(&self) -> &str {
+                let $it = self;
+                $key
+            }
+        })*
+    };
+}
+
+keyed! {
+    Org => |o| &o.id;
+    User => |u| &u.id;
+    Vdc => |v| &v.id;
+    OrgVdcNetwork => |n| &n.id;
+    EdgeGateway => |g| &g.id;
+    IpSpace => |s| &s.id;
+    IpAllocation => |a| &a.id;
+    ServiceEngineGroup => |s| &s.id;
+    SegAssignment => |s| &s.id;
+    AppPortProfile => |p| p.id.as_deref().unwrap_or_default();
+    Certificate => |c| c.item.id.as_deref().unwrap_or_default();
+    Pool => |p| p.id.as_deref().unwrap_or_default();
+    VirtualService => |v| v.id.as_deref().unwrap_or_default();
+    NatRule => |r| r.body.id.as_deref().unwrap_or_default();
+    Entity => |e| e.body.id.as_deref().unwrap_or_default();
+    VApp => |a| &a.id;
+    Vm => |v| &v.id;
+    Task => |t| &t.id;
+}
+
+/// Finds by URN, or by the bare UUID of one.
+pub fn find<'a, T: Keyed>(items: &'a [T], id: &str) -> Option<&'a T> {
+    items
+        .iter()
+        .find(|item| crate::ids::same_id(item.key(), id))
+}
+
+pub fn find_mut<'a, T: Keyed>(items: &'a mut [T], id: &str) -> Option<&'a mut T> {
+    items
+        .iter_mut()
+        .find(|item| crate::ids::same_id(item.key(), id))
+}
+
+/// Removes by id; true when something was removed.
+pub fn remove<T: Keyed>(items: &mut Vec<T>, id: &str) -> bool {
+    let before = items.len();
+    items.retain(|item| !crate::ids::same_id(item.key(), id));
+    items.len() != before
+}
+
+impl World {
+    pub fn empty(site_name: &str, versions: Vec<String>) -> Self {
+        Self {
+            site: Site {
+                id: crate::ids::new_urn("site"),
+                name: site_name.to_string(),
+                versions,
+            },
+            orgs: Vec::new(),
+            users: Vec::new(),
+            api_tokens: Vec::new(),
+            access_tokens: BTreeMap::new(),
+            vdcs: Vec::new(),
+            networks: Vec::new(),
+            gateways: Vec::new(),
+            ip_spaces: Vec::new(),
+            ip_allocations: Vec::new(),
+            service_engine_groups: Vec::new(),
+            seg_assignments: Vec::new(),
+            port_profiles: Vec::new(),
+            certificates: Vec::new(),
+            pools: Vec::new(),
+            virtual_services: Vec::new(),
+            nat_rules: Vec::new(),
+            entities: Vec::new(),
+            vapps: Vec::new(),
+            vms: Vec::new(),
+            tasks: Vec::new(),
+        }
+    }
+
+    pub fn org_by_name(&self, name: &str) -> Option<&Org> {
+        self.orgs.iter().find(|o| o.name.eq_ignore_ascii_case(name))
+    }
+
+    pub fn org_ref(&self, org_id: &str) -> Ref {
+        find(&self.orgs, org_id).map_or_else(Ref::default, |o| Ref::new(&o.name, &o.id))
+    }
+
+    pub fn vdc_ref(&self, vdc_id: &str) -> Ref {
+        find(&self.vdcs, vdc_id).map_or_else(Ref::default, |v| Ref::new(&v.name, &v.id))
+    }
+
+    pub fn gateway_ref(&self, gateway_id: &str) -> Ref {
+        find(&self.gateways, gateway_id).map_or_else(Ref::default, |g| Ref::new(&g.name, &g.id))
+    }
+
+    /// The org owning a gateway-scoped object.
+    pub fn gateway_org(&self, gateway_id: &str) -> Option<&str> {
+        find(&self.gateways, gateway_id).map(|g| g.org_id.as_str())
+    }
+
+    /// The org of a VM through vApp → VDC.
+    pub fn vm_org(&self, vm: &Vm) -> Option<&str> {
+        let vapp = find(&self.vapps, &vm.vapp_id)?;
+        find(&self.vdcs, &vapp.vdc_id).map(|vdc| vdc.org_id.as_str())
+    }
+
+    pub fn vapp_org(&self, vapp: &VApp) -> Option<&str> {
+        find(&self.vdcs, &vapp.vdc_id).map(|vdc| vdc.org_id.as_str())
+    }
+}

@@ -1,0 +1,114 @@
+//! Org VDC networks and NSX-T edge gateways.
+
+use std::net::Ipv4Addr;
+use std::time::Instant;
+
+use serde::Serialize;
+
+use super::ip::IpRange;
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Subnet {
+    pub gateway: Ipv4Addr,
+    pub prefix_length: u8,
+    pub ranges: Vec<IpRange>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrgVdcNetwork {
+    pub id: String,
+    pub org_id: String,
+    pub vdc_id: String,
+    pub name: String,
+    pub description: String,
+    /// `NSXT_FLEXIBLE_SEGMENT` and friends.
+    pub backing_type: String,
+    /// `NAT_ROUTED` when connected to a gateway, else `ISOLATED`.
+    pub network_type: String,
+    pub gateway_id: Option<String>,
+    pub subnet: Subnet,
+}
+
+/// A sub-allocated subnet on a gateway uplink.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewaySubnet {
+    pub gateway: Ipv4Addr,
+    pub prefix_length: u8,
+    pub primary_ip: Option<Ipv4Addr>,
+    pub ranges: Vec<IpRange>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Uplink {
+    pub id: String,
+    pub name: String,
+    pub using_ip_space: bool,
+    pub subnets: Vec<GatewaySubnet>,
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct LoadBalancerConfig {
+    pub enabled: bool,
+    pub service_network_definition: String,
+    pub supported_feature_set: String,
+}
+
+/// A gateway write in flight (and its cool-down afterwards).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct BusyMark {
+    pub operation: String,
+    pub task_id: String,
+    /// `None` while the task runs; then the end of the cool-down.
+    #[serde(skip)]
+    pub until: Option<Instant>,
+}
+
+impl BusyMark {
+    pub fn active(&self, now: Instant) -> bool {
+        self.until.is_none_or(|until| now < until)
+    }
+}
+
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct EdgeGateway {
+    pub id: String,
+    pub org_id: String,
+    pub vdc_id: String,
+    pub name: String,
+    pub description: String,
+    pub uplink: Uplink,
+    /// IP Spaces reachable through the uplink (IP-Space backed gateways).
+    pub ip_space_ids: Vec<String>,
+    pub load_balancer: LoadBalancerConfig,
+    pub busy: Option<BusyMark>,
+}
+
+impl EdgeGateway {
+    /// All sub-allocated external IP ranges.
+    pub fn external_ranges(&self) -> impl Iterator<Item = &IpRange> {
+        self.uplink.subnets.iter().flat_map(|s| s.ranges.iter())
+    }
+
+    pub fn primary_ip(&self) -> Option<Ipv4Addr> {
+        self.uplink.subnets.iter().find_map(|s| s.primary_ip)
+    }
+
+    pub fn is_busy(&self, now: Instant) -> bool {
+        self.busy.as_ref().is_some_and(|b| b.active(now))
+    }
+
+    /// `CONFIGURING` while a gateway-scoped task runs.
+    pub fn status(&self) -> &'static str {
+        match &self.busy {
+            Some(mark) if mark.until.is_none() => "CONFIGURING",
+            _ => "REALIZED",
+        }
+    }
+}

@@ -1,0 +1,272 @@
+//! Every CloudAPI body the simulator returns, and every body the tests
+//! send, validates against its definition in the real 37.2 spec. The spec
+//! is read at test time from `VCDSIM_OPENAPI`, else from the shared copy.
+
+use std::collections::BTreeSet;
+
+use vcdsim::{LogEntry, Scenario};
+
+use crate::exercise::{exercise_ip_blocks, exercise_ip_space};
+use crate::spec::Spec;
+use crate::support::{CLOUDAPI, start};
+
+/// Per endpoint: method, path under `/cloudapi/1.0.0`, and the spec
+/// definitions of its response and request bodies ("" when none).
+const CONTRACTS: &[(&str, &str, &str, &str)] = &[
+    ("POST", "/sessions", "Session", ""),
+    ("POST", "/sessions/provider", "Session", ""),
+    ("GET", "/sessions/current", "Session", ""),
+    ("GET", "/orgs", "Orgs", ""),
+    ("GET", "/orgs/{id}", "Org", ""),
+    ("GET", "/vdcs", "OrgVdcs", ""),
+    ("GET", "/vdcs/{id}", "OrgVdc", ""),
+    ("GET", "/orgVdcNetworks", "VdcNetworks", ""),
+    ("GET", "/orgVdcNetworks/{id}", "VdcNetwork", ""),
+    ("GET", "/edgeGateways", "EdgeGateways", ""),
+    ("GET", "/edgeGateways/{id}", "EdgeGateway", ""),
+    (
+        "GET",
+        "/edgeGateways/{id}/usedIpAddresses",
+        "GatewayUsedIpAddresses",
+        "",
+    ),
+    (
+        "GET",
+        "/edgeGateways/{id}/loadBalancer",
+        "EdgeGatewayLoadBalancerConfig",
+        "",
+    ),
+    (
+        "PUT",
+        "/edgeGateways/{id}/loadBalancer",
+        "",
+        "EdgeGatewayLoadBalancerConfig",
+    ),
+    ("GET", "/ipSpaces/summaries", "IpSpaceSummaries", ""),
+    ("GET", "/ipSpaces/{id}", "IpSpace", ""),
+    (
+        "GET",
+        "/ipSpaces/floatingIpSuggestions",
+        "IpSpaceFloatingIpSuggestions",
+        "",
+    ),
+    (
+        "POST",
+        "/ipSpaces/{id}/allocate",
+        "",
+        "IpSpaceIpAllocationRequest",
+    ),
+    (
+        "GET",
+        "/ipSpaces/{id}/allocations",
+        "IpSpaceIpAllocations",
+        "",
+    ),
+    (
+        "GET",
+        "/ipSpaces/{id}/allocations/{allocation}",
+        "IpSpaceIpAllocation",
+        "",
+    ),
+    (
+        "PUT",
+        "/ipSpaces/{id}/allocations/{allocation}",
+        "",
+        "IpSpaceIpAllocation",
+    ),
+    ("GET", "/edgeGateways/{id}/nat/rules", "EdgeNatRules", ""),
+    ("POST", "/edgeGateways/{id}/nat/rules", "", "EdgeNatRule"),
+    (
+        "GET",
+        "/edgeGateways/{id}/nat/rules/{rule}",
+        "EdgeNatRule",
+        "",
+    ),
+    (
+        "PUT",
+        "/edgeGateways/{id}/nat/rules/{rule}",
+        "",
+        "EdgeNatRule",
+    ),
+    (
+        "GET",
+        "/applicationPortProfiles",
+        "ApplicationPortProfiles",
+        "",
+    ),
+    (
+        "POST",
+        "/applicationPortProfiles",
+        "",
+        "ApplicationPortProfile",
+    ),
+    (
+        "GET",
+        "/applicationPortProfiles/{id}",
+        "ApplicationPortProfile",
+        "",
+    ),
+    (
+        "PUT",
+        "/applicationPortProfiles/{id}",
+        "",
+        "ApplicationPortProfile",
+    ),
+    (
+        "GET",
+        "/loadBalancer/serviceEngineGroups/assignments",
+        "LoadBalancerServiceEngineGroupAssignments",
+        "",
+    ),
+    (
+        "GET",
+        "/loadBalancer/serviceEngineGroups/assignments/{id}",
+        "LoadBalancerServiceEngineGroupAssignment",
+        "",
+    ),
+    (
+        "GET",
+        "/ssl/certificateLibrary",
+        "CertificateLibraryItems",
+        "",
+    ),
+    (
+        "POST",
+        "/ssl/certificateLibrary",
+        "CertificateLibraryItem",
+        "CertificateLibraryItem",
+    ),
+    (
+        "GET",
+        "/ssl/certificateLibrary/{id}",
+        "CertificateLibraryItem",
+        "",
+    ),
+    (
+        "PUT",
+        "/ssl/certificateLibrary/{id}",
+        "CertificateLibraryItem",
+        "CertificateLibraryItem",
+    ),
+    ("POST", "/loadBalancer/pools", "", "EdgeLoadBalancerPool"),
+    (
+        "GET",
+        "/loadBalancer/pools/{id}",
+        "EdgeLoadBalancerPool",
+        "",
+    ),
+    (
+        "PUT",
+        "/loadBalancer/pools/{id}",
+        "",
+        "EdgeLoadBalancerPool",
+    ),
+    (
+        "GET",
+        "/edgeGateways/{id}/loadBalancer/poolSummaries",
+        "EdgeLoadBalancerPoolSummaries",
+        "",
+    ),
+    (
+        "POST",
+        "/loadBalancer/virtualServices",
+        "",
+        "EdgeLoadBalancerVirtualService",
+    ),
+    (
+        "GET",
+        "/loadBalancer/virtualServices/{id}",
+        "EdgeLoadBalancerVirtualService",
+        "",
+    ),
+    (
+        "PUT",
+        "/loadBalancer/virtualServices/{id}",
+        "",
+        "EdgeLoadBalancerVirtualService",
+    ),
+    (
+        "GET",
+        "/edgeGateways/{id}/loadBalancer/virtualServiceSummaries",
+        "EdgeLoadBalancerVirtualServiceSummaries",
+        "",
+    ),
+    ("GET", "/entities/{id}", "DefinedEntity", ""),
+    ("PUT", "/entities/{id}", "DefinedEntity", "DefinedEntity"),
+    ("POST", "/entityTypes/{type_id}", "", "DefinedEntity"),
+    (
+        "GET",
+        "/entities/types/{vendor}/{nss}/{version}",
+        "DefinedEntities",
+        "",
+    ),
+];
+
+fn contract(method: &str, template: &str) -> Option<(&'static str, &'static str)> {
+    CONTRACTS
+        .iter()
+        .find(|(m, path, _, _)| *m == method && template.strip_prefix(CLOUDAPI) == Some(path))
+        .map(|(_, _, response, request)| (*response, *request))
+}
+
+fn check_log(
+    spec: &Spec,
+    log: &[LogEntry],
+    covered: &mut BTreeSet<String>,
+    errors: &mut Vec<String>,
+) {
+    for entry in log.iter().filter(|e| e.template.starts_with(CLOUDAPI)) {
+        let what = format!("{} {} → {}", entry.method, entry.path, entry.status);
+        if entry.status >= 400 {
+            spec.check("Error", &entry.response_body, &what, errors);
+            continue;
+        }
+        let Some((response, request)) = contract(&entry.method, &entry.template) else {
+            continue;
+        };
+        covered.insert(entry.counter_key());
+        if !response.is_empty() && !entry.response_body.is_null() {
+            spec.check(
+                response,
+                &entry.response_body,
+                &format!("{what} response"),
+                errors,
+            );
+        }
+        if !request.is_empty() {
+            spec.check(
+                request,
+                &entry.request_body,
+                &format!("{what} request"),
+                errors,
+            );
+        }
+    }
+}
+
+#[tokio::test]
+async fn bodies_validate_against_the_cloudapi_spec() {
+    let Some(spec) = Spec::load() else {
+        return;
+    };
+    let (mut covered, mut errors) = (BTreeSet::new(), Vec::new());
+    let blocks = start(Scenario::default_scenario()).await;
+    exercise_ip_blocks(&blocks).await;
+    check_log(&spec, &blocks.requests(), &mut covered, &mut errors);
+    let spaces = start(Scenario::ip_space()).await;
+    exercise_ip_space(&spaces).await;
+    check_log(&spec, &spaces.requests(), &mut covered, &mut errors);
+
+    assert!(
+        errors.is_empty(),
+        "{} spec violations:\n{}",
+        errors.len(),
+        errors.join("\n")
+    );
+    let missing: Vec<String> = CONTRACTS
+        .iter()
+        .map(|(method, path, _, _)| format!("{method} {CLOUDAPI}{path}"))
+        .filter(|key| !covered.contains(key))
+        .collect();
+    assert!(missing.is_empty(), "endpoints not exercised: {missing:#?}");
+}

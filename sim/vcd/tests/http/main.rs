@@ -1,0 +1,18 @@
+//! HTTP tests of vcdsim: a real client against the in-process server.
+
+mod alb;
+mod auth;
+mod conformance;
+mod entities;
+mod exercise;
+mod faults;
+mod gateways;
+mod ip_spaces;
+mod legacy;
+mod nat;
+mod observe;
+mod scenarios;
+mod spec;
+mod support;
+mod tasks;
+mod tenancy;
