@@ -15,7 +15,7 @@ use notify::{RecursiveMode, Watcher};
 
 use super::engine::PolicyEngine;
 use super::loader::{self, Policy, PolicySource};
-use super::manifest::{Manifest, ManifestError, PolicyEntry};
+use super::manifest::{MANIFEST_FILE, Manifest, ManifestError, PolicyEntry};
 use super::registry::{PolicySet, PolicyState, ProviderPolicy, Registry};
 
 /// Events closer together than this are one change (a swap touches several entries).
@@ -133,7 +133,11 @@ fn reload(engine: &Arc<PolicyEngine>, dir: &Path, registry: &Registry) {
             for (name, reason) in &report.failed {
                 tracing::error!(policy = %name, %reason, "policy refused; the previous version keeps serving");
             }
+            registry.note_reload(report.failed);
         }
-        Err(e) => tracing::error!(error = %e, "policy manifest refused; the previous policies keep serving"),
+        Err(e) => {
+            tracing::error!(error = %e, "policy manifest refused; the previous policies keep serving");
+            registry.note_reload(vec![(MANIFEST_FILE.to_string(), e.to_string())]);
+        }
     }
 }

@@ -1,6 +1,6 @@
 //! Which policy governs which Service, swapped atomically on reload.
 
-use std::sync::{Arc, RwLock};
+use std::sync::{Arc, Mutex, RwLock};
 
 use super::builtin::DEFAULT_POLICY_NAME;
 use super::loader::Policy;
@@ -86,14 +86,38 @@ impl PolicySet {
     }
 }
 
+/// What reloads have done so far, for logs, metrics and Events.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ReloadStatus {
+    /// Reloads attempted after the first load.
+    pub reloads: u64,
+    /// Policies (or the manifest) refused over all reloads.
+    pub refusals: u64,
+    /// The refusals of the latest reload: (policy or file, reason).
+    pub last_refusals: Vec<(String, String)>,
+}
+
 /// The policy set in force. Readers take a snapshot; a reload replaces it whole.
 pub struct Registry {
     current: RwLock<Arc<PolicySet>>,
+    status: Mutex<ReloadStatus>,
 }
 
 impl Registry {
     pub fn new(set: PolicySet) -> Registry {
-        Registry { current: RwLock::new(Arc::new(set)) }
+        Registry { current: RwLock::new(Arc::new(set)), status: Mutex::new(ReloadStatus::default()) }
+    }
+
+    pub fn status(&self) -> ReloadStatus {
+        self.status.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+    }
+
+    /// Records one reload and what it refused.
+    pub fn note_reload(&self, refusals: Vec<(String, String)>) {
+        let mut status = self.status.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        status.reloads += 1;
+        status.refusals += refusals.len() as u64;
+        status.last_refusals = refusals;
     }
 
     pub fn current(&self) -> Arc<PolicySet> {

@@ -1,5 +1,5 @@
 //! A policy that misbehaves on request, to prove the sandbox contains it.
-//! The config string picks the behaviour of `decide`.
+//! The config picks the behaviour of `decide`: a bare word or a JSON string.
 
 wit_bindgen::generate!({ path: "../../../wit", world: "lb-policy" });
 
@@ -17,7 +17,7 @@ impl Guest for Misbehaving {
     }
 
     fn validate_config(config: String) -> Result<(), String> {
-        if BEHAVIOURS.contains(&config.as_str()) {
+        if BEHAVIOURS.contains(&behaviour(&config)) {
             Ok(())
         } else {
             Err(format!("config must be one of {BEHAVIOURS:?}, got {config:?}"))
@@ -25,7 +25,7 @@ impl Guest for Misbehaving {
     }
 
     fn decide(config: String, _input: DecisionInput) -> Result<Decision, DecisionError> {
-        match config.as_str() {
+        match behaviour(&config) {
             "loop" => {
                 let mut n: u64 = 0;
                 loop {
@@ -48,6 +48,10 @@ impl Guest for Misbehaving {
             _ => Ok(Decision { address: AddressChoice::KeepCurrent, ports: Vec::new(), warnings: Vec::new() }),
         }
     }
+}
+
+fn behaviour(config: &str) -> &str {
+    config.trim().trim_matches('"')
 }
 
 export!(Misbehaving);
