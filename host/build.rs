@@ -1,6 +1,8 @@
 //! Builds the policy components in `policies/` for `wasm32-wasip2` with a nested
-//! cargo in its own target directory, so the default policy can be embedded with
-//! `include_bytes!` and the example and test policies are at hand for tests.
+//! cargo, so the default policy can be embedded with `include_bytes!` and the
+//! example and test policies are at hand for tests. The output goes where a
+//! policy author's own `cargo build` in `policies/` puts it
+//! (`policies/target/wasm32-wasip2/release`), so suites can name it by path.
 
 use std::env;
 use std::path::PathBuf;
@@ -10,10 +12,15 @@ fn main() {
     let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
     let root = manifest_dir.parent().expect("host/ lives inside the workspace").to_path_buf();
     let policies = root.join("policies");
-    let target_dir = env::var_os("CARGO_TARGET_DIR").map(PathBuf::from).unwrap_or_else(|| root.join("target"));
-    let target_dir = target_dir.join("policies");
+    let target_dir = policies.join("target");
 
-    for path in ["wit", "policies/Cargo.toml", "policies/Cargo.lock", "policies/default", "policies/examples", "policies/testdata"] {
+    // Sources only: editing a suite or a README must not rebuild the host.
+    let mut watched = vec!["wit".to_string(), "policies/Cargo.toml".into(), "policies/Cargo.lock".into()];
+    for member in ["default", "examples/namespace-pools", "testdata/misbehaving"] {
+        watched.push(format!("policies/{member}/src"));
+        watched.push(format!("policies/{member}/Cargo.toml"));
+    }
+    for path in watched {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
 

@@ -1,5 +1,5 @@
 //! The address decision: requested address, requested pool, current address, or
-//! the first pool of the Service's IP family with room.
+//! the first pool with room of the Service's IP families, in their order.
 
 use std::net::IpAddr;
 
@@ -15,6 +15,21 @@ pub fn decide(input: &DecisionInput, annotations: &Annotations) -> Result<Addres
         Some(name) => Some(find_pool(input, name)?),
         None => None,
     };
+    if let Some(pool) = requested_pool
+        && let Some(offered) = pool_family(pool)
+        && !families.is_empty()
+        && !families.contains(&offered)
+    {
+        return Err(DecisionError::InvalidAnnotation(InvalidField {
+            key: ADDRESS_POOL.into(),
+            message: format!(
+                "pool {:?} offers {} addresses but the Service's ipFamilies are {:?}",
+                pool.name,
+                family_name(offered),
+                families.iter().map(|f| family_name(*f)).collect::<Vec<_>>()
+            ),
+        }));
+    }
     if let Some((ip, key)) = annotations.requested_ip {
         if !families.is_empty() && !families.contains(&family(ip)) {
             let wanted: Vec<&str> = families.iter().map(|f| family_name(*f)).collect();
@@ -44,12 +59,15 @@ pub fn decide(input: &DecisionInput, annotations: &Annotations) -> Result<Addres
     if current.is_some() {
         return Ok(AddressChoice::KeepCurrent);
     }
-    let wanted = families.first().copied().unwrap_or(IpFamily::Ipv4);
-    let mut of_family = input.pools.iter().filter(|pool| pool_family(pool) == Some(wanted)).peekable();
-    if of_family.peek().is_none() {
-        return Err(DecisionError::UnsupportedIpFamily(wanted));
+    let wanted: &[IpFamily] = if families.is_empty() { &[IpFamily::Ipv4] } else { families };
+    let mut of_families = wanted
+        .iter()
+        .flat_map(|family| input.pools.iter().filter(move |pool| pool_family(pool) == Some(*family)))
+        .peekable();
+    if of_families.peek().is_none() {
+        return Err(DecisionError::UnsupportedIpFamily(wanted[0]));
     }
-    of_family
+    of_families
         .find(|pool| pool.free_count > 0)
         .map(|pool| AddressChoice::FromPool(pool.name.clone()))
         .ok_or(DecisionError::NoAddressAvailable)

@@ -72,7 +72,7 @@ fn parse_named<T>(
 
 /// The ssl-ports list: each entry must be a TCP port of the Service.
 fn ssl_ports(service: &Service) -> Result<BTreeSet<u16>, DecisionError> {
-    let Some(value) = get(service, SSL_PORTS) else { return Ok(BTreeSet::new()) };
+    let Some(value) = get(service, SSL_PORTS).filter(|v| !v.trim().is_empty()) else { return Ok(BTreeSet::new()) };
     let tcp_ports: Vec<u16> = service.ports.iter().filter(|p| p.protocol == Protocol::Tcp).map(|p| p.port).collect();
     let mut ports = BTreeSet::new();
     for entry in value.split(',').map(str::trim) {
@@ -116,34 +116,61 @@ fn requested_ip(service: &Service) -> Result<Option<(IpAddr, &'static str)>, Dec
     }
 }
 
-pub fn parse_health_monitor(value: &str) -> Result<HealthMonitor, String> {
-    Ok(match value {
-        "none" => HealthMonitor::None,
-        "tcp" => HealthMonitor::Tcp,
-        "udp" => HealthMonitor::Udp,
-        "http" => HealthMonitor::Http,
-        "https" => HealthMonitor::Https,
-        "ping" => HealthMonitor::Ping,
-        _ => return Err(format!("{value:?} is not a health monitor: use none, tcp, udp, http, https or ping")),
+/// WIT names of the health monitors, as users write them.
+const MONITORS: [(&str, HealthMonitor); 6] = [
+    ("none", HealthMonitor::None),
+    ("tcp", HealthMonitor::Tcp),
+    ("udp", HealthMonitor::Udp),
+    ("http", HealthMonitor::Http),
+    ("https", HealthMonitor::Https),
+    ("ping", HealthMonitor::Ping),
+];
+
+/// WIT names of the pool algorithms, as users write them.
+const ALGORITHMS: [(&str, PoolAlgorithm); 9] = [
+    ("least-connections", PoolAlgorithm::LeastConnections),
+    ("round-robin", PoolAlgorithm::RoundRobin),
+    ("consistent-hash", PoolAlgorithm::ConsistentHash),
+    ("fastest-response", PoolAlgorithm::FastestResponse),
+    ("least-load", PoolAlgorithm::LeastLoad),
+    ("fewest-servers", PoolAlgorithm::FewestServers),
+    ("random", PoolAlgorithm::Random),
+    ("fewest-tasks", PoolAlgorithm::FewestTasks),
+    ("core-affinity", PoolAlgorithm::CoreAffinity),
+];
+
+fn parse_named_value<T: Copy>(table: &[(&str, T)], what: &str, value: &str) -> Result<T, String> {
+    let wanted = value.to_ascii_lowercase();
+    table.iter().find(|(name, _)| *name == wanted).map(|(_, v)| *v).ok_or_else(|| {
+        let names: Vec<&str> = table.iter().map(|(name, _)| *name).collect();
+        format!("{value:?} is not a {what}: use one of {}", names.join(", "))
     })
 }
 
+fn name_of<T: PartialEq>(table: &[(&'static str, T)], value: &T) -> &'static str {
+    table.iter().find(|(_, v)| v == value).map_or("?", |(name, _)| name)
+}
+
+pub fn parse_health_monitor(value: &str) -> Result<HealthMonitor, String> {
+    parse_named_value(&MONITORS, "health monitor", value)
+}
+
 pub fn parse_algorithm(value: &str) -> Result<PoolAlgorithm, String> {
-    Ok(match value {
-        "least-connections" => PoolAlgorithm::LeastConnections,
-        "round-robin" => PoolAlgorithm::RoundRobin,
-        "consistent-hash" => PoolAlgorithm::ConsistentHash,
-        "fastest-response" => PoolAlgorithm::FastestResponse,
-        "least-load" => PoolAlgorithm::LeastLoad,
-        "fewest-servers" => PoolAlgorithm::FewestServers,
-        "random" => PoolAlgorithm::Random,
-        "fewest-tasks" => PoolAlgorithm::FewestTasks,
-        "core-affinity" => PoolAlgorithm::CoreAffinity,
-        _ => {
-            return Err(format!(
-                "{value:?} is not a pool algorithm: use least-connections, round-robin, consistent-hash, \
-                 fastest-response, least-load, fewest-servers, random, fewest-tasks or core-affinity"
-            ));
-        }
-    })
+    parse_named_value(&ALGORITHMS, "pool algorithm", value)
+}
+
+pub fn monitor_name(monitor: HealthMonitor) -> &'static str {
+    name_of(&MONITORS, &monitor)
+}
+
+pub fn algorithm_name(algorithm: PoolAlgorithm) -> &'static str {
+    name_of(&ALGORITHMS, &algorithm)
+}
+
+pub fn protocol_name(protocol: Protocol) -> &'static str {
+    match protocol {
+        Protocol::Tcp => "TCP",
+        Protocol::Udp => "UDP",
+        Protocol::Sctp => "SCTP",
+    }
 }

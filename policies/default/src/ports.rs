@@ -1,6 +1,8 @@
 //! Per-port decisions: profile, certificate, health monitor and pool algorithm.
 
-use crate::annotations::{Annotations, HEALTH_MONITOR, POOL_ALGORITHM, SSL_CERT_ALIAS};
+use crate::annotations::{
+    Annotations, HEALTH_MONITOR, POOL_ALGORITHM, SSL_CERT_ALIAS, algorithm_name, monitor_name, protocol_name,
+};
 use crate::config::Config;
 use crate::vcd::lb_policy::types::{
     AppProfile, DecisionError, DecisionInput, HealthMonitor, InvalidField, PoolAlgorithm, PortDecision, Protocol,
@@ -26,7 +28,7 @@ pub fn decide(
     }
     let algorithm = annotations.algorithm.unwrap_or(config.algorithm);
     if !is_basic(algorithm) && !input.cluster.capabilities.premium {
-        let message = format!("{algorithm:?} needs the PREMIUM load balancer feature set on the gateway");
+        let message = format!("{} needs the PREMIUM load balancer feature set on the gateway", algorithm_name(algorithm));
         return Err(match annotations.algorithm {
             Some(_) => invalid(POOL_ALGORITHM, message),
             None => DecisionError::Other(format!("policy setting algorithm: {message}")),
@@ -151,7 +153,8 @@ fn fitting_monitor(monitor: HealthMonitor, port: &ServicePort) -> Result<HealthM
     if fits {
         Ok(monitor)
     } else {
-        Err(invalid(HEALTH_MONITOR, format!("a {monitor:?} monitor cannot probe {:?} port {}", port.protocol, port.port)))
+        let (monitor, protocol) = (monitor_name(monitor), protocol_name(port.protocol));
+        Err(invalid(HEALTH_MONITOR, format!("a {monitor} monitor cannot probe {protocol} port {}", port.port)))
     }
 }
 

@@ -12,8 +12,8 @@ wit_bindgen::generate!({ path: "../../../wit", world: "lb-policy" });
 use exports::vcd::lb_policy::policy::Guest;
 use serde::Deserialize;
 use vcd::lb_policy::types::{
-    AddressChoice, AppProfile, Decision, DecisionError, DecisionInput, HealthMonitor, PolicyInfo, PoolAlgorithm,
-    PortDecision, Protocol, ServicePort, UnsupportedPort,
+    AddressChoice, AppProfile, Decision, DecisionError, DecisionInput, HealthMonitor, IpAddress, IpRange, PolicyInfo,
+    PoolAlgorithm, PortDecision, Protocol, ServicePort, UnsupportedPort,
 };
 
 #[derive(Deserialize)]
@@ -67,8 +67,14 @@ impl Guest for NamespacePools {
                 namespace.name, settings.pool_label
             ))
         })?;
-        if !input.pools.iter().any(|p| p.name == pool) {
-            return Err(DecisionError::Other(format!("namespace {} names pool {pool:?}, which this cluster does not offer", namespace.name)));
+        let Some(pool) = input.pools.iter().find(|p| p.name == pool) else {
+            return Err(DecisionError::Other(format!(
+                "namespace {} names pool {pool:?}, which this cluster does not offer",
+                namespace.name
+            )));
+        };
+        if input.service.ports.is_empty() {
+            return Err(DecisionError::Other("the Service has no ports".into()));
         }
         let udp_allowed = label(&namespace.labels, &settings.udp_label) == Some("true");
         let certificate = format!("{}{}", namespace.name, settings.certificate_suffix);
@@ -78,13 +84,29 @@ impl Guest for NamespacePools {
             .iter()
             .map(|port| decide_port(port, udp_allowed, &certificate, &input))
             .collect::<Result<_, _>>()?;
-        // Keep the current address while the pool stays the same; the host checks
-        // that it still lies in the pool.
-        let address = match &input.current {
-            Some(_) => AddressChoice::KeepCurrent,
-            None => AddressChoice::FromPool(pool.into()),
+        // Keep the current address while it lies in the namespace's pool: a
+        // relabelled namespace moves to its new pool.
+        let current_in_pool = input.current.as_ref().is_some_and(|current| match current.address {
+            AddressChoice::Specific(address) => pool.ranges.iter().any(|range| in_range(address, range)),
+            _ => false,
+        });
+        let address = if current_in_pool {
+            AddressChoice::KeepCurrent
+        } else if pool.free_count == 0 {
+            return Err(DecisionError::NoAddressAvailable);
+        } else {
+            AddressChoice::FromPool(pool.name.clone())
         };
         Ok(Decision { address, ports, warnings: Vec::new() })
+    }
+}
+
+/// Whether `address` lies in `range` (same family, between the bounds).
+fn in_range(address: IpAddress, range: &IpRange) -> bool {
+    match (address, range.first, range.last) {
+        (IpAddress::Ipv4(a), IpAddress::Ipv4(f), IpAddress::Ipv4(l)) => f <= a && a <= l,
+        (IpAddress::Ipv6(a), IpAddress::Ipv6(f), IpAddress::Ipv6(l)) => f <= a && a <= l,
+        _ => false,
     }
 }
 
