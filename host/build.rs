@@ -9,14 +9,26 @@ use std::path::PathBuf;
 use std::process::Command;
 
 fn main() {
-    let manifest_dir = PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
-    let root = manifest_dir.parent().expect("host/ lives inside the workspace").to_path_buf();
+    let manifest_dir =
+        PathBuf::from(env::var_os("CARGO_MANIFEST_DIR").expect("cargo sets CARGO_MANIFEST_DIR"));
+    let root = manifest_dir
+        .parent()
+        .expect("host/ lives inside the workspace")
+        .to_path_buf();
     let policies = root.join("policies");
     let target_dir = policies.join("target");
 
     // Sources only: editing a suite or a README must not rebuild the host.
-    let mut watched = vec!["wit".to_string(), "policies/Cargo.toml".into(), "policies/Cargo.lock".into()];
-    for member in ["default", "examples/namespace-pools", "testdata/misbehaving"] {
+    let mut watched = vec![
+        "wit".to_string(),
+        "policies/Cargo.toml".into(),
+        "policies/Cargo.lock".into(),
+    ];
+    for member in [
+        "default",
+        "examples/namespace-pools",
+        "testdata/misbehaving",
+    ] {
         watched.push(format!("policies/{member}/src"));
         watched.push(format!("policies/{member}/Cargo.toml"));
     }
@@ -28,7 +40,15 @@ fn main() {
     let mut build = Command::new(cargo);
     build
         .current_dir(&policies)
-        .args(["build", "--release", "--locked", "--target", "wasm32-wasip2", "--workspace", "--target-dir"])
+        .args([
+            "build",
+            "--release",
+            "--locked",
+            "--target",
+            "wasm32-wasip2",
+            "--workspace",
+            "--target-dir",
+        ])
         .arg(&target_dir);
     // The outer build's settings (flags, wrappers such as clippy-driver, the
     // host target) must not leak into the guest build.
@@ -46,9 +66,18 @@ fn main() {
     ] {
         build.env_remove(var);
     }
-    let status = build.status().expect("running cargo for the policy components");
-    assert!(status.success(), "building the policy components in {} failed", policies.display());
+    let status = build
+        .status()
+        .expect("running cargo for the policy components");
+    assert!(
+        status.success(),
+        "building the policy components in {} failed",
+        policies.display()
+    );
 
     let artifacts = target_dir.join("wasm32-wasip2").join("release");
-    println!("cargo:rustc-env=VCD_CCM_POLICY_ARTIFACTS={}", artifacts.display());
+    println!(
+        "cargo:rustc-env=VCD_CCM_POLICY_ARTIFACTS={}",
+        artifacts.display()
+    );
 }

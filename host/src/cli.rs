@@ -5,7 +5,11 @@ use std::path::PathBuf;
 use clap::{Parser, Subcommand, ValueEnum};
 
 #[derive(Parser)]
-#[command(name = "vcd-ccm", version, about = "Kubernetes cloud-controller-manager for VMware Cloud Director")]
+#[command(
+    name = "vcd-ccm",
+    version,
+    about = "Kubernetes cloud-controller-manager for VMware Cloud Director"
+)]
 pub struct Cli {
     #[command(subcommand)]
     pub command: Command,

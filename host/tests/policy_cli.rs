@@ -7,11 +7,18 @@ use std::process::{Command, Output};
 use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
 
 fn repo() -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR")).parent().unwrap().to_path_buf()
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .parent()
+        .unwrap()
+        .to_path_buf()
 }
 
 fn vcd_ccm(args: &[&str]) -> Output {
-    Command::new(env!("CARGO_BIN_EXE_vcd-ccm")).args(args).current_dir(repo()).output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_vcd-ccm"))
+        .args(args)
+        .current_dir(repo())
+        .output()
+        .unwrap()
 }
 
 fn stdout(output: &Output) -> String {
@@ -21,8 +28,14 @@ fn stdout(output: &Output) -> String {
 fn closing_counts(output: &Output) -> (usize, usize) {
     let text = stdout(output);
     let last = text.lines().last().unwrap_or_default().to_string();
-    let numbers: Vec<usize> = last.split(|c: char| !c.is_ascii_digit()).filter_map(|n| n.parse().ok()).collect();
-    assert!(last.ends_with(" failed") && numbers.len() == 2, "no closing line in:\n{text}");
+    let numbers: Vec<usize> = last
+        .split(|c: char| !c.is_ascii_digit())
+        .filter_map(|n| n.parse().ok())
+        .collect();
+    assert!(
+        last.ends_with(" failed") && numbers.len() == 2,
+        "no closing line in:\n{text}"
+    );
     (numbers[0], numbers[1])
 }
 
@@ -55,7 +68,12 @@ fn write_suite(dir: &Path, cases: &str) -> PathBuf {
 
 #[test]
 fn the_shipped_suites_all_pass() {
-    let output = vcd_ccm(&["policy", "test", "policies/default/tests", "policies/examples/namespace-pools/tests"]);
+    let output = vcd_ccm(&[
+        "policy",
+        "test",
+        "policies/default/tests",
+        "policies/examples/namespace-pools/tests",
+    ]);
     let (passed, failed) = closing_counts(&output);
     assert_eq!(failed, 0, "{}", stdout(&output));
     assert!(passed >= 40, "only {passed} cases ran");
@@ -65,14 +83,25 @@ fn the_shipped_suites_all_pass() {
 #[test]
 fn a_failing_case_prints_a_diff_and_exits_1() {
     let dir = tempfile::tempdir().unwrap();
-    let wrong = PLAIN_TCP.replace("plain-tcp", "wrong-profile").replace("health-monitor: tcp", "health-monitor: ping");
+    let wrong = PLAIN_TCP
+        .replace("plain-tcp", "wrong-profile")
+        .replace("health-monitor: tcp", "health-monitor: ping");
     let suite = write_suite(dir.path(), &format!("{PLAIN_TCP}{wrong}"));
     let output = vcd_ccm(&["policy", "test", suite.to_str().unwrap()]);
     assert_eq!(output.status.code(), Some(1));
     let text = stdout(&output);
-    assert!(text.contains("PASS ") && text.contains(":: plain-tcp"), "{text}");
-    assert!(text.contains("FAIL ") && text.contains(":: wrong-profile"), "{text}");
-    assert!(text.contains("-     health-monitor: ping") && text.contains("+     health-monitor: tcp"), "{text}");
+    assert!(
+        text.contains("PASS ") && text.contains(":: plain-tcp"),
+        "{text}"
+    );
+    assert!(
+        text.contains("FAIL ") && text.contains(":: wrong-profile"),
+        "{text}"
+    );
+    assert!(
+        text.contains("-     health-monitor: ping") && text.contains("+     health-monitor: tcp"),
+        "{text}"
+    );
     assert_eq!(closing_counts(&output), (1, 1));
 }
 
@@ -81,7 +110,15 @@ fn run_filters_cases_and_json_output_counts_them() {
     let dir = tempfile::tempdir().unwrap();
     let other = PLAIN_TCP.replace("plain-tcp", "another");
     let suite = write_suite(dir.path(), &format!("{PLAIN_TCP}{other}"));
-    let output = vcd_ccm(&["policy", "test", suite.to_str().unwrap(), "--run", "^another$", "--output", "json"]);
+    let output = vcd_ccm(&[
+        "policy",
+        "test",
+        suite.to_str().unwrap(),
+        "--run",
+        "^another$",
+        "--output",
+        "json",
+    ]);
     assert!(output.status.success());
     let report: serde_json::Value = serde_json::from_slice(&output.stdout).unwrap();
     assert_eq!(report["passed"], 1);
@@ -98,9 +135,21 @@ fn load_errors_exit_2_and_say_where() {
     let typo = dir.path().join("typo.yaml");
     std::fs::write(&typo, format!("{SUITE_HEAD}- name: typo\n  input: {{service: {{portz: []}}}}\n  expect: {{error: no-address-available}}\n")).unwrap();
     for (suite, expected) in [
-        (&missing, "missing.yaml: no such file or directory".to_string()),
-        (&bad_policy, format!("{}: No such file", dir.path().join("nowhere.wasm").display())),
-        (&typo, "case \"typo\": input: service.portz: unknown field `portz`".to_string()),
+        (
+            &missing,
+            "missing.yaml: no such file or directory".to_string(),
+        ),
+        (
+            &bad_policy,
+            format!(
+                "{}: No such file",
+                dir.path().join("nowhere.wasm").display()
+            ),
+        ),
+        (
+            &typo,
+            "case \"typo\": input: service.portz: unknown field `portz`".to_string(),
+        ),
     ] {
         let output = vcd_ccm(&["policy", "test", suite.to_str().unwrap()]);
         assert_eq!(output.status.code(), Some(2), "{}", suite.display());
@@ -120,18 +169,40 @@ fn eval_prints_the_decision_or_the_policys_error() {
          profiles: [l4-udp]\n",
     )
     .unwrap();
-    let output = vcd_ccm(&["policy", "eval", "--policy", "default", "--input", input.to_str().unwrap()]);
-    assert!(output.status.success(), "{}", String::from_utf8_lossy(&output.stderr));
+    let output = vcd_ccm(&[
+        "policy",
+        "eval",
+        "--policy",
+        "default",
+        "--input",
+        input.to_str().unwrap(),
+    ]);
+    assert!(
+        output.status.success(),
+        "{}",
+        String::from_utf8_lossy(&output.stderr)
+    );
     let decision: serde_json::Value = serde_yaml_ng::from_str(&stdout(&output)).unwrap();
     assert_eq!(decision["address"]["from-pool"], "public");
     assert_eq!(decision["ports"][0]["profile"], "l4-udp");
 
     let config = dir.path().join("config.json");
     std::fs::write(&config, r#"{"algorithm": "fastest-response"}"#).unwrap();
-    let declined =
-        vcd_ccm(&["policy", "eval", "--policy", "default", "--input", input.to_str().unwrap(), "--config", config.to_str().unwrap()]);
+    let declined = vcd_ccm(&[
+        "policy",
+        "eval",
+        "--policy",
+        "default",
+        "--input",
+        input.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
     assert_eq!(declined.status.code(), Some(1));
-    assert!(String::from_utf8_lossy(&declined.stderr).contains("needs the PREMIUM load balancer feature set"));
+    assert!(
+        String::from_utf8_lossy(&declined.stderr)
+            .contains("needs the PREMIUM load balancer feature set")
+    );
 }
 
 #[test]
@@ -147,10 +218,20 @@ fn inspect_reports_interfaces_and_acceptance() {
 
     let dir = tempfile::tempdir().unwrap();
     let sneaky = dir.path().join("sneaky.wat");
-    std::fs::write(&sneaky, r#"(component (import "wasi:sockets/tcp@0.2.0" (instance)))"#).unwrap();
+    std::fs::write(
+        &sneaky,
+        r#"(component (import "wasi:sockets/tcp@0.2.0" (instance)))"#,
+    )
+    .unwrap();
     let refused = vcd_ccm(&["policy", "inspect", sneaky.to_str().unwrap()]);
     let text = stdout(&refused);
     assert_eq!(refused.status.code(), Some(1), "{text}");
-    assert!(text.contains("wasi:sockets/tcp@0.2.0 (FORBIDDEN)"), "{text}");
-    assert!(text.contains("accepted:  no: policy sneaky: imports wasi:sockets/tcp@0.2.0"), "{text}");
+    assert!(
+        text.contains("wasi:sockets/tcp@0.2.0 (FORBIDDEN)"),
+        "{text}"
+    );
+    assert!(
+        text.contains("accepted:  no: policy sneaky: imports wasi:sockets/tcp@0.2.0"),
+        "{text}"
+    );
 }

@@ -10,14 +10,21 @@ use vcd_ccm::policy::model::{AppProfile, DecisionInput, PoolSource, Protocol, Se
 use vcd_ccm::policy::{CallError, EvalError, Limits, LoadError, Policy, PolicyEngine};
 
 fn misbehaving_wasm() -> Vec<u8> {
-    std::fs::read(format!("{ARTIFACTS_DIR}/misbehaving.wasm")).expect("build.rs builds the misbehaving fixture")
+    std::fs::read(format!("{ARTIFACTS_DIR}/misbehaving.wasm"))
+        .expect("build.rs builds the misbehaving fixture")
 }
 
 fn load_misbehaving(engine: &Arc<PolicyEngine>, behaviour: &str, limits: Limits) -> Policy {
     let bytes = misbehaving_wasm();
     loader::load(
         engine,
-        PolicySource { name: "misbehaving", bytes: &bytes, pin: None, config: behaviour.into(), limits },
+        PolicySource {
+            name: "misbehaving",
+            bytes: &bytes,
+            pin: None,
+            config: behaviour.into(),
+            limits,
+        },
     )
     .expect("the fixture loads")
 }
@@ -32,7 +39,13 @@ profiles: [l4-tcp, l4-udp, http, https]
 "#,
     )
     .unwrap();
-    input.service.ports.push(ServicePort { name: "http".into(), protocol: Protocol::Tcp, port: 80, node_port: Some(30080), app_protocol: None });
+    input.service.ports.push(ServicePort {
+        name: "http".into(),
+        protocol: Protocol::Tcp,
+        port: 80,
+        node_port: Some(30080),
+        app_protocol: None,
+    });
     assert_eq!(input.pools[0].source, PoolSource::IpBlock);
     input
 }
@@ -46,7 +59,9 @@ fn call_error(result: Result<vcd_ccm::policy::model::Decision, EvalError>) -> Ca
 
 fn default_still_serves(engine: &Arc<PolicyEngine>) {
     let policy = builtin::load_default(engine, "{}".into()).unwrap();
-    let decision = policy.decide(&web_input()).expect("the default policy still decides");
+    let decision = policy
+        .decide(&web_input())
+        .expect("the default policy still decides");
     assert_eq!(decision.ports[0].profile, AppProfile::L4Tcp);
 }
 
@@ -54,11 +69,21 @@ fn default_still_serves(engine: &Arc<PolicyEngine>) {
 fn endless_loop_is_stopped_within_twice_its_deadline() {
     let engine = PolicyEngine::new().unwrap();
     let timeout = Duration::from_millis(100);
-    let policy = load_misbehaving(&engine, "loop", Limits { timeout, ..Limits::default() });
+    let policy = load_misbehaving(
+        &engine,
+        "loop",
+        Limits {
+            timeout,
+            ..Limits::default()
+        },
+    );
     let started = Instant::now();
     let error = call_error(policy.decide(&web_input()));
     let elapsed = started.elapsed();
-    assert!(matches!(error, CallError::Timeout(t) if t == timeout), "{error:?}");
+    assert!(
+        matches!(error, CallError::Timeout(t) if t == timeout),
+        "{error:?}"
+    );
     assert!(elapsed >= timeout, "stopped early: {elapsed:?}");
     assert!(elapsed < 2 * timeout, "stopped late: {elapsed:?}");
     default_still_serves(&engine);
@@ -67,10 +92,16 @@ fn endless_loop_is_stopped_within_twice_its_deadline() {
 #[test]
 fn memory_growth_past_the_cap_is_out_of_memory() {
     let engine = PolicyEngine::new().unwrap();
-    let limits = Limits { memory_bytes: 8 << 20, ..Limits::default() };
+    let limits = Limits {
+        memory_bytes: 8 << 20,
+        ..Limits::default()
+    };
     let policy = load_misbehaving(&engine, "oom", limits);
     let error = call_error(policy.decide(&web_input()));
-    assert!(matches!(error, CallError::OutOfMemory { limit_bytes } if limit_bytes == 8 << 20), "{error:?}");
+    assert!(
+        matches!(error, CallError::OutOfMemory { limit_bytes } if limit_bytes == 8 << 20),
+        "{error:?}"
+    );
     default_still_serves(&engine);
 }
 
@@ -79,14 +110,24 @@ fn a_trap_is_reported_as_a_trap() {
     let engine = PolicyEngine::new().unwrap();
     let policy = load_misbehaving(&engine, "trap", Limits::default());
     let error = call_error(policy.decide(&web_input()));
-    assert!(matches!(&error, CallError::Trap { trap, .. } if trap.contains("unreachable")), "{error:?}");
+    assert!(
+        matches!(&error, CallError::Trap { trap, .. } if trap.contains("unreachable")),
+        "{error:?}"
+    );
     default_still_serves(&engine);
 }
 
 #[test]
 fn a_log_flood_is_bounded_and_the_call_still_returns() {
     let engine = PolicyEngine::new().unwrap();
-    let policy = load_misbehaving(&engine, "log-flood", Limits { timeout: Duration::from_secs(5), ..Limits::default() });
+    let policy = load_misbehaving(
+        &engine,
+        "log-flood",
+        Limits {
+            timeout: Duration::from_secs(5),
+            ..Limits::default()
+        },
+    );
     match policy.decide(&web_input()) {
         Err(EvalError::Declined { error, .. }) => assert_eq!(error.to_string(), "flooded"),
         other => panic!("expected the policy's own error, got {other:?}"),
@@ -99,7 +140,13 @@ fn a_forbidden_import_is_refused_at_load_by_name() {
     let wat = r#"(component (import "wasi:http/outgoing-handler@0.2.0" (instance)))"#;
     let error = loader::load(
         &engine,
-        PolicySource { name: "sneaky", bytes: wat.as_bytes(), pin: None, config: "{}".into(), limits: Limits::default() },
+        PolicySource {
+            name: "sneaky",
+            bytes: wat.as_bytes(),
+            pin: None,
+            config: "{}".into(),
+            limits: Limits::default(),
+        },
     )
     .err()
     .expect("refused");
@@ -120,11 +167,20 @@ fn a_wrong_pin_is_refused_before_compiling() {
     let pin = "0".repeat(64);
     let error = loader::load(
         &engine,
-        PolicySource { name: "pinned", bytes: &bytes, pin: Some(&pin), config: "ok".into(), limits: Limits::default() },
+        PolicySource {
+            name: "pinned",
+            bytes: &bytes,
+            pin: Some(&pin),
+            config: "ok".into(),
+            limits: Limits::default(),
+        },
     )
     .err()
     .expect("refused");
-    assert!(matches!(&error, LoadError::DigestMismatch { actual, .. } if *actual == loader::sha256_hex(&bytes)), "{error}");
+    assert!(
+        matches!(&error, LoadError::DigestMismatch { actual, .. } if *actual == loader::sha256_hex(&bytes)),
+        "{error}"
+    );
 }
 
 #[test]
@@ -133,11 +189,20 @@ fn a_config_the_policy_rejects_refuses_the_policy() {
     let bytes = misbehaving_wasm();
     let error = loader::load(
         &engine,
-        PolicySource { name: "misbehaving", bytes: &bytes, pin: None, config: "dance".into(), limits: Limits::default() },
+        PolicySource {
+            name: "misbehaving",
+            bytes: &bytes,
+            pin: None,
+            config: "dance".into(),
+            limits: Limits::default(),
+        },
     )
     .err()
     .expect("refused");
-    assert!(matches!(&error, LoadError::InvalidConfig { message, .. } if message.contains("dance")), "{error}");
+    assert!(
+        matches!(&error, LoadError::InvalidConfig { message, .. } if message.contains("dance")),
+        "{error}"
+    );
 }
 
 #[test]
@@ -145,11 +210,20 @@ fn bytes_that_are_no_component_are_refused() {
     let engine = PolicyEngine::new().unwrap();
     let error = loader::load(
         &engine,
-        PolicySource { name: "junk", bytes: b"\0asm junk", pin: None, config: "{}".into(), limits: Limits::default() },
+        PolicySource {
+            name: "junk",
+            bytes: b"\0asm junk",
+            pin: None,
+            config: "{}".into(),
+            limits: Limits::default(),
+        },
     )
     .err()
     .expect("refused");
-    assert!(matches!(error, LoadError::InvalidComponent { .. }), "{error}");
+    assert!(
+        matches!(error, LoadError::InvalidComponent { .. }),
+        "{error}"
+    );
 }
 
 #[test]
@@ -157,11 +231,20 @@ fn a_component_of_another_world_is_refused() {
     let engine = PolicyEngine::new().unwrap();
     let error = loader::load(
         &engine,
-        PolicySource { name: "empty", bytes: b"(component)", pin: None, config: "{}".into(), limits: Limits::default() },
+        PolicySource {
+            name: "empty",
+            bytes: b"(component)",
+            pin: None,
+            config: "{}".into(),
+            limits: Limits::default(),
+        },
     )
     .err()
     .expect("refused");
-    assert!(matches!(&error, LoadError::WrongWorld { reason, .. } if reason.contains("vcd:lb-policy/policy@0.1.0")), "{error}");
+    assert!(
+        matches!(&error, LoadError::WrongWorld { reason, .. } if reason.contains("vcd:lb-policy/policy@0.1.0")),
+        "{error}"
+    );
 }
 
 #[test]
@@ -171,8 +254,14 @@ fn an_invalid_decision_is_rejected_with_what_is_wrong() {
     let policy = load_misbehaving(&engine, "ok", Limits::default());
     match policy.decide(&web_input()) {
         Err(EvalError::InvalidDecision { problem, .. }) => {
-            assert!(problem.contains("keep-current, but the Service has no address yet"), "{problem}");
-            assert!(problem.contains("Service port 80/tcp has no entry"), "{problem}");
+            assert!(
+                problem.contains("keep-current, but the Service has no address yet"),
+                "{problem}"
+            );
+            assert!(
+                problem.contains("Service port 80/tcp has no entry"),
+                "{problem}"
+            );
         }
         other => panic!("expected InvalidDecision, got {other:?}"),
     }

@@ -30,7 +30,12 @@ pub fn test(args: &TestArgs) -> ExitCode {
 }
 
 fn run_suites(args: &TestArgs) -> Result<bool> {
-    let filter = args.run.as_deref().map(Regex::new).transpose().context("--run is not a valid regular expression")?;
+    let filter = args
+        .run
+        .as_deref()
+        .map(Regex::new)
+        .transpose()
+        .context("--run is not a valid regular expression")?;
     let files = runner::discover(&args.paths)?;
     if files.is_empty() {
         bail!("no suite files (*.yaml) under {:?}", args.paths);
@@ -67,7 +72,10 @@ pub fn eval(args: &EvalArgs) -> ExitCode {
             ExitCode::SUCCESS
         }
         Err(EvalError::Declined { error, .. }) => {
-            print!("{}", yaml::to_string(&serde_json::json!({ "error": error })));
+            print!(
+                "{}",
+                yaml::to_string(&serde_json::json!({ "error": error }))
+            );
             eprintln!("policy {} declined: {error}", policy.name());
             ExitCode::FAILURE
         }
@@ -85,20 +93,33 @@ fn load_failure(error: anyhow::Error) -> ExitCode {
 
 fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<crate::policy::Policy> {
     let config = match &args.config {
-        Some(path) => std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?,
+        Some(path) => {
+            std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
+        }
         None => "{}".to_string(),
     };
     if args.policy == DEFAULT_POLICY_NAME {
         return Ok(builtin::load_default(engine, config)?);
     }
     let bytes = std::fs::read(&args.policy).with_context(|| format!("reading {}", args.policy))?;
-    let name = Path::new(&args.policy).file_stem().and_then(|s| s.to_str()).unwrap_or("policy").to_string();
-    let source = PolicySource { name: &name, bytes: &bytes, pin: None, config, limits: Limits::default() };
+    let name = Path::new(&args.policy)
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("policy")
+        .to_string();
+    let source = PolicySource {
+        name: &name,
+        bytes: &bytes,
+        pin: None,
+        config,
+        limits: Limits::default(),
+    };
     Ok(loader::load(engine, source)?)
 }
 
 fn read_input(path: &Path) -> Result<DecisionInput> {
-    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let text =
+        std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     yaml::from_str(&text).map_err(|message| anyhow::anyhow!("{}: {message}", path.display()))
 }
 
@@ -114,7 +135,11 @@ pub fn inspect(args: &InspectArgs) -> ExitCode {
 fn print_inspection(path: &Path) -> Result<bool> {
     let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
     let engine = PolicyEngine::new()?;
-    let name = path.file_stem().and_then(|s| s.to_str()).unwrap_or("policy").to_string();
+    let name = path
+        .file_stem()
+        .and_then(|s| s.to_str())
+        .unwrap_or("policy")
+        .to_string();
     let mut out = io::stdout().lock();
     writeln!(out, "component: {}", path.display())?;
     writeln!(out, "sha256:    {}", sha256_hex(&bytes))?;
@@ -127,21 +152,37 @@ fn print_inspection(path: &Path) -> Result<bool> {
     };
     writeln!(out, "imports:")?;
     for import in &imports {
-        let verdict = if imports::is_allowed(import) { "allowed" } else { "FORBIDDEN" };
+        let verdict = if imports::is_allowed(import) {
+            "allowed"
+        } else {
+            "FORBIDDEN"
+        };
         writeln!(out, "  {import} ({verdict})")?;
     }
     writeln!(out, "exports:")?;
     for export in &exports {
         writeln!(out, "  {export}")?;
     }
-    let contract = exports.iter().find_map(|e| e.strip_prefix("vcd:lb-policy/policy@"));
-    writeln!(out, "contract:  {}", contract.map_or("none (does not export vcd:lb-policy/policy)".into(), |v| format!("vcd:lb-policy@{v}")))?;
-    let verdict =
-        loader::compile(&engine, &name, &bytes, None).and_then(|compiled| compiled.verify(&name, Limits::default()));
+    let contract = exports
+        .iter()
+        .find_map(|e| e.strip_prefix("vcd:lb-policy/policy@"));
+    writeln!(
+        out,
+        "contract:  {}",
+        contract.map_or(
+            "none (does not export vcd:lb-policy/policy)".into(),
+            |v| format!("vcd:lb-policy@{v}")
+        )
+    )?;
+    let verdict = loader::compile(&engine, &name, &bytes, None)
+        .and_then(|compiled| compiled.verify(&name, Limits::default()));
     match verdict {
         Ok(info) => {
             writeln!(out, "policy:    {} {}", info.name, info.version)?;
-            writeln!(out, "accepted:  yes (its settings are checked by validate-config when it is loaded)")?;
+            writeln!(
+                out,
+                "accepted:  yes (its settings are checked by validate-config when it is loaded)"
+            )?;
             Ok(true)
         }
         Err(e) => {

@@ -12,7 +12,10 @@ use super::sandbox::Limits;
 pub const DEFAULT_POLICY_NAME: &str = "default";
 
 /// The default policy component.
-pub const DEFAULT_POLICY_WASM: &[u8] = include_bytes!(concat!(env!("VCD_CCM_POLICY_ARTIFACTS"), "/default_policy.wasm"));
+pub const DEFAULT_POLICY_WASM: &[u8] = include_bytes!(concat!(
+    env!("VCD_CCM_POLICY_ARTIFACTS"),
+    "/default_policy.wasm"
+));
 
 /// Where `build.rs` left the example and test policy components.
 pub const ARTIFACTS_DIR: &str = env!("VCD_CCM_POLICY_ARTIFACTS");
@@ -21,6 +24,12 @@ pub const ARTIFACTS_DIR: &str = env!("VCD_CCM_POLICY_ARTIFACTS");
 pub fn load_default(engine: &Arc<PolicyEngine>, config: String) -> Result<Policy, LoadError> {
     loader::load(
         engine,
-        PolicySource { name: DEFAULT_POLICY_NAME, bytes: DEFAULT_POLICY_WASM, pin: None, config, limits: Limits::default() },
+        PolicySource {
+            name: DEFAULT_POLICY_NAME,
+            bytes: DEFAULT_POLICY_WASM,
+            pin: None,
+            config,
+            limits: Limits::default(),
+        },
     )
 }

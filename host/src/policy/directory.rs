@@ -67,7 +67,10 @@ fn load_entry(
         && p.entry == entry
     {
         // The pin covers the bytes: same entry means same component.
-        return ProviderPolicy { entry, state: PolicyState::Ready(policy.clone()) };
+        return ProviderPolicy {
+            entry,
+            state: PolicyState::Ready(policy.clone()),
+        };
     }
     let path = dir.join(entry.file_name());
     let loaded = std::fs::read(&path)
@@ -85,15 +88,24 @@ fn load_entry(
     match (loaded, ready_earlier) {
         (Ok(policy), _) => {
             report.loaded.push(entry.name.clone());
-            ProviderPolicy { entry, state: PolicyState::Ready(Arc::new(policy)) }
+            ProviderPolicy {
+                entry,
+                state: PolicyState::Ready(Arc::new(policy)),
+            }
         }
         (Err(reason), Some((p, policy))) => {
             report.failed.push((entry.name.clone(), reason));
-            ProviderPolicy { entry: p.entry.clone(), state: PolicyState::Ready(policy.clone()) }
+            ProviderPolicy {
+                entry: p.entry.clone(),
+                state: PolicyState::Ready(policy.clone()),
+            }
         }
         (Err(reason), None) => {
             report.failed.push((entry.name.clone(), reason.clone()));
-            ProviderPolicy { entry, state: PolicyState::Failed(Arc::from(reason)) }
+            ProviderPolicy {
+                entry,
+                state: PolicyState::Failed(Arc::from(reason)),
+            }
         }
     }
 }
@@ -104,7 +116,11 @@ pub struct DirectoryWatcher {
 }
 
 /// Starts watching `dir`; each change reloads it into `registry`.
-pub fn watch(engine: Arc<PolicyEngine>, dir: PathBuf, registry: Arc<Registry>) -> notify::Result<DirectoryWatcher> {
+pub fn watch(
+    engine: Arc<PolicyEngine>,
+    dir: PathBuf,
+    registry: Arc<Registry>,
+) -> notify::Result<DirectoryWatcher> {
     let (changed, changes) = mpsc::channel::<()>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
         if event.is_ok() {
@@ -113,12 +129,14 @@ pub fn watch(engine: Arc<PolicyEngine>, dir: PathBuf, registry: Arc<Registry>) -
         }
     })?;
     watcher.watch(&dir, RecursiveMode::NonRecursive)?;
-    thread::Builder::new().name("policy-reload".into()).spawn(move || {
-        while changes.recv().is_ok() {
-            while changes.recv_timeout(SETTLE).is_ok() {}
-            reload(&engine, &dir, &registry);
-        }
-    })?;
+    thread::Builder::new()
+        .name("policy-reload".into())
+        .spawn(move || {
+            while changes.recv().is_ok() {
+                while changes.recv_timeout(SETTLE).is_ok() {}
+                reload(&engine, &dir, &registry);
+            }
+        })?;
     Ok(DirectoryWatcher { _watcher: watcher })
 }
 

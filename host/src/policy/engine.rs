@@ -6,13 +6,16 @@ use std::thread;
 use std::time::Duration;
 
 use wasmtime::component::Linker;
-use wasmtime::{Config, Engine, EngineWeak};
+use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::model::LogLevel;
 use super::sandbox::Sandbox;
 
 /// How often the epoch advances; deadlines are enforced to this granularity.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
+
+/// The largest memory cap a policy may ask for (`memoryLimitMiB` ≤ 1024).
+pub const MAX_MEMORY_BYTES: usize = 1 << 30;
 
 /// The host interface policies may import.
 pub const HOST_INTERFACE: &str = "vcd:lb-policy/host@0.1.0";
@@ -34,8 +37,16 @@ impl PolicyEngine {
     /// the engine is dropped.
     pub fn new() -> Result<Arc<PolicyEngine>, EngineError> {
         let fail = |e: wasmtime::Error| EngineError(format!("{e:#}"));
+        // Winch, the baseline compiler: a policy compiles in tens of milliseconds
+        // instead of hundreds, and a decision's cost is dominated by creating the
+        // instance, not by running the guest's few branches.
         let mut config = Config::new();
-        config.wasm_component_model(true).epoch_interruption(true).max_wasm_stack(1 << 20);
+        config
+            .wasm_component_model(true)
+            .epoch_interruption(true)
+            .max_wasm_stack(1 << 20)
+            .strategy(wasmtime::Strategy::Winch)
+            .allocation_strategy(InstanceAllocationStrategy::Pooling(instance_pool()));
         let engine = Engine::new(&config).map_err(fail)?;
         let mut linker: Linker<Sandbox> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(fail)?;
@@ -49,7 +60,8 @@ impl PolicyEngine {
             })
             .map_err(fail)?;
         linker.instance(TYPES_INTERFACE).map_err(fail)?;
-        spawn_ticker(engine.weak()).map_err(|e| EngineError(format!("epoch ticker thread: {e}")))?;
+        spawn_ticker(engine.weak())
+            .map_err(|e| EngineError(format!("epoch ticker thread: {e}")))?;
         Ok(Arc::new(PolicyEngine { engine, linker }))
     }
 
@@ -58,6 +70,22 @@ impl PolicyEngine {
         let ticks = timeout.as_nanos().div_ceil(EPOCH_TICK.as_nanos());
         u64::try_from(ticks).unwrap_or(u64::MAX - 1).max(1) + 1
     }
+}
+
+/// Calls that may run at the same time; one more fails to instantiate rather
+/// than waiting. Pooled slots make a fresh instance per call cheap.
+pub const CONCURRENT_CALLS: u32 = 64;
+
+fn instance_pool() -> PoolingAllocationConfig {
+    // A Rust wasip2 component holds a few core instances (the program and the
+    // WASI adapter), each with a memory and a couple of tables.
+    let mut pool = PoolingAllocationConfig::default();
+    pool.total_component_instances(CONCURRENT_CALLS)
+        .total_core_instances(CONCURRENT_CALLS * 8)
+        .total_memories(CONCURRENT_CALLS * 2)
+        .total_tables(CONCURRENT_CALLS * 4)
+        .max_memory_size(MAX_MEMORY_BYTES);
+    pool
 }
 
 fn spawn_ticker(engine: EngineWeak) -> std::io::Result<()> {

@@ -8,15 +8,27 @@ use super::model::DecisionError;
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
     #[error("policy {policy}: sha256 is {actual}, but the pin says {expected}")]
-    DigestMismatch { policy: String, expected: String, actual: String },
+    DigestMismatch {
+        policy: String,
+        expected: String,
+        actual: String,
+    },
     #[error("policy {policy}: not a valid WebAssembly component: {reason}")]
     InvalidComponent { policy: String, reason: String },
     #[error("policy {policy}: imports {import}, which policies may not use (allowed: {allowed})")]
-    ForbiddenImport { policy: String, import: String, allowed: String },
+    ForbiddenImport {
+        policy: String,
+        import: String,
+        allowed: String,
+    },
     #[error("policy {policy}: does not implement the lb-policy world: {reason}")]
     WrongWorld { policy: String, reason: String },
     #[error("policy {policy}: {call} failed: {cause}")]
-    Call { policy: String, call: &'static str, cause: CallError },
+    Call {
+        policy: String,
+        call: &'static str,
+        cause: CallError,
+    },
     #[error("policy {policy}: rejected its config: {message}")]
     InvalidConfig { policy: String, message: String },
 }
@@ -35,7 +47,11 @@ pub enum CallError {
 }
 
 fn stderr_tail(stderr: &str) -> String {
-    if stderr.trim().is_empty() { String::new() } else { format!(" (stderr: {})", stderr.trim()) }
+    if stderr.trim().is_empty() {
+        String::new()
+    } else {
+        format!(" (stderr: {})", stderr.trim())
+    }
 }
 
 /// Why `decide` produced no usable decision.
@@ -45,7 +61,10 @@ pub enum EvalError {
     Call { policy: String, cause: CallError },
     /// The policy declined, for a reason it names.
     #[error("policy {policy}: {error}")]
-    Declined { policy: String, error: DecisionError },
+    Declined {
+        policy: String,
+        error: DecisionError,
+    },
     /// The policy answered, but the answer breaks the contract.
     #[error("policy {policy} made an invalid decision: {problem}")]
     InvalidDecision { policy: String, problem: String },

@@ -33,13 +33,19 @@ const ALLOWED: &[(&str, &str)] = &[
 
 /// The component's imports, in declaration order.
 pub fn list(engine: &Engine, component: &Component) -> Vec<String> {
-    component.component_type().imports(engine).map(|(name, _)| name.to_string()).collect()
+    component
+        .component_type()
+        .imports(engine)
+        .map(|(name, _)| name.to_string())
+        .collect()
 }
 
 /// Whether the host serves this import.
 pub fn is_allowed(import: &str) -> bool {
     let (interface, version) = import.split_once('@').unwrap_or((import, ""));
-    ALLOWED.iter().any(|(name, prefix)| *name == interface && version.starts_with(prefix))
+    ALLOWED
+        .iter()
+        .any(|(name, prefix)| *name == interface && version.starts_with(prefix))
 }
 
 /// The allow-list as text for error messages.

@@ -68,21 +68,40 @@ pub fn sha256_hex(bytes: &[u8]) -> String {
 }
 
 /// Compiles and links a component without running any of its code.
-pub fn compile(engine: &Arc<PolicyEngine>, name: &str, bytes: &[u8], pin: Option<&str>) -> Result<Compiled, LoadError> {
+pub fn compile(
+    engine: &Arc<PolicyEngine>,
+    name: &str,
+    bytes: &[u8],
+    pin: Option<&str>,
+) -> Result<Compiled, LoadError> {
     let policy = name.to_string();
     let digest = sha256_hex(bytes);
     if let Some(expected) = pin
         && !expected.eq_ignore_ascii_case(&digest)
     {
-        return Err(LoadError::DigestMismatch { policy, expected: expected.to_string(), actual: digest });
+        return Err(LoadError::DigestMismatch {
+            policy,
+            expected: expected.to_string(),
+            actual: digest,
+        });
     }
-    let component = Component::new(&engine.engine, bytes)
-        .map_err(|e| LoadError::InvalidComponent { policy: policy.clone(), reason: format!("{e:#}") })?;
+    let component =
+        Component::new(&engine.engine, bytes).map_err(|e| LoadError::InvalidComponent {
+            policy: policy.clone(),
+            reason: format!("{e:#}"),
+        })?;
     let imports = imports::list(&engine.engine, &component);
     if let Some(import) = imports.iter().find(|import| !imports::is_allowed(import)) {
-        return Err(LoadError::ForbiddenImport { policy, import: import.clone(), allowed: imports::allowed_summary() });
+        return Err(LoadError::ForbiddenImport {
+            policy,
+            import: import.clone(),
+            allowed: imports::allowed_summary(),
+        });
     }
-    let wrong_world = |reason: String| LoadError::WrongWorld { policy: policy.clone(), reason };
+    let wrong_world = |reason: String| LoadError::WrongWorld {
+        policy: policy.clone(),
+        reason,
+    };
     let interface = component
         .get_export_index(None, POLICY_INTERFACE)
         .ok_or_else(|| wrong_world(format!("it does not export {POLICY_INTERFACE}")))?;
@@ -91,10 +110,22 @@ pub fn compile(engine: &Arc<PolicyEngine>, name: &str, bytes: &[u8], pin: Option
             .get_export_index(Some(&interface), name)
             .ok_or_else(|| wrong_world(format!("{POLICY_INTERFACE} has no function {name}")))
     };
-    let exports =
-        Exports { describe: function("describe")?, validate_config: function("validate-config")?, decide: function("decide")? };
-    let pre = engine.linker.instantiate_pre(&component).map_err(|e| wrong_world(format!("{e:#}")))?;
-    Ok(Compiled { engine: engine.clone(), pre, exports, digest, imports })
+    let exports = Exports {
+        describe: function("describe")?,
+        validate_config: function("validate-config")?,
+        decide: function("decide")?,
+    };
+    let pre = engine
+        .linker
+        .instantiate_pre(&component)
+        .map_err(|e| wrong_world(format!("{e:#}")))?;
+    Ok(Compiled {
+        engine: engine.clone(),
+        pre,
+        exports,
+        digest,
+        imports,
+    })
 }
 
 impl Compiled {
@@ -102,9 +133,18 @@ impl Compiled {
     /// component built from another version of `wit/` fails here, not per Service.
     pub fn verify(&self, name: &str, limits: Limits) -> Result<PolicyInfo, LoadError> {
         let name_arc: Arc<str> = Arc::from(name);
-        let failed = |call: &'static str| move |cause| LoadError::Call { policy: name.to_string(), call, cause };
-        let info = self.describe(&name_arc, limits).map_err(failed("describe"))?;
-        self.check_decide_type(&name_arc, limits).map_err(failed("decide type check"))?;
+        let failed = |call: &'static str| {
+            move |cause| LoadError::Call {
+                policy: name.to_string(),
+                call,
+                cause,
+            }
+        };
+        let info = self
+            .describe(&name_arc, limits)
+            .map_err(failed("describe"))?;
+        self.check_decide_type(&name_arc, limits)
+            .map_err(failed("decide type check"))?;
         Ok(info)
     }
 }
@@ -116,14 +156,35 @@ pub fn load(engine: &Arc<PolicyEngine>, source: PolicySource<'_>) -> Result<Poli
     let name: Arc<str> = Arc::from(source.name);
     compiled
         .validate_config(&name, source.limits, &source.config)
-        .map_err(|cause| LoadError::Call { policy: source.name.to_string(), call: "validate-config", cause })?
-        .map_err(|message| LoadError::InvalidConfig { policy: source.name.to_string(), message })?;
-    Ok(Policy { compiled, name, info, config: source.config, limits: source.limits })
+        .map_err(|cause| LoadError::Call {
+            policy: source.name.to_string(),
+            call: "validate-config",
+            cause,
+        })?
+        .map_err(|message| LoadError::InvalidConfig {
+            policy: source.name.to_string(),
+            message,
+        })?;
+    Ok(Policy {
+        compiled,
+        name,
+        info,
+        config: source.config,
+        limits: source.limits,
+    })
 }
 
 /// The component's imports and exports by name, without linking or running it.
-pub fn component_interfaces(engine: &Arc<PolicyEngine>, bytes: &[u8]) -> Result<(Vec<String>, Vec<String>), String> {
-    let component = Component::new(&engine.engine, bytes).map_err(|e| format!("not a valid WebAssembly component: {e:#}"))?;
-    let exports = component.component_type().exports(&engine.engine).map(|(name, _)| name.to_string()).collect();
+pub fn component_interfaces(
+    engine: &Arc<PolicyEngine>,
+    bytes: &[u8],
+) -> Result<(Vec<String>, Vec<String>), String> {
+    let component = Component::new(&engine.engine, bytes)
+        .map_err(|e| format!("not a valid WebAssembly component: {e:#}"))?;
+    let exports = component
+        .component_type()
+        .exports(&engine.engine)
+        .map(|(name, _)| name.to_string())
+        .collect();
     Ok((imports::list(&engine.engine, &component), exports))
 }

@@ -20,6 +20,7 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::builtin::DEFAULT_POLICY_NAME;
+use super::engine::MAX_MEMORY_BYTES;
 use super::sandbox::Limits;
 use super::selector::LabelSelector;
 
@@ -29,9 +30,16 @@ pub const MANIFEST_FILE: &str = "policies.yaml";
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
     #[error("{}: cannot read: {error}", file.display())]
-    Read { file: PathBuf, error: std::io::Error },
+    Read {
+        file: PathBuf,
+        error: std::io::Error,
+    },
     #[error("{}: {path}: {message}", file.display())]
-    Invalid { file: PathBuf, path: String, message: String },
+    Invalid {
+        file: PathBuf,
+        path: String,
+        message: String,
+    },
 }
 
 #[derive(Debug, Deserialize)]
@@ -75,19 +83,27 @@ pub struct PolicySelector {
 
 impl PolicyEntry {
     pub fn file_name(&self) -> String {
-        self.file.clone().unwrap_or_else(|| format!("{}.wasm", self.name))
+        self.file
+            .clone()
+            .unwrap_or_else(|| format!("{}.wasm", self.name))
     }
 
     /// The config as JSON text for the policy (`{}` when none is given).
     pub fn config_json(&self) -> String {
-        self.config.as_ref().map_or_else(|| "{}".to_string(), serde_json::Value::to_string)
+        self.config
+            .as_ref()
+            .map_or_else(|| "{}".to_string(), serde_json::Value::to_string)
     }
 
     pub fn limits(&self) -> Limits {
         let defaults = Limits::default();
         Limits {
-            timeout: self.timeout_ms.map_or(defaults.timeout, Duration::from_millis),
-            memory_bytes: self.memory_limit_mib.map_or(defaults.memory_bytes, |mib| (mib as usize) << 20),
+            timeout: self
+                .timeout_ms
+                .map_or(defaults.timeout, Duration::from_millis),
+            memory_bytes: self
+                .memory_limit_mib
+                .map_or(defaults.memory_bytes, |mib| (mib as usize) << 20),
         }
     }
 
@@ -96,38 +112,59 @@ impl PolicyEntry {
         let name = &self.name;
         let is_label = !name.is_empty()
             && name.len() <= 63
-            && name.bytes().all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+            && name
+                .bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
             && !name.starts_with('-')
             && !name.ends_with('-');
         if !is_label {
-            return Err(("name", format!("{name:?} must be a lowercase DNS label (a-z, 0-9, '-', at most 63)")));
+            return Err((
+                "name",
+                format!("{name:?} must be a lowercase DNS label (a-z, 0-9, '-', at most 63)"),
+            ));
         }
         if name == DEFAULT_POLICY_NAME {
             return Err(("name", format!("{name:?} is the built-in policy's name")));
         }
         let file = self.file_name();
         if file.contains('/') || file.starts_with('.') || !file.ends_with(".wasm") {
-            return Err(("file", format!("{file:?} must be a .wasm file name in the policy directory")));
+            return Err((
+                "file",
+                format!("{file:?} must be a .wasm file name in the policy directory"),
+            ));
         }
         if self.sha256.len() != 64 || !self.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err(("sha256", format!("{:?} is not 64 hexadecimal digits", self.sha256)));
+            return Err((
+                "sha256",
+                format!("{:?} is not 64 hexadecimal digits", self.sha256),
+            ));
         }
         if let Some(ms) = self.timeout_ms
             && !(1..=10_000).contains(&ms)
         {
             return Err(("timeoutMs", format!("{ms} is outside 1–10000")));
         }
+        let max_mib = (MAX_MEMORY_BYTES >> 20) as u64;
         if let Some(mib) = self.memory_limit_mib
-            && !(1..=1024).contains(&mib)
+            && !(1..=max_mib).contains(&mib)
         {
-            return Err(("memoryLimitMiB", format!("{mib} is outside 1–1024")));
+            return Err(("memoryLimitMiB", format!("{mib} is outside 1–{max_mib}")));
         }
         let selector = &self.selector;
         if let Some(namespaces) = &selector.namespace_selector {
-            namespaces.validate().map_err(|e| ("selector.namespaceSelector", e))?;
+            namespaces
+                .validate()
+                .map_err(|e| ("selector.namespaceSelector", e))?;
         }
-        if selector.namespace_selector.is_none() && selector.load_balancer_class.is_none() && !selector.allow_annotation {
-            return Err(("selector", "selects no Service: set namespaceSelector, loadBalancerClass or allowAnnotation".into()));
+        if selector.namespace_selector.is_none()
+            && selector.load_balancer_class.is_none()
+            && !selector.allow_annotation
+        {
+            return Err((
+                "selector",
+                "selects no Service: set namespaceSelector, loadBalancerClass or allowAnnotation"
+                    .into(),
+            ));
         }
         Ok(())
     }
@@ -137,13 +174,26 @@ impl Manifest {
     /// Parses and checks the manifest text; errors name the file, the field path
     /// (with YAML's line and column where the parser knows them) and the problem.
     pub fn parse(file: &Path, text: &str) -> Result<Manifest, ManifestError> {
-        let invalid = |path: String, message: String| ManifestError::Invalid { file: file.to_path_buf(), path, message };
-        let manifest: Manifest = serde_path_to_error::deserialize(serde_yaml_ng::Deserializer::from_str(text))
-            .map_err(|e| invalid(e.path().to_string(), e.into_inner().to_string()))?;
+        let invalid = |path: String, message: String| ManifestError::Invalid {
+            file: file.to_path_buf(),
+            path,
+            message,
+        };
+        let manifest: Manifest =
+            serde_path_to_error::deserialize(serde_yaml_ng::Deserializer::from_str(text))
+                .map_err(|e| invalid(e.path().to_string(), e.into_inner().to_string()))?;
         for (i, entry) in manifest.policies.iter().enumerate() {
-            entry.validate().map_err(|(field, message)| invalid(format!("policies[{i}].{field}"), message))?;
-            if manifest.policies[..i].iter().any(|other| other.name == entry.name) {
-                return Err(invalid(format!("policies[{i}].name"), format!("{:?} is listed twice", entry.name)));
+            entry
+                .validate()
+                .map_err(|(field, message)| invalid(format!("policies[{i}].{field}"), message))?;
+            if manifest.policies[..i]
+                .iter()
+                .any(|other| other.name == entry.name)
+            {
+                return Err(invalid(
+                    format!("policies[{i}].name"),
+                    format!("{:?} is listed twice", entry.name),
+                ));
             }
         }
         Ok(manifest)
@@ -153,7 +203,9 @@ impl Manifest {
         let file = dir.join(MANIFEST_FILE);
         match std::fs::read_to_string(&file) {
             Ok(text) => Manifest::parse(&file, &text),
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest { policies: Vec::new() }),
+            Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
+                policies: Vec::new(),
+            }),
             Err(error) => Err(ManifestError::Read { file, error }),
         }
     }
@@ -164,7 +216,8 @@ mod tests {
     use super::*;
 
     fn parse(text: &str) -> Result<Manifest, String> {
-        Manifest::parse(Path::new("/etc/vcd-ccm/policies/policies.yaml"), text).map_err(|e| e.to_string())
+        Manifest::parse(Path::new("/etc/vcd-ccm/policies/policies.yaml"), text)
+            .map_err(|e| e.to_string())
     }
 
     const PIN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
@@ -178,36 +231,76 @@ mod tests {
         let entry = &manifest.policies[0];
         assert_eq!(entry.file_name(), "gold.wasm");
         assert_eq!(entry.config_json(), r#"{"a":1}"#);
-        assert_eq!(entry.limits(), Limits { timeout: Duration::from_millis(50), memory_bytes: 32 << 20 });
+        assert_eq!(
+            entry.limits(),
+            Limits {
+                timeout: Duration::from_millis(50),
+                memory_bytes: 32 << 20
+            }
+        );
     }
 
     #[test]
     fn errors_name_the_file_field_and_problem() {
-        let unknown = parse(&format!("policies:\n- name: gold\n  sha256: {PIN}\n  timeout: 5\n")).unwrap_err();
-        assert!(unknown.starts_with("/etc/vcd-ccm/policies/policies.yaml: policies[0]"), "{unknown}");
-        assert!(unknown.contains("unknown field `timeout`") && unknown.contains("line 4"), "{unknown}");
+        let unknown = parse(&format!(
+            "policies:\n- name: gold\n  sha256: {PIN}\n  timeout: 5\n"
+        ))
+        .unwrap_err();
+        assert!(
+            unknown.starts_with("/etc/vcd-ccm/policies/policies.yaml: policies[0]"),
+            "{unknown}"
+        );
+        assert!(
+            unknown.contains("unknown field `timeout`") && unknown.contains("line 4"),
+            "{unknown}"
+        );
 
-        let pin = parse("policies:\n- name: gold\n  sha256: abc\n  selector: {allowAnnotation: true}\n").unwrap_err();
+        let pin =
+            parse("policies:\n- name: gold\n  sha256: abc\n  selector: {allowAnnotation: true}\n")
+                .unwrap_err();
         assert_eq!(
             pin,
             "/etc/vcd-ccm/policies/policies.yaml: policies[0].sha256: \"abc\" is not 64 hexadecimal digits"
         );
-        let selects_nothing = parse(&format!("policies:\n- name: gold\n  sha256: {PIN}\n")).unwrap_err();
-        assert!(selects_nothing.contains("policies[0].selector: selects no Service"), "{selects_nothing}");
+        let selects_nothing =
+            parse(&format!("policies:\n- name: gold\n  sha256: {PIN}\n")).unwrap_err();
+        assert!(
+            selects_nothing.contains("policies[0].selector: selects no Service"),
+            "{selects_nothing}"
+        );
     }
 
     #[test]
     fn names_are_checked() {
-        let entry = |name: &str| format!("- name: {name}\n  sha256: {PIN}\n  selector: {{allowAnnotation: true}}\n");
-        assert!(parse(&format!("policies:\n{}", entry("default"))).unwrap_err().contains("built-in"));
-        assert!(parse(&format!("policies:\n{}", entry("Gold"))).unwrap_err().contains("DNS label"));
+        let entry = |name: &str| {
+            format!("- name: {name}\n  sha256: {PIN}\n  selector: {{allowAnnotation: true}}\n")
+        };
+        assert!(
+            parse(&format!("policies:\n{}", entry("default")))
+                .unwrap_err()
+                .contains("built-in")
+        );
+        assert!(
+            parse(&format!("policies:\n{}", entry("Gold")))
+                .unwrap_err()
+                .contains("DNS label")
+        );
         let twice = parse(&format!("policies:\n{}{}", entry("gold"), entry("gold"))).unwrap_err();
-        assert!(twice.contains("policies[1].name: \"gold\" is listed twice"), "{twice}");
+        assert!(
+            twice.contains("policies[1].name: \"gold\" is listed twice"),
+            "{twice}"
+        );
     }
 
     #[test]
     fn limits_are_bounded() {
-        let text = format!("policies:\n- name: gold\n  sha256: {PIN}\n  memoryLimitMiB: 4096\n  selector: {{allowAnnotation: true}}\n");
-        assert!(parse(&text).unwrap_err().contains("policies[0].memoryLimitMiB: 4096 is outside 1–1024"));
+        let text = format!(
+            "policies:\n- name: gold\n  sha256: {PIN}\n  memoryLimitMiB: 4096\n  selector: {{allowAnnotation: true}}\n"
+        );
+        assert!(
+            parse(&text)
+                .unwrap_err()
+                .contains("policies[0].memoryLimitMiB: 4096 is outside 1–1024")
+        );
     }
 }

@@ -11,7 +11,9 @@ use serde::{Deserialize, Serialize};
 use wasmtime::component::{ComponentType, Lift, Lower};
 
 /// An IP address; written as its usual text (`10.0.0.5`, `2001:db8::1`) in YAML and JSON.
-#[derive(ComponentType, Lift, Lower, Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[derive(
+    ComponentType, Lift, Lower, Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize,
+)]
 #[component(variant)]
 #[serde(into = "String", try_from = "String")]
 pub enum IpAddress {
@@ -40,7 +42,9 @@ impl From<IpAddress> for IpAddr {
     fn from(address: IpAddress) -> Self {
         match address {
             IpAddress::Ipv4((a, b, c, d)) => IpAddr::V4(Ipv4Addr::new(a, b, c, d)),
-            IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => IpAddr::V6(Ipv6Addr::new(a, b, c, d, e, f, g, h)),
+            IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => {
+                IpAddr::V6(Ipv6Addr::new(a, b, c, d, e, f, g, h))
+            }
         }
     }
 }
@@ -54,7 +58,9 @@ impl From<IpAddress> for String {
 impl TryFrom<String> for IpAddress {
     type Error = String;
     fn try_from(text: String) -> Result<Self, String> {
-        text.parse::<IpAddr>().map(IpAddress::from).map_err(|_| format!("{text:?} is not an IPv4 or IPv6 address"))
+        text.parse::<IpAddr>()
+            .map(IpAddress::from)
+            .map_err(|_| format!("{text:?} is not an IPv4 or IPv6 address"))
     }
 }
 
@@ -65,7 +71,7 @@ impl std::fmt::Display for IpAddress {
 }
 
 macro_rules! wit_enum {
-    ($(#[$doc:meta])* $name:ident { $($case:ident = $wit:literal),+ $(,)? }) => {
+    ($(#[$doc:meta])* $name:ident $(default $default:ident)? { $($case:ident = $wit:literal),+ $(,)? }) => {
         $(#[$doc])*
         #[derive(ComponentType, Lift, Lower, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         #[component(enum)]
@@ -86,12 +92,18 @@ macro_rules! wit_enum {
                 f.write_str(self.wit_name())
             }
         }
+
+        $(impl Default for $name {
+            fn default() -> Self {
+                $name::$default
+            }
+        })?
     };
 }
 
 wit_enum!(IpFamily { Ipv4 = "ipv4", Ipv6 = "ipv6" });
-wit_enum!(Protocol { Tcp = "tcp", Udp = "udp", Sctp = "sctp" });
-wit_enum!(TrafficPolicy { Cluster = "cluster", Local = "local" });
+wit_enum!(Protocol default Tcp { Tcp = "tcp", Udp = "udp", Sctp = "sctp" });
+wit_enum!(TrafficPolicy default Cluster { Cluster = "cluster", Local = "local" });
 wit_enum!(PoolSource { IpBlock = "ip-block", IpSpace = "ip-space" });
 wit_enum!(AppProfile { L4Tcp = "l4-tcp", L4Udp = "l4-udp", L4Tls = "l4-tls", Http = "http", Https = "https" });
 wit_enum!(HealthMonitor { None = "none", Tcp = "tcp", Udp = "udp", Http = "http", Https = "https", Ping = "ping" });
@@ -111,7 +123,10 @@ wit_enum!(LogLevel { Trace = "trace", Debug = "debug", Info = "info", Warn = "wa
 impl PoolAlgorithm {
     /// Whether the algorithm is available without the PREMIUM feature set.
     pub fn is_basic(self) -> bool {
-        matches!(self, Self::LeastConnections | Self::RoundRobin | Self::ConsistentHash)
+        matches!(
+            self,
+            Self::LeastConnections | Self::RoundRobin | Self::ConsistentHash
+        )
     }
 }
 
@@ -123,12 +138,23 @@ mod pairs_as_map {
 
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    pub fn serialize<S: Serializer>(pairs: &super::Pairs, serializer: S) -> Result<S::Ok, S::Error> {
-        pairs.iter().map(|(k, v)| (k, v)).collect::<BTreeMap<_, _>>().serialize(serializer)
+    pub fn serialize<S: Serializer>(
+        pairs: &super::Pairs,
+        serializer: S,
+    ) -> Result<S::Ok, S::Error> {
+        pairs
+            .iter()
+            .map(|(k, v)| (k, v))
+            .collect::<BTreeMap<_, _>>()
+            .serialize(serializer)
     }
 
-    pub fn deserialize<'de, D: Deserializer<'de>>(deserializer: D) -> Result<super::Pairs, D::Error> {
-        Ok(BTreeMap::<String, String>::deserialize(deserializer)?.into_iter().collect())
+    pub fn deserialize<'de, D: Deserializer<'de>>(
+        deserializer: D,
+    ) -> Result<super::Pairs, D::Error> {
+        Ok(BTreeMap::<String, String>::deserialize(deserializer)?
+            .into_iter()
+            .collect())
     }
 }
 
@@ -146,18 +172,6 @@ pub struct ServicePort {
     #[component(name = "app-protocol")]
     #[serde(default)]
     pub app_protocol: Option<String>,
-}
-
-impl Default for Protocol {
-    fn default() -> Self {
-        Protocol::Tcp
-    }
-}
-
-impl Default for TrafficPolicy {
-    fn default() -> Self {
-        TrafficPolicy::Cluster
-    }
 }
 
 #[derive(ComponentType, Lift, Lower, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -193,7 +207,9 @@ pub struct Namespace {
     pub labels: Pairs,
 }
 
-#[derive(ComponentType, Lift, Lower, Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+#[derive(
+    ComponentType, Lift, Lower, Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize,
+)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
 pub struct Capabilities {
@@ -230,7 +246,11 @@ pub struct IpRange {
 
 impl IpRange {
     pub fn contains(&self, address: IpAddress) -> bool {
-        match (IpAddr::from(self.first), IpAddr::from(self.last), IpAddr::from(address)) {
+        match (
+            IpAddr::from(self.first),
+            IpAddr::from(self.last),
+            IpAddr::from(address),
+        ) {
             (IpAddr::V4(f), IpAddr::V4(l), IpAddr::V4(a)) => f <= a && a <= l,
             (IpAddr::V6(f), IpAddr::V6(l), IpAddr::V6(a)) => f <= a && a <= l,
             _ => false,
@@ -353,13 +373,22 @@ impl std::fmt::Display for DecisionError {
         match self {
             Self::InvalidAnnotation(e) => write!(f, "invalid {}: {}", e.key, e.message),
             Self::RequestedAddressUnavailable(ip) => {
-                write!(f, "requested address {ip} is not in any address pool this Service may use")
+                write!(
+                    f,
+                    "requested address {ip} is not in any address pool this Service may use"
+                )
             }
-            Self::UnsupportedIpFamily(family) => write!(f, "no address pool offers {family} addresses"),
+            Self::UnsupportedIpFamily(family) => {
+                write!(f, "no address pool offers {family} addresses")
+            }
             Self::NoAddressAvailable => f.write_str("no address pool has a free address"),
-            Self::CertificateNotFound(alias) => write!(f, "certificate {alias:?} is not in the certificate library"),
+            Self::CertificateNotFound(alias) => {
+                write!(f, "certificate {alias:?} is not in the certificate library")
+            }
             Self::UnsupportedPort(p) => write!(f, "{} port {}: {}", p.protocol, p.port, p.message),
-            Self::ProfileUnavailable(profile) => write!(f, "the gateway does not offer the {profile} profile"),
+            Self::ProfileUnavailable(profile) => {
+                write!(f, "the gateway does not offer the {profile} profile")
+            }
             Self::Other(message) => f.write_str(message),
         }
     }

@@ -33,7 +33,9 @@ pub struct PolicySet {
 pub enum SelectError {
     #[error("annotation {POLICY_ANNOTATION} names policy {0:?}, which is not installed")]
     UnknownPolicy(String),
-    #[error("annotation {POLICY_ANNOTATION} names policy {0:?}, which Services may not choose by annotation")]
+    #[error(
+        "annotation {POLICY_ANNOTATION} names policy {0:?}, which Services may not choose by annotation"
+    )]
     NotSelectable(String),
     #[error("policy {name} governs this Service but is not available: {reason}")]
     Unavailable { name: String, reason: String },
@@ -42,9 +44,16 @@ pub enum SelectError {
 impl ProviderPolicy {
     fn governs(&self, service: &Service, namespace: &Namespace, named: Option<&str>) -> bool {
         let selector = &self.entry.selector;
-        let by_rules = (selector.namespace_selector.is_some() || selector.load_balancer_class.is_some())
-            && selector.namespace_selector.as_ref().is_none_or(|s| s.matches(&namespace.labels))
-            && selector.load_balancer_class.as_ref().is_none_or(|c| service.load_balancer_class.as_ref() == Some(c));
+        let by_rules = (selector.namespace_selector.is_some()
+            || selector.load_balancer_class.is_some())
+            && selector
+                .namespace_selector
+                .as_ref()
+                .is_none_or(|s| s.matches(&namespace.labels))
+            && selector
+                .load_balancer_class
+                .as_ref()
+                .is_none_or(|c| service.load_balancer_class.as_ref() == Some(c));
         let by_name = selector.allow_annotation && named == Some(self.entry.name.as_str());
         by_rules || by_name
     }
@@ -52,24 +61,40 @@ impl ProviderPolicy {
     fn serving(&self) -> Result<Arc<Policy>, SelectError> {
         match &self.state {
             PolicyState::Ready(policy) => Ok(policy.clone()),
-            PolicyState::Failed(reason) => {
-                Err(SelectError::Unavailable { name: self.entry.name.clone(), reason: reason.to_string() })
-            }
+            PolicyState::Failed(reason) => Err(SelectError::Unavailable {
+                name: self.entry.name.clone(),
+                reason: reason.to_string(),
+            }),
         }
     }
 }
 
 impl PolicySet {
     pub fn only_default(default: Arc<Policy>) -> PolicySet {
-        PolicySet { default, providers: Vec::new() }
+        PolicySet {
+            default,
+            providers: Vec::new(),
+        }
     }
 
     /// The first provider policy that governs the Service (by its selector, or by
     /// the annotation naming it), else the default. An annotation naming a policy
     /// that cannot be chosen is an error rather than a silent fallback.
-    pub fn select(&self, service: &Service, namespace: &Namespace) -> Result<Arc<Policy>, SelectError> {
-        let named = service.annotations.iter().find(|(k, _)| k == POLICY_ANNOTATION).map(|(_, v)| v.trim());
-        if let Some(provider) = self.providers.iter().find(|p| p.governs(service, namespace, named)) {
+    pub fn select(
+        &self,
+        service: &Service,
+        namespace: &Namespace,
+    ) -> Result<Arc<Policy>, SelectError> {
+        let named = service
+            .annotations
+            .iter()
+            .find(|(k, _)| k == POLICY_ANNOTATION)
+            .map(|(_, v)| v.trim());
+        if let Some(provider) = self
+            .providers
+            .iter()
+            .find(|p| p.governs(service, namespace, named))
+        {
             return provider.serving();
         }
         match named {
@@ -105,26 +130,41 @@ pub struct Registry {
 
 impl Registry {
     pub fn new(set: PolicySet) -> Registry {
-        Registry { current: RwLock::new(Arc::new(set)), status: Mutex::new(ReloadStatus::default()) }
+        Registry {
+            current: RwLock::new(Arc::new(set)),
+            status: Mutex::new(ReloadStatus::default()),
+        }
     }
 
     pub fn status(&self) -> ReloadStatus {
-        self.status.lock().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+        self.status
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 
     /// Records one reload and what it refused.
     pub fn note_reload(&self, refusals: Vec<(String, String)>) {
-        let mut status = self.status.lock().unwrap_or_else(|poisoned| poisoned.into_inner());
+        let mut status = self
+            .status
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner());
         status.reloads += 1;
         status.refusals += refusals.len() as u64;
         status.last_refusals = refusals;
     }
 
     pub fn current(&self) -> Arc<PolicySet> {
-        self.current.read().unwrap_or_else(|poisoned| poisoned.into_inner()).clone()
+        self.current
+            .read()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .clone()
     }
 
     pub fn replace(&self, set: PolicySet) {
-        *self.current.write().unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(set);
+        *self
+            .current
+            .write()
+            .unwrap_or_else(|poisoned| poisoned.into_inner()) = Arc::new(set);
     }
 }

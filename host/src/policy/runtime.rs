@@ -28,10 +28,14 @@ impl Compiled {
         store.limiter(|sandbox| &mut sandbox.memory);
         store.set_epoch_deadline(PolicyEngine::deadline_ticks(limits.timeout));
         let result = match self.pre.instantiate(&mut store) {
-            Ok(instance) => call(&mut store, &instance, &self.exports).map_err(|e| classify(&store, e, limits)),
+            Ok(instance) => {
+                call(&mut store, &instance, &self.exports).map_err(|e| classify(&store, e, limits))
+            }
             Err(e) if store.data().memory.exceeded => {
                 drop(e);
-                Err(CallError::OutOfMemory { limit_bytes: limits.memory_bytes })
+                Err(CallError::OutOfMemory {
+                    limit_bytes: limits.memory_bytes,
+                })
             }
             Err(e) => Err(CallError::Instantiate(format!("{e:#}"))),
         };
@@ -39,9 +43,14 @@ impl Compiled {
         result
     }
 
-    pub(super) fn describe(&self, name: &Arc<str>, limits: Limits) -> Result<PolicyInfo, CallError> {
+    pub(super) fn describe(
+        &self,
+        name: &Arc<str>,
+        limits: Limits,
+    ) -> Result<PolicyInfo, CallError> {
         self.run(name, limits, |store, instance, exports| {
-            let describe = instance.get_typed_func::<(), (PolicyInfo,)>(&mut *store, &exports.describe)?;
+            let describe =
+                instance.get_typed_func::<(), (PolicyInfo,)>(&mut *store, &exports.describe)?;
             Ok(describe.call(&mut *store, ())?.0)
         })
     }
@@ -53,14 +62,20 @@ impl Compiled {
         config: &str,
     ) -> Result<Result<(), String>, CallError> {
         self.run(name, limits, |store, instance, exports| {
-            let validate =
-                instance.get_typed_func::<(&str,), (Result<(), String>,)>(&mut *store, &exports.validate_config)?;
+            let validate = instance.get_typed_func::<(&str,), (Result<(), String>,)>(
+                &mut *store,
+                &exports.validate_config,
+            )?;
             Ok(validate.call(&mut *store, (config,))?.0)
         })
     }
 
     /// Checks that `decide` has exactly the contract's signature, without calling it.
-    pub(super) fn check_decide_type(&self, name: &Arc<str>, limits: Limits) -> Result<(), CallError> {
+    pub(super) fn check_decide_type(
+        &self,
+        name: &Arc<str>,
+        limits: Limits,
+    ) -> Result<(), CallError> {
         self.run(name, limits, |store, instance, exports| {
             instance.get_typed_func::<(&str, &DecisionInput), (Result<Decision, DecisionError>,)>(
                 &mut *store,
@@ -69,7 +84,6 @@ impl Compiled {
             Ok(())
         })
     }
-
 }
 
 impl Policy {
@@ -79,24 +93,41 @@ impl Policy {
         let outcome = self
             .compiled
             .run(&self.name, self.limits, |store, instance, exports| {
-                let decide: DecideFn<'_> = instance.get_typed_func(&mut *store, &exports.decide)?;
+                let decide: DecideFn<'_> = instance.get_typed_func(&mut *store, exports.decide)?;
                 Ok(decide.call(&mut *store, (self.config.as_str(), input))?.0)
             })
-            .map_err(|cause| EvalError::Call { policy: policy(), cause })?;
-        let decision = outcome.map_err(|error| EvalError::Declined { policy: policy(), error })?;
-        validate::check(input, &decision).map_err(|problem| EvalError::InvalidDecision { policy: policy(), problem })?;
+            .map_err(|cause| EvalError::Call {
+                policy: policy(),
+                cause,
+            })?;
+        let decision = outcome.map_err(|error| EvalError::Declined {
+            policy: policy(),
+            error,
+        })?;
+        validate::check(input, &decision).map_err(|problem| EvalError::InvalidDecision {
+            policy: policy(),
+            problem,
+        })?;
         Ok(decision)
     }
 }
 
 fn classify(store: &Store<Sandbox>, error: wasmtime::Error, limits: Limits) -> CallError {
     if store.data().memory.exceeded {
-        return CallError::OutOfMemory { limit_bytes: limits.memory_bytes };
+        return CallError::OutOfMemory {
+            limit_bytes: limits.memory_bytes,
+        };
     }
     let stderr = store.data().stdio();
     match error.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => CallError::Timeout(limits.timeout),
-        Some(trap) => CallError::Trap { trap: trap.to_string(), stderr },
-        None => CallError::Trap { trap: format!("{error:#}"), stderr },
+        Some(trap) => CallError::Trap {
+            trap: trap.to_string(),
+            stderr,
+        },
+        None => CallError::Trap {
+            trap: format!("{error:#}"),
+            stderr,
+        },
     }
 }

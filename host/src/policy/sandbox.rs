@@ -27,7 +27,10 @@ pub struct Limits {
 
 impl Default for Limits {
     fn default() -> Self {
-        Limits { timeout: Duration::from_millis(100), memory_bytes: 32 << 20 }
+        Limits {
+            timeout: Duration::from_millis(100),
+            memory_bytes: 32 << 20,
+        }
     }
 }
 
@@ -60,8 +63,15 @@ impl Sandbox {
         Sandbox {
             wasi,
             table: ResourceTable::new(),
-            memory: MemoryCap { limit_bytes: limits.memory_bytes, exceeded: false },
-            log: GuestLog { policy, lines_left: LOG_LINES_PER_CALL, dropped: 0 },
+            memory: MemoryCap {
+                limit_bytes: limits.memory_bytes,
+                exceeded: false,
+            },
+            log: GuestLog {
+                policy,
+                lines_left: LOG_LINES_PER_CALL,
+                dropped: 0,
+            },
             stdio,
         }
     }
@@ -85,7 +95,10 @@ impl Sandbox {
 
 impl WasiView for Sandbox {
     fn ctx(&mut self) -> WasiCtxView<'_> {
-        WasiCtxView { ctx: &mut self.wasi, table: &mut self.table }
+        WasiCtxView {
+            ctx: &mut self.wasi,
+            table: &mut self.table,
+        }
     }
 }
 
@@ -97,7 +110,12 @@ pub struct MemoryCap {
 }
 
 impl ResourceLimiter for MemoryCap {
-    fn memory_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn memory_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         if desired > self.limit_bytes {
             self.exceeded = true;
             return Ok(false);
@@ -105,7 +123,12 @@ impl ResourceLimiter for MemoryCap {
         Ok(true)
     }
 
-    fn table_growing(&mut self, _current: usize, desired: usize, _maximum: Option<usize>) -> wasmtime::Result<bool> {
+    fn table_growing(
+        &mut self,
+        _current: usize,
+        desired: usize,
+        _maximum: Option<usize>,
+    ) -> wasmtime::Result<bool> {
         Ok(desired <= 100_000)
     }
 }

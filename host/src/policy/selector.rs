@@ -36,16 +36,26 @@ pub enum Operator {
 
 impl LabelSelector {
     pub fn matches(&self, labels: &Pairs) -> bool {
-        let value = |key: &str| labels.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str());
-        self.match_labels.iter().all(|(key, wanted)| value(key) == Some(wanted.as_str()))
-            && self.match_expressions.iter().all(|req| match (req.operator, value(&req.key)) {
-                (Operator::In, Some(v)) => req.values.iter().any(|w| w == v),
-                (Operator::In, None) => false,
-                (Operator::NotIn, Some(v)) => !req.values.iter().any(|w| w == v),
-                (Operator::NotIn, None) => true,
-                (Operator::Exists, found) => found.is_some(),
-                (Operator::DoesNotExist, found) => found.is_none(),
-            })
+        let value = |key: &str| {
+            labels
+                .iter()
+                .find(|(k, _)| k == key)
+                .map(|(_, v)| v.as_str())
+        };
+        self.match_labels
+            .iter()
+            .all(|(key, wanted)| value(key) == Some(wanted.as_str()))
+            && self
+                .match_expressions
+                .iter()
+                .all(|req| match (req.operator, value(&req.key)) {
+                    (Operator::In, Some(v)) => req.values.iter().any(|w| w == v),
+                    (Operator::In, None) => false,
+                    (Operator::NotIn, Some(v)) => !req.values.iter().any(|w| w == v),
+                    (Operator::NotIn, None) => true,
+                    (Operator::Exists, found) => found.is_some(),
+                    (Operator::DoesNotExist, found) => found.is_none(),
+                })
     }
 
     /// The rule `metav1` enforces: `In`/`NotIn` need values, `Exists`/`DoesNotExist` take none.
@@ -53,8 +63,15 @@ impl LabelSelector {
         for (i, req) in self.match_expressions.iter().enumerate() {
             let needs_values = matches!(req.operator, Operator::In | Operator::NotIn);
             if needs_values == req.values.is_empty() {
-                let rule = if needs_values { "needs at least one value" } else { "takes no values" };
-                return Err(format!("matchExpressions[{i}]: operator {:?} {rule}", req.operator));
+                let rule = if needs_values {
+                    "needs at least one value"
+                } else {
+                    "takes no values"
+                };
+                return Err(format!(
+                    "matchExpressions[{i}]: operator {:?} {rule}",
+                    req.operator
+                ));
             }
         }
         Ok(())
@@ -66,7 +83,10 @@ mod tests {
     use super::*;
 
     fn labels(pairs: &[(&str, &str)]) -> Pairs {
-        pairs.iter().map(|(k, v)| (k.to_string(), v.to_string())).collect()
+        pairs
+            .iter()
+            .map(|(k, v)| (k.to_string(), v.to_string()))
+            .collect()
     }
 
     fn selector(yaml: &str) -> LabelSelector {
@@ -87,13 +107,19 @@ mod tests {
         );
         assert!(s.matches(&labels(&[("tier", "gold"), ("env", "prod")])));
         assert!(!s.matches(&labels(&[("tier", "gold"), ("env", "dev")])));
-        assert!(!s.matches(&labels(&[("tier", "gold"), ("env", "prod"), ("legacy", "")])));
+        assert!(!s.matches(&labels(&[
+            ("tier", "gold"),
+            ("env", "prod"),
+            ("legacy", "")
+        ])));
         assert!(!s.matches(&labels(&[("env", "prod")])));
     }
 
     #[test]
     fn not_in_and_exists() {
-        let s = selector("matchExpressions:\n- {key: env, operator: NotIn, values: [dev]}\n- {key: team, operator: Exists}");
+        let s = selector(
+            "matchExpressions:\n- {key: env, operator: NotIn, values: [dev]}\n- {key: team, operator: Exists}",
+        );
         assert!(s.matches(&labels(&[("team", "a")])));
         assert!(!s.matches(&labels(&[("team", "a"), ("env", "dev")])));
         assert!(!s.matches(&labels(&[])));
@@ -101,7 +127,11 @@ mod tests {
 
     #[test]
     fn operators_are_checked_for_values() {
-        let s: LabelSelector = serde_yaml_ng::from_str("matchExpressions: [{key: a, operator: In}]").unwrap();
-        assert_eq!(s.validate().unwrap_err(), "matchExpressions[0]: operator In needs at least one value");
+        let s: LabelSelector =
+            serde_yaml_ng::from_str("matchExpressions: [{key: a, operator: In}]").unwrap();
+        assert_eq!(
+            s.validate().unwrap_err(),
+            "matchExpressions[0]: operator In needs at least one value"
+        );
     }
 }

@@ -5,7 +5,8 @@
 use std::collections::HashMap;
 
 use super::model::{
-    AddressChoice, AppProfile, Decision, DecisionInput, HealthMonitor, IpAddress, IpFamily, PortDecision, Protocol,
+    AddressChoice, AppProfile, Decision, DecisionInput, HealthMonitor, IpAddress, IpFamily,
+    PortDecision, Protocol,
 };
 
 const MAX_WARNINGS: usize = 16;
@@ -20,12 +21,23 @@ pub fn check(input: &DecisionInput, decision: &Decision) -> Result<(), String> {
         check_port(input, port, &mut problems);
     }
     if decision.warnings.len() > MAX_WARNINGS {
-        problems.push(format!("{} warnings (at most {MAX_WARNINGS})", decision.warnings.len()));
+        problems.push(format!(
+            "{} warnings (at most {MAX_WARNINGS})",
+            decision.warnings.len()
+        ));
     }
-    if decision.warnings.iter().any(|w| w.len() > MAX_WARNING_BYTES) {
+    if decision
+        .warnings
+        .iter()
+        .any(|w| w.len() > MAX_WARNING_BYTES)
+    {
         problems.push(format!("a warning longer than {MAX_WARNING_BYTES} bytes"));
     }
-    if problems.is_empty() { Ok(()) } else { Err(problems.join("; ")) }
+    if problems.is_empty() {
+        Ok(())
+    } else {
+        Err(problems.join("; "))
+    }
 }
 
 fn family(address: IpAddress) -> IpFamily {
@@ -38,7 +50,11 @@ fn family(address: IpAddress) -> IpFamily {
 fn check_address(input: &DecisionInput, address: &AddressChoice, problems: &mut Vec<String>) {
     match address {
         AddressChoice::Specific(ip) => {
-            if !input.pools.iter().any(|pool| pool.ranges.iter().any(|range| range.contains(*ip))) {
+            if !input
+                .pools
+                .iter()
+                .any(|pool| pool.ranges.iter().any(|range| range.contains(*ip)))
+            {
                 problems.push(format!("address {ip} lies in none of the offered pools"));
             }
             let families = &input.service.ip_families;
@@ -47,8 +63,17 @@ fn check_address(input: &DecisionInput, address: &AddressChoice, problems: &mut 
             }
         }
         AddressChoice::FromPool(name) => {
-            if !input.pools.iter().any(|pool| &pool.name == name) {
-                problems.push(format!("pool {name:?} is not one of the offered pools"));
+            match input.pools.iter().find(|pool| &pool.name == name) {
+                None => problems.push(format!("pool {name:?} is not one of the offered pools")),
+                Some(pool) => {
+                    let families = &input.service.ip_families;
+                    let offered = pool.ranges.first().map(|range| family(range.first));
+                    if let Some(offered) =
+                        offered.filter(|f| !families.is_empty() && !families.contains(f))
+                    {
+                        problems.push(format!("pool {name:?} offers {offered} addresses, not of the Service's ipFamilies"));
+                    }
+                }
             }
         }
         AddressChoice::KeepCurrent => {
@@ -69,24 +94,40 @@ fn check_coverage(input: &DecisionInput, ports: &[PortDecision], problems: &mut 
     let mut listening: HashMap<(u16, Protocol), usize> = HashMap::new();
     for port in ports {
         *seen.entry((port.service_port, port.protocol)).or_default() += 1;
-        *listening.entry((port.listen_port, port.protocol)).or_default() += 1;
+        *listening
+            .entry((port.listen_port, port.protocol))
+            .or_default() += 1;
     }
     for service_port in &input.service.ports {
         match seen.remove(&(service_port.port, service_port.protocol)) {
-            None => problems.push(format!("Service port {}/{} has no entry", service_port.port, service_port.protocol)),
+            None => problems.push(format!(
+                "Service port {}/{} has no entry",
+                service_port.port, service_port.protocol
+            )),
             Some(1) => {}
-            Some(n) => problems.push(format!("Service port {}/{} is covered {n} times", service_port.port, service_port.protocol)),
+            Some(n) => problems.push(format!(
+                "Service port {}/{} is covered {n} times",
+                service_port.port, service_port.protocol
+            )),
         }
     }
     let mut strays: Vec<_> = seen.into_keys().collect();
     strays.sort();
     for (port, protocol) in strays {
-        problems.push(format!("entry for {port}/{protocol} matches no Service port"));
+        problems.push(format!(
+            "entry for {port}/{protocol} matches no Service port"
+        ));
     }
-    let mut doubles: Vec<_> = listening.into_iter().filter(|(_, n)| *n > 1).map(|(key, _)| key).collect();
+    let mut doubles: Vec<_> = listening
+        .into_iter()
+        .filter(|(_, n)| *n > 1)
+        .map(|(key, _)| key)
+        .collect();
     doubles.sort();
     for (port, protocol) in doubles {
-        problems.push(format!("listen port {port}/{protocol} is used by more than one entry"));
+        problems.push(format!(
+            "listen port {port}/{protocol} is used by more than one entry"
+        ));
     }
 }
 
@@ -98,31 +139,52 @@ fn check_port(input: &DecisionInput, port: &PortDecision, problems: &mut Vec<Str
         Protocol::Sctp => false,
     };
     if !fits {
-        problems.push(format!("{at}: profile {} cannot serve {}", port.profile, port.protocol));
+        problems.push(format!(
+            "{at}: profile {} cannot serve {}",
+            port.profile, port.protocol
+        ));
     }
     if port.listen_port == 0 {
         problems.push(format!("{at}: listen port 0"));
     }
     if !input.profiles.contains(&port.profile) {
-        problems.push(format!("{at}: the gateway does not offer profile {}", port.profile));
+        problems.push(format!(
+            "{at}: the gateway does not offer profile {}",
+            port.profile
+        ));
     }
     let terminates_tls = matches!(port.profile, AppProfile::L4Tls | AppProfile::Https);
     match (&port.certificate, terminates_tls) {
-        (None, true) => problems.push(format!("{at}: profile {} needs a certificate", port.profile)),
-        (Some(alias), false) => problems.push(format!("{at}: profile {} takes no certificate, got {alias:?}", port.profile)),
+        (None, true) => problems.push(format!(
+            "{at}: profile {} needs a certificate",
+            port.profile
+        )),
+        (Some(alias), false) => problems.push(format!(
+            "{at}: profile {} takes no certificate, got {alias:?}",
+            port.profile
+        )),
         (Some(alias), true) if !input.certificates.iter().any(|c| &c.alias == alias) => {
             problems.push(format!("{at}: certificate {alias:?} is not in the library"));
         }
         _ => {}
     }
     let monitor_fits = match port.protocol {
-        Protocol::Udp => matches!(port.health_monitor, HealthMonitor::None | HealthMonitor::Udp | HealthMonitor::Ping),
+        Protocol::Udp => matches!(
+            port.health_monitor,
+            HealthMonitor::None | HealthMonitor::Udp | HealthMonitor::Ping
+        ),
         _ => !matches!(port.health_monitor, HealthMonitor::Udp),
     };
     if !monitor_fits {
-        problems.push(format!("{at}: a {} monitor cannot probe {}", port.health_monitor, port.protocol));
+        problems.push(format!(
+            "{at}: a {} monitor cannot probe {}",
+            port.health_monitor, port.protocol
+        ));
     }
     if !port.algorithm.is_basic() && !input.cluster.capabilities.premium {
-        problems.push(format!("{at}: algorithm {} needs the PREMIUM feature set", port.algorithm));
+        problems.push(format!(
+            "{at}: algorithm {} needs the PREMIUM feature set",
+            port.algorithm
+        ));
     }
 }

@@ -8,7 +8,10 @@ use serde::Serialize;
 use super::runner::{CaseResult, Outcome};
 
 pub fn counts(results: &[CaseResult]) -> (usize, usize) {
-    let passed = results.iter().filter(|r| matches!(r.outcome, Outcome::Passed)).count();
+    let passed = results
+        .iter()
+        .filter(|r| matches!(r.outcome, Outcome::Passed))
+        .count();
     (passed, results.len() - passed)
 }
 
@@ -18,7 +21,13 @@ pub fn text(out: &mut impl Write, results: &[CaseResult]) -> io::Result<()> {
             Outcome::Passed => ("PASS", None),
             Outcome::Failed(diff) => ("FAIL", Some(diff)),
         };
-        writeln!(out, "{word} {} :: {} ({:?})", result.suite.display(), result.name, result.elapsed)?;
+        writeln!(
+            out,
+            "{word} {} :: {} ({:?})",
+            result.suite.display(),
+            result.name,
+            result.elapsed
+        )?;
         if let Some(diff) = detail {
             for line in diff.lines() {
                 writeln!(out, "    {line}")?;
@@ -61,6 +70,13 @@ pub fn json(out: &mut impl Write, results: &[CaseResult]) -> io::Result<()> {
         })
         .collect();
     let (passed, failed) = counts(results);
-    serde_json::to_writer_pretty(&mut *out, &JsonReport { cases, passed, failed })?;
+    serde_json::to_writer_pretty(
+        &mut *out,
+        &JsonReport {
+            cases,
+            passed,
+            failed,
+        },
+    )?;
     writeln!(out)
 }

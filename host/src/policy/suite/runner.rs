@@ -19,11 +19,18 @@ use crate::policy::{EvalError, Limits, LoadError, PolicyEngine, yaml};
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
     #[error("{}: {error}", path.display())]
-    Read { path: PathBuf, error: std::io::Error },
+    Read {
+        path: PathBuf,
+        error: std::io::Error,
+    },
     #[error("{}: {message}", path.display())]
     Parse { path: PathBuf, message: String },
     #[error("{}: case {case:?}: input: {message}", path.display())]
-    CaseInput { path: PathBuf, case: String, message: String },
+    CaseInput {
+        path: PathBuf,
+        case: String,
+        message: String,
+    },
     #[error("{}: {error}", path.display())]
     Policy { path: PathBuf, error: LoadError },
 }
@@ -57,22 +64,35 @@ pub fn discover(paths: &[PathBuf]) -> Result<Vec<PathBuf>, SuiteError> {
         } else if path.exists() {
             found.push(path.clone());
         } else {
-            let error = std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory");
-            return Err(SuiteError::Read { path: path.clone(), error });
+            let error =
+                std::io::Error::new(std::io::ErrorKind::NotFound, "no such file or directory");
+            return Err(SuiteError::Read {
+                path: path.clone(),
+                error,
+            });
         }
     }
     Ok(found)
 }
 
 fn collect(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), SuiteError> {
-    let read_error = |error| SuiteError::Read { path: dir.to_path_buf(), error };
-    let mut entries: Vec<PathBuf> =
-        std::fs::read_dir(dir).map_err(read_error)?.map(|e| e.map(|e| e.path())).collect::<Result<_, _>>().map_err(read_error)?;
+    let read_error = |error| SuiteError::Read {
+        path: dir.to_path_buf(),
+        error,
+    };
+    let mut entries: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map_err(read_error)?
+        .map(|e| e.map(|e| e.path()))
+        .collect::<Result<_, _>>()
+        .map_err(read_error)?;
     entries.sort();
     for path in entries {
         if path.is_dir() {
             collect(&path, found)?;
-        } else if matches!(path.extension().and_then(|e| e.to_str()), Some("yaml" | "yml")) {
+        } else if matches!(
+            path.extension().and_then(|e| e.to_str()),
+            Some("yaml" | "yml")
+        ) {
             found.push(path);
         }
     }
@@ -81,33 +101,64 @@ fn collect(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), SuiteError> {
 
 impl SuiteRunner {
     pub fn new(engine: Arc<PolicyEngine>) -> SuiteRunner {
-        SuiteRunner { engine, policies: HashMap::new() }
+        SuiteRunner {
+            engine,
+            policies: HashMap::new(),
+        }
     }
 
     /// Runs one suite file's cases whose name matches `filter`.
-    pub fn run_file(&mut self, path: &Path, filter: Option<&Regex>) -> Result<Vec<CaseResult>, SuiteError> {
-        let text = std::fs::read_to_string(path).map_err(|error| SuiteError::Read { path: path.into(), error })?;
-        let suite: SuiteFile = yaml::from_str(&text).map_err(|message| SuiteError::Parse { path: path.into(), message })?;
-        let config = suite.config.as_ref().map_or_else(|| "{}".to_string(), Value::to_string);
+    pub fn run_file(
+        &mut self,
+        path: &Path,
+        filter: Option<&Regex>,
+    ) -> Result<Vec<CaseResult>, SuiteError> {
+        let text = std::fs::read_to_string(path).map_err(|error| SuiteError::Read {
+            path: path.into(),
+            error,
+        })?;
+        let suite: SuiteFile = yaml::from_str(&text).map_err(|message| SuiteError::Parse {
+            path: path.into(),
+            message,
+        })?;
+        let config = suite
+            .config
+            .as_ref()
+            .map_or_else(|| "{}".to_string(), Value::to_string);
         let policy = self.policy(path, &suite.policy, config)?;
         let defaults = suite.defaults.unwrap_or(Value::Null);
         let mut results = Vec::new();
-        for case in suite.cases.into_iter().filter(|c| filter.is_none_or(|f| f.is_match(&c.name))) {
+        for case in suite
+            .cases
+            .into_iter()
+            .filter(|c| filter.is_none_or(|f| f.is_match(&c.name)))
+        {
             let merged = merge(&defaults, &case.input);
-            let input: DecisionInput = yaml::from_value(merged).map_err(|message| SuiteError::CaseInput {
-                path: path.into(),
-                case: case.name.clone(),
-                message,
-            })?;
+            let input: DecisionInput =
+                yaml::from_value(merged).map_err(|message| SuiteError::CaseInput {
+                    path: path.into(),
+                    case: case.name.clone(),
+                    message,
+                })?;
             let started = Instant::now();
             let actual = policy.decide(&input);
             let elapsed = started.elapsed();
-            results.push(CaseResult { suite: path.into(), name: case.name, outcome: compare(&case.expect, actual), elapsed });
+            results.push(CaseResult {
+                suite: path.into(),
+                name: case.name,
+                outcome: compare(&case.expect, actual),
+                elapsed,
+            });
         }
         Ok(results)
     }
 
-    fn policy(&mut self, suite: &Path, policy: &str, config: String) -> Result<Arc<Policy>, SuiteError> {
+    fn policy(
+        &mut self,
+        suite: &Path,
+        policy: &str,
+        config: String,
+    ) -> Result<Arc<Policy>, SuiteError> {
         let location = if policy == DEFAULT_POLICY_NAME {
             PathBuf::from(DEFAULT_POLICY_NAME)
         } else {
@@ -117,13 +168,30 @@ impl SuiteRunner {
         if let Some(loaded) = self.policies.get(&key) {
             return Ok(loaded.clone());
         }
-        let failed = |error| SuiteError::Policy { path: suite.into(), error };
+        let failed = |error| SuiteError::Policy {
+            path: suite.into(),
+            error,
+        };
         let loaded = if policy == DEFAULT_POLICY_NAME {
             builtin::load_default(&self.engine, key.1.clone()).map_err(failed)?
         } else {
-            let bytes = std::fs::read(&key.0).map_err(|error| SuiteError::Read { path: key.0.clone(), error })?;
-            let name = key.0.file_stem().and_then(|s| s.to_str()).unwrap_or("policy").to_string();
-            let source = PolicySource { name: &name, bytes: &bytes, pin: None, config: key.1.clone(), limits: Limits::default() };
+            let bytes = std::fs::read(&key.0).map_err(|error| SuiteError::Read {
+                path: key.0.clone(),
+                error,
+            })?;
+            let name = key
+                .0
+                .file_stem()
+                .and_then(|s| s.to_str())
+                .unwrap_or("policy")
+                .to_string();
+            let source = PolicySource {
+                name: &name,
+                bytes: &bytes,
+                pin: None,
+                config: key.1.clone(),
+                limits: Limits::default(),
+            };
             loader::load(&self.engine, source).map_err(failed)?
         };
         let loaded = Arc::new(loaded);
@@ -160,7 +228,11 @@ fn compare(expect: &Expectation, actual: Result<Decision, EvalError>) -> Outcome
         (Observed::InvalidDecision(e), Observed::InvalidDecision(a)) => a.contains(e),
         _ => false,
     };
-    if passed { Outcome::Passed } else { Outcome::Failed(diff(&expected, &observed)) }
+    if passed {
+        Outcome::Passed
+    } else {
+        Outcome::Failed(diff(&expected, &observed))
+    }
 }
 
 fn diff(expected: &Observed<'_>, actual: &Observed<'_>) -> String {
