@@ -202,7 +202,7 @@ async fn vcd_errors_become_typed_errors() {
     assert!(missing.to_string().contains("get_pool (GET /cloudapi/1.0.0/loadBalancer/pools/urn:vcloud:pool:"));
 
     sim.add_fault(
-        FaultRule::new(Some("GET"), GATEWAY_COUNTER, FaultAction::Error {
+        FaultRule::new(Some("GET"), "/cloudapi/1.0.0/edgeGateways/{id}", FaultAction::Error {
             status: 503,
             minor_error_code: "SERVICE_UNAVAILABLE".into(),
             message: "cell is down".into(),
