@@ -45,7 +45,13 @@ async fn provider_credentials_act_on_the_tenant_through_the_tenant_context() {
         .expect("a network lookup");
     assert_eq!(networks.status, 200);
     assert_eq!(placement.org.name.as_deref(), Some("org1"));
-    assert!(placement.gateway.org_ref.as_ref().is_some_and(|o| o.id == placement.org.id));
+    assert!(
+        placement
+            .gateway
+            .org_ref
+            .as_ref()
+            .is_some_and(|o| o.id == placement.org.id)
+    );
 
     let password = sim.system().unwrap();
     let basic = Credentials::Password {
@@ -78,7 +84,9 @@ async fn a_revoked_token_is_refreshed_once_for_fifty_concurrent_callers() {
         tokio::spawn(async move { client.current_org().await })
     });
     for call in calls {
-        call.await.unwrap().expect("each caller succeeds after the refresh");
+        call.await
+            .unwrap()
+            .expect("each caller succeeds after the refresh");
     }
     assert_eq!(login_calls(&sim), 2, "one refresh for all 50 callers");
 }
@@ -92,7 +100,10 @@ async fn a_token_near_expiry_is_refreshed_before_vcd_rejects_it() {
     tokio::time::sleep(Duration::from_millis(2_100)).await;
     client.current_org().await.unwrap();
     assert_eq!(login_calls(&sim), 2);
-    assert_eq!(metric_sum(&registry, "vcd_token_refreshes_total", &["expiring"]), 1.0);
+    assert_eq!(
+        metric_sum(&registry, "vcd_token_refreshes_total", &["expiring"]),
+        1.0
+    );
     let unauthorized = sim.requests().iter().filter(|e| e.status == 401).count();
     assert_eq!(unauthorized, 0, "the refresh happened before expiry");
 }
@@ -102,7 +113,11 @@ async fn credential_files_are_reread_when_they_change() {
     let sim = sim().await;
     let dir = tempfile::tempdir().unwrap();
     let tenant = sim.tenant().unwrap().clone();
-    std::fs::write(dir.path().join("username"), format!("{}/{}\n", tenant.org, tenant.user)).unwrap();
+    std::fs::write(
+        dir.path().join("username"),
+        format!("{}/{}\n", tenant.org, tenant.user),
+    )
+    .unwrap();
     std::fs::write(dir.path().join("password"), "wrong\n").unwrap();
     std::fs::write(dir.path().join("refreshToken"), "").unwrap();
     let mut cfg = config(&sim, tenant_token(&sim));
@@ -111,16 +126,27 @@ async fn credential_files_are_reread_when_they_change() {
         user_org: tenant.org.clone(),
     };
     let refused = VcdClient::connect(cfg.clone(), ClientMetrics::default()).await;
-    assert!(matches!(refused, Err(VcdError::Unauthorized { .. })), "{refused:?}");
+    assert!(
+        matches!(refused, Err(VcdError::Unauthorized { .. })),
+        "{refused:?}"
+    );
 
-    std::fs::write(dir.path().join("password"), format!("{}\n", tenant.password)).unwrap();
+    std::fs::write(
+        dir.path().join("password"),
+        format!("{}\n", tenant.password),
+    )
+    .unwrap();
     let client = connect(cfg).await;
     client.current_org().await.unwrap();
     let sessions = sim.count("POST /cloudapi/1.0.0/sessions");
 
     // Rotate to an API token: the next call logs in with it.
     tokio::time::sleep(Duration::from_millis(20)).await;
-    std::fs::write(dir.path().join("refreshToken"), tenant.api_token.clone().unwrap()).unwrap();
+    std::fs::write(
+        dir.path().join("refreshToken"),
+        tenant.api_token.clone().unwrap(),
+    )
+    .unwrap();
     client.current_org().await.unwrap();
     assert_eq!(sim.count("POST /cloudapi/1.0.0/sessions"), sessions);
     assert_eq!(sim.count("POST /oauth/tenant/{org}/token"), 1);
@@ -137,7 +163,10 @@ async fn refused_credentials_say_what_to_check() {
         .await
         .unwrap_err();
     let text = error.to_string();
-    assert!(text.contains("login (POST /oauth/tenant/org1/token)"), "{text}");
+    assert!(
+        text.contains("login (POST /oauth/tenant/org1/token)"),
+        "{text}"
+    );
     assert!(text.contains("invalid_grant"), "{text}");
     assert!(!text.contains("not-a-token"), "{text}");
 }

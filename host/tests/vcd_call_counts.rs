@@ -19,7 +19,10 @@ async fn start_up_and_warm_operations_cost_few_calls() {
     let client = tenant_client(&sim).await;
     placement(&client).await;
     let start = total_calls(&sim);
-    print_counters("start: versions + login + org + VDC + network + gateway", &sim);
+    print_counters(
+        "start: versions + login + org + VDC + network + gateway",
+        &sim,
+    );
     println!("  total {start} calls (target <= 6)");
     assert!(start <= 6, "start-up took {start} calls");
 
@@ -28,12 +31,28 @@ async fn start_up_and_warm_operations_cost_few_calls() {
     let operations = 10;
     for _ in 0..operations {
         client.get_gateway(&gateway).await.unwrap();
-        client.find_virtual_service(&gateway, "ingress-vs-web").await.unwrap();
-        client.find_pool(&gateway, "ingress-pool-web").await.unwrap();
+        client
+            .find_virtual_service(&gateway, "ingress-vs-web")
+            .await
+            .unwrap();
+        client
+            .find_pool(&gateway, "ingress-pool-web")
+            .await
+            .unwrap();
     }
-    print_counters("10 warm operations (gateway + VS lookup + pool lookup)", &sim);
+    print_counters(
+        "10 warm operations (gateway + VS lookup + pool lookup)",
+        &sim,
+    );
     let logins = login_calls(&sim);
-    println!("  auth calls per operation with a warm token: {}", logins as f64 / operations as f64);
+    println!(
+        "  auth calls per operation with a warm token: {}",
+        logins as f64 / operations as f64
+    );
     assert_eq!(logins, 0);
-    assert_eq!(total_calls(&sim), 3 * operations, "one call per lookup, placement cached");
+    assert_eq!(
+        total_calls(&sim),
+        3 * operations,
+        "one call per lookup, placement cached"
+    );
 }

@@ -7,7 +7,7 @@ use std::time::{Duration, Instant};
 
 use serde_json::json;
 use vcd_ccm::vcd::resources::EntityRef;
-use vcd_ccm::vcd::resources::pool::{Pool, PoolMember};
+use vcd_ccm::vcd::resources::pool::Pool;
 use vcd_ccm::vcd::resources::vm::VmScope;
 use vcd_ccm::vcd::{ApiVersion, ClientMetrics, VcdClient, VcdError};
 use vcd_support::*;
@@ -43,7 +43,10 @@ async fn the_highest_common_version_is_used_on_every_request() {
         .iter()
         .filter(|e| e.template.starts_with("/cloudapi") && e.status == 200)
         .count();
-    assert!(versioned > 0, "CloudAPI calls succeeded with the negotiated version");
+    assert!(
+        versioned > 0,
+        "CloudAPI calls succeeded with the negotiated version"
+    );
 }
 
 #[tokio::test]
@@ -56,7 +59,10 @@ async fn no_common_version_names_what_vcd_offers() {
         .unwrap_err();
     let text = error.to_string();
     assert!(matches!(error, VcdError::NoCommonVersion { .. }));
-    assert!(text.contains("[33.0, 34.0, 35.2]") && text.contains("36.0–38.1"), "{text}");
+    assert!(
+        text.contains("[33.0, 34.0, 35.2]") && text.contains("36.0–38.1"),
+        "{text}"
+    );
     assert_eq!(login_calls(&sim), 0, "no login before a version is agreed");
 }
 
@@ -101,7 +107,10 @@ async fn cursor_lists_follow_the_next_page_link() {
     });
     let rules = client.list_nat_rules(&gateway.id).await.unwrap();
     assert_eq!(rules.len(), 260);
-    assert_eq!(sim.count("GET /cloudapi/1.0.0/edgeGateways/{id}/nat/rules"), 3);
+    assert_eq!(
+        sim.count("GET /cloudapi/1.0.0/edgeGateways/{id}/nat/rules"),
+        3
+    );
 }
 
 #[tokio::test]
@@ -116,7 +125,10 @@ async fn the_vm_query_pages_through_the_whole_vapp() {
         }
     });
     let client = tenant_client(&sim).await;
-    let vms = client.query_vms(&VmScope::VApp("cluster1".into())).await.unwrap();
+    let vms = client
+        .query_vms(&VmScope::VApp("cluster1".into()))
+        .await
+        .unwrap();
     assert_eq!(vms.len(), 303);
     assert_eq!(sim.count("GET /api/query"), 3);
 }
@@ -134,10 +146,17 @@ async fn filter_values_with_fiql_characters_are_escaped() {
     }
     let sim = sim_from(scenario).await;
     let client = tenant_client(&sim).await;
-    let found = client.find_certificate(tricky).await.unwrap().expect("found");
+    let found = client
+        .find_certificate(tricky)
+        .await
+        .unwrap()
+        .expect("found");
     assert_eq!(found.alias, tricky);
     assert!(client.find_certificate("web,api").await.unwrap().is_none());
-    assert!(sim.requests().iter().all(|e| e.status != 400), "every filter parsed");
+    assert!(
+        sim.requests().iter().all(|e| e.status != 400),
+        "every filter parsed"
+    );
 }
 
 #[tokio::test]
@@ -148,8 +167,18 @@ async fn tasks_are_polled_until_they_succeed() {
     let gateway = gateway_of(&client).await;
     let created = client.create_pool(&pool("p-slow", &gateway)).await.unwrap();
     assert_eq!(created.name, "p-slow");
-    assert!(sim.count("GET /api/task/{id}") >= 3, "polled while queued and running");
-    assert_eq!(metric_sum(&registry, "vcd_task_wait_seconds_count", &["create_pool", "outcome=\"ok\""]), 1.0);
+    assert!(
+        sim.count("GET /api/task/{id}") >= 3,
+        "polled while queued and running"
+    );
+    assert_eq!(
+        metric_sum(
+            &registry,
+            "vcd_task_wait_seconds_count",
+            &["create_pool", "outcome=\"ok\""]
+        ),
+        1.0
+    );
 }
 
 #[tokio::test]
@@ -168,10 +197,16 @@ async fn a_failed_task_is_an_error_with_its_message() {
         )
         .times(1),
     );
-    let error = client.create_pool(&pool("p-fail", &gateway)).await.unwrap_err();
+    let error = client
+        .create_pool(&pool("p-fail", &gateway))
+        .await
+        .unwrap_err();
     let text = error.to_string();
     assert!(matches!(error, VcdError::TaskFailed { .. }), "{text}");
-    assert!(text.contains("NSX-T rejected the pool") && text.contains("create_pool"), "{text}");
+    assert!(
+        text.contains("NSX-T rejected the pool") && text.contains("create_pool"),
+        "{text}"
+    );
 }
 
 #[tokio::test]
@@ -183,7 +218,10 @@ async fn a_task_past_its_deadline_times_out() {
     let client = connect(cfg).await;
     let gateway = gateway_of(&client).await;
     let started = Instant::now();
-    let error = client.create_pool(&pool("p-late", &gateway)).await.unwrap_err();
+    let error = client
+        .create_pool(&pool("p-late", &gateway))
+        .await
+        .unwrap_err();
     assert!(matches!(error, VcdError::TaskTimeout { .. }), "{error}");
     assert!(started.elapsed() < Duration::from_secs(2));
 }
@@ -194,23 +232,45 @@ async fn vcd_errors_become_typed_errors() {
     let client = tenant_client(&sim).await;
     let gateway = gateway_of(&client).await;
     client.create_pool(&pool("p-dup", &gateway)).await.unwrap();
-    let duplicate = client.create_pool(&pool("p-dup", &gateway)).await.unwrap_err();
-    assert!(matches!(duplicate, VcdError::DuplicateName { .. }), "{duplicate}");
+    let duplicate = client
+        .create_pool(&pool("p-dup", &gateway))
+        .await
+        .unwrap_err();
+    assert!(
+        matches!(duplicate, VcdError::DuplicateName { .. }),
+        "{duplicate}"
+    );
 
-    let missing = client.get_pool("urn:vcloud:pool:00000000-0000-0000-0000-000000000000").await.unwrap_err();
+    let missing = client
+        .get_pool("urn:vcloud:pool:00000000-0000-0000-0000-000000000000")
+        .await
+        .unwrap_err();
     assert!(missing.is_not_found(), "{missing}");
-    assert!(missing.to_string().contains("get_pool (GET /cloudapi/1.0.0/loadBalancer/pools/urn:vcloud:pool:"));
+    assert!(
+        missing
+            .to_string()
+            .contains("get_pool (GET /cloudapi/1.0.0/loadBalancer/pools/urn:vcloud:pool:")
+    );
 
-    sim.add_fault(
-        FaultRule::new(Some("GET"), "/cloudapi/1.0.0/edgeGateways/{id}", FaultAction::Error {
+    sim.add_fault(FaultRule::new(
+        Some("GET"),
+        "/cloudapi/1.0.0/edgeGateways/{id}",
+        FaultAction::Error {
             status: 503,
             minor_error_code: "SERVICE_UNAVAILABLE".into(),
             message: "cell is down".into(),
-        }),
-    );
+        },
+    ));
     let server = client.get_gateway(&gateway.id).await.unwrap_err();
-    assert!(matches!(server, VcdError::Server { status: 503, .. }), "{server}");
-    assert_eq!(sim.count(GATEWAY_COUNTER), 1 + 10, "one lookup, then 10 attempts");
+    assert!(
+        matches!(server, VcdError::Server { status: 503, .. }),
+        "{server}"
+    );
+    assert_eq!(
+        sim.count(GATEWAY_COUNTER),
+        1 + 10,
+        "one lookup, then 10 attempts"
+    );
 }
 
 #[tokio::test]
@@ -225,7 +285,11 @@ async fn busy_storm_of_twenty_writers_on_one_gateway_all_succeed() {
     let second = tenant_client(&sim).await;
     let gateway = gateway_of(&first).await;
     let writers = (0..20).map(|i| {
-        let client = if i % 2 == 0 { first.clone() } else { second.clone() };
+        let client = if i % 2 == 0 {
+            first.clone()
+        } else {
+            second.clone()
+        };
         let body = pool(&format!("storm-{i}"), &gateway);
         tokio::spawn(async move { client.create_pool(&body).await })
     });
@@ -248,19 +312,40 @@ async fn idempotent_calls_survive_thirty_percent_server_errors_and_resets() {
     let sim = sim().await;
     let client = tenant_client(&sim).await;
     let gateway = gateway_of(&client).await;
-    sim.add_fault(FaultRule::new(Some("GET"), "*", FaultAction::Error {
-        status: 502,
-        minor_error_code: "BAD_GATEWAY".into(),
-        message: String::new(),
-    }).probability(0.15));
+    sim.add_fault(
+        FaultRule::new(
+            Some("GET"),
+            "*",
+            FaultAction::Error {
+                status: 502,
+                minor_error_code: "BAD_GATEWAY".into(),
+                message: String::new(),
+            },
+        )
+        .probability(0.15),
+    );
     sim.add_fault(FaultRule::new(Some("GET"), "*", FaultAction::Reset).probability(0.15));
     for _ in 0..40 {
-        client.get_gateway(&gateway.id).await.expect("a gateway read");
-        client.used_ip_addresses(&gateway.id).await.expect("used IPs");
-        client.pick_service_engine_group(&gateway.id).await.expect("a SEG");
+        client
+            .get_gateway(&gateway.id)
+            .await
+            .expect("a gateway read");
+        client
+            .used_ip_addresses(&gateway.id)
+            .await
+            .expect("used IPs");
+        client
+            .pick_service_engine_group(&gateway.id)
+            .await
+            .expect("a SEG");
     }
     let failed = sim.requests().iter().filter(|e| e.status == 502).count()
-        + sim.faults().iter().filter(|f| f.action == FaultAction::Reset).map(|f| f.fired as usize).sum::<usize>();
+        + sim
+            .faults()
+            .iter()
+            .filter(|f| f.action == FaultAction::Reset)
+            .map(|f| f.fired as usize)
+            .sum::<usize>();
     assert!(failed > 20, "faults fired: {failed}");
 }
 
@@ -275,5 +360,9 @@ async fn the_rate_limit_spaces_requests() {
         client.current_org().await.unwrap();
     }
     // 10 org reads plus one org lookup at 20/s, after the connect's calls.
-    assert!(started.elapsed() >= Duration::from_millis(450), "{:?}", started.elapsed());
+    assert!(
+        started.elapsed() >= Duration::from_millis(450),
+        "{:?}",
+        started.elapsed()
+    );
 }

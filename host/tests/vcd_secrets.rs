@@ -56,17 +56,29 @@ async fn no_secret_appears_in_any_log_line_or_error() {
     let system_client = connect(config(&sim, system_token(&sim))).await;
     for client in [&token_client, &password_client, &system_client] {
         let placement = client.resolve_placement("vdc1", "net1").await.unwrap();
-        client.used_ip_addresses(&placement.gateway.id).await.unwrap();
+        client
+            .used_ip_addresses(&placement.gateway.id)
+            .await
+            .unwrap();
         tracing::debug!(?placement, "a placement logged in full");
     }
     // Refreshes after revocation, and failures with retries.
-    sim.with_world(|world| world.access_tokens.values_mut().for_each(|t| t.revoked = true));
+    sim.with_world(|world| {
+        world
+            .access_tokens
+            .values_mut()
+            .for_each(|t| t.revoked = true)
+    });
     sim.add_fault(
-        FaultRule::new(Some("GET"), "*", FaultAction::Error {
-            status: 503,
-            minor_error_code: "X".into(),
-            message: String::new(),
-        })
+        FaultRule::new(
+            Some("GET"),
+            "*",
+            FaultAction::Error {
+                status: 503,
+                minor_error_code: "X".into(),
+                message: String::new(),
+            },
+        )
         .times(3),
     );
     token_client.current_org().await.unwrap();
@@ -76,11 +88,27 @@ async fn no_secret_appears_in_any_log_line_or_error() {
         user: tenant.user.clone(),
         password: Secret::new("wrong-password-value-42"),
     };
-    let refused = VcdClient::connect(config(&sim, wrong_password.clone()), ClientMetrics::default()).await;
-    errors.push(format!("{:?} {}", refused.as_ref().err(), refused.as_ref().err().map(|e| e.to_string()).unwrap_or_default()));
-    errors.push(format!("{wrong_password:?} {:?}", config(&sim, tenant_token(&sim))));
+    let refused = VcdClient::connect(
+        config(&sim, wrong_password.clone()),
+        ClientMetrics::default(),
+    )
+    .await;
+    errors.push(format!(
+        "{:?} {}",
+        refused.as_ref().err(),
+        refused
+            .as_ref()
+            .err()
+            .map(|e| e.to_string())
+            .unwrap_or_default()
+    ));
+    errors.push(format!(
+        "{wrong_password:?} {:?}",
+        config(&sim, tenant_token(&sim))
+    ));
 
-    let access_tokens: Vec<String> = sim.with_world(|world| world.access_tokens.keys().cloned().collect());
+    let access_tokens: Vec<String> =
+        sim.with_world(|world| world.access_tokens.keys().cloned().collect());
     assert!(access_tokens.len() >= 5);
     let mut secrets = vec![
         tenant.password.clone(),
@@ -95,9 +123,15 @@ async fn no_secret_appears_in_any_log_line_or_error() {
     assert!(logs.contains("logging in to VCD"), "the capture works");
     assert!(logs.lines().count() > 50, "TRACE output was captured");
     for secret in &secrets {
-        assert!(!logs.contains(secret.as_str()), "a secret leaked into the logs");
+        assert!(
+            !logs.contains(secret.as_str()),
+            "a secret leaked into the logs"
+        );
         for text in &errors {
-            assert!(!text.contains(secret.as_str()), "a secret leaked into an error: {text}");
+            assert!(
+                !text.contains(secret.as_str()),
+                "a secret leaked into an error: {text}"
+            );
         }
     }
 }

@@ -13,7 +13,9 @@ async fn tls_sim() -> Sim {
         tls: true,
         ..Default::default()
     };
-    Sim::start_with(Scenario::default_scenario(), options).await.unwrap()
+    Sim::start_with(Scenario::default_scenario(), options)
+        .await
+        .unwrap()
 }
 
 #[tokio::test]
@@ -38,10 +40,15 @@ async fn another_ca_is_refused_with_a_clear_error() {
     std::fs::write(&bundle, other.ca_pem().unwrap()).unwrap();
     let mut cfg = config(&sim, tenant_token(&sim));
     cfg.tls.ca_bundle = Some(bundle);
-    let error = VcdClient::connect(cfg, ClientMetrics::default()).await.unwrap_err();
+    let error = VcdClient::connect(cfg, ClientMetrics::default())
+        .await
+        .unwrap_err();
     let text = error.to_string();
     assert!(matches!(error, VcdError::Tls { .. }), "{text}");
-    assert!(text.contains("not trusted") && text.contains("CA bundle"), "{text}");
+    assert!(
+        text.contains("not trusted") && text.contains("CA bundle"),
+        "{text}"
+    );
     assert_eq!(total_calls(&sim), 0, "nothing reached the server");
 }
 
@@ -51,13 +58,20 @@ async fn a_missing_or_empty_bundle_is_a_configuration_error() {
     let dir = tempfile::tempdir().unwrap();
     let mut cfg = config(&sim, tenant_token(&sim));
     cfg.tls.ca_bundle = Some(dir.path().join("absent.pem"));
-    let error = VcdClient::connect(cfg.clone(), ClientMetrics::default()).await.unwrap_err();
+    let error = VcdClient::connect(cfg.clone(), ClientMetrics::default())
+        .await
+        .unwrap_err();
     assert!(matches!(error, VcdError::TlsConfig(_)), "{error}");
     let empty = dir.path().join("empty.pem");
     std::fs::write(&empty, "").unwrap();
     cfg.tls.ca_bundle = Some(empty);
-    let error = VcdClient::connect(cfg, ClientMetrics::default()).await.unwrap_err();
-    assert!(error.to_string().contains("holds no certificate"), "{error}");
+    let error = VcdClient::connect(cfg, ClientMetrics::default())
+        .await
+        .unwrap_err();
+    assert!(
+        error.to_string().contains("holds no certificate"),
+        "{error}"
+    );
 }
 
 #[tokio::test]

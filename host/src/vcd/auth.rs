@@ -52,8 +52,11 @@ struct OAuthToken {
 }
 
 fn sensitive(value: String) -> Result<HeaderValue, VcdError> {
-    let mut header = HeaderValue::from_str(&value)
-        .map_err(|_| VcdError::Credentials("a credential holds characters not allowed in an HTTP header".to_string()))?;
+    let mut header = HeaderValue::from_str(&value).map_err(|_| {
+        VcdError::Credentials(
+            "a credential holds characters not allowed in an HTTP header".to_string(),
+        )
+    })?;
     header.set_sensitive(true);
     Ok(header)
 }
@@ -70,7 +73,11 @@ impl Authenticator {
 
     /// The cached token, after logging in when there is none, it is about to
     /// expire, or the credential files changed.
-    pub async fn token(&self, transport: &Transport, version: ApiVersion) -> Result<Token, VcdError> {
+    pub async fn token(
+        &self,
+        transport: &Transport,
+        version: ApiVersion,
+    ) -> Result<Token, VcdError> {
         let mut session = self.session.lock().await;
         let generation = session.as_ref().map_or(0, |s| s.token.generation);
         let reason = match session.as_ref() {
@@ -80,7 +87,10 @@ impl Authenticator {
             Some(_) => None,
         };
         if let Some(reason) = reason {
-            *session = Some(self.login(transport, version, reason, generation + 1).await?);
+            *session = Some(
+                self.login(transport, version, reason, generation + 1)
+                    .await?,
+            );
         }
         session
             .as_ref()
@@ -121,7 +131,12 @@ impl Authenticator {
         let fingerprint = self.source.fingerprint();
         let credentials = self.source.load()?;
         transport.metrics.token_refresh(reason);
-        tracing::info!(reason, org = credentials.org(), system = credentials.is_system(), "logging in to VCD");
+        tracing::info!(
+            reason,
+            org = credentials.org(),
+            system = credentials.is_system(),
+            "logging in to VCD"
+        );
         let system = credentials.is_system();
         let (value, lifetime) = with_retries(
             &self.retry,
@@ -169,15 +184,20 @@ impl Authenticator {
                     .http
                     .post(transport.url(&path))
                     .header(ACCEPT, "application/json")
-                    .form(&[("grant_type", "refresh_token"), ("refresh_token", token.expose())]);
+                    .form(&[
+                        ("grant_type", "refresh_token"),
+                        ("refresh_token", token.expose()),
+                    ]);
                 let reply = transport.send(&call, request).await?;
-                let parsed: OAuthToken = serde_json::from_slice(&reply.body).map_err(|error| {
-                    VcdError::Unexpected {
+                let parsed: OAuthToken =
+                    serde_json::from_slice(&reply.body).map_err(|error| VcdError::Unexpected {
                         call,
                         detail: format!("the token answer is not an OAuth token: {error}"),
-                    }
-                })?;
-                Ok((parsed.access_token, parsed.expires_in.map(Duration::from_secs)))
+                    })?;
+                Ok((
+                    parsed.access_token,
+                    parsed.expires_in.map(Duration::from_secs),
+                ))
             }
             Credentials::Password {
                 org,
@@ -206,7 +226,8 @@ impl Authenticator {
                     .map(Secret::from)
                     .ok_or_else(|| VcdError::Unexpected {
                         call,
-                        detail: "the session answer has no X-VMWARE-VCLOUD-ACCESS-TOKEN header".to_string(),
+                        detail: "the session answer has no X-VMWARE-VCLOUD-ACCESS-TOKEN header"
+                            .to_string(),
                     })?;
                 // Sessions carry no expiry; a 401 tells us when they end.
                 Ok((token, None))

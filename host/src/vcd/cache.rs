@@ -42,7 +42,11 @@ impl LookupCache {
     }
 
     pub fn put_vdc(&self, org_id: &str, name_or_id: &str, vdc: EntityRef) {
-        put(&self.vdcs, (org_id.to_string(), name_or_id.to_string()), vdc);
+        put(
+            &self.vdcs,
+            (org_id.to_string(), name_or_id.to_string()),
+            vdc,
+        );
     }
 
     pub fn placement(&self, vdc: &str, network: &str) -> Option<Placement> {
@@ -50,6 +54,10 @@ impl LookupCache {
     }
 
     pub fn put_placement(&self, vdc: &str, network: &str, placement: Placement) {
-        put(&self.placements, (vdc.to_string(), network.to_string()), placement);
+        put(
+            &self.placements,
+            (vdc.to_string(), network.to_string()),
+            placement,
+        );
     }
 }

@@ -171,7 +171,9 @@ impl VcdClient {
 
     /// Scopes System-org sessions to the tenant org (its URN).
     pub(crate) fn set_tenant_context(&self, org_urn: &str) {
-        self.inner.tenant_context.get_or_init(|| org_urn.to_string());
+        self.inner
+            .tenant_context
+            .get_or_init(|| org_urn.to_string());
     }
 
     fn call_site(&self, request: &ApiRequest) -> (reqwest::Url, CallSite) {
@@ -194,7 +196,12 @@ impl VcdClient {
         (url, call)
     }
 
-    fn build(&self, request: &ApiRequest, url: reqwest::Url, token: &Token) -> Result<reqwest::RequestBuilder, VcdError> {
+    fn build(
+        &self,
+        request: &ApiRequest,
+        url: reqwest::Url,
+        token: &Token,
+    ) -> Result<reqwest::RequestBuilder, VcdError> {
         let version = self.inner.version;
         let accept = match request.family {
             ApiFamily::CloudApi => format!("application/json;version={version}"),
@@ -225,7 +232,12 @@ impl VcdClient {
 
     /// One attempt: with the cached token, and once more with a fresh one
     /// if VCD answers 401.
-    async fn attempt(&self, request: &ApiRequest, url: &reqwest::Url, call: &CallSite) -> Result<Reply, VcdError> {
+    async fn attempt(
+        &self,
+        request: &ApiRequest,
+        url: &reqwest::Url,
+        call: &CallSite,
+    ) -> Result<Reply, VcdError> {
         let inner = &self.inner;
         let token = inner.auth.token(&inner.transport, inner.version).await?;
         let sent = inner
@@ -260,14 +272,21 @@ impl VcdClient {
         .await
     }
 
-    pub(crate) fn decode<T: DeserializeOwned>(&self, request: &ApiRequest, reply: &Reply) -> Result<T, VcdError> {
+    pub(crate) fn decode<T: DeserializeOwned>(
+        &self,
+        request: &ApiRequest,
+        reply: &Reply,
+    ) -> Result<T, VcdError> {
         serde_json::from_slice(&reply.body).map_err(|error| VcdError::Unexpected {
             call: self.call_site(request).1,
             detail: format!("cannot read the answer: {error}"),
         })
     }
 
-    pub(crate) async fn fetch<T: DeserializeOwned>(&self, request: ApiRequest) -> Result<T, VcdError> {
+    pub(crate) async fn fetch<T: DeserializeOwned>(
+        &self,
+        request: ApiRequest,
+    ) -> Result<T, VcdError> {
         let reply = self.execute(&request).await?;
         self.decode(&request, &reply)
     }
@@ -280,16 +299,21 @@ impl VcdClient {
             return Ok(None);
         }
         let call = self.call_site(&request).1;
-        let location = reply.header("location").ok_or_else(|| VcdError::Unexpected {
-            call: call.clone(),
-            detail: "202 Accepted without a Location header".to_string(),
-        })?;
+        let location = reply
+            .header("location")
+            .ok_or_else(|| VcdError::Unexpected {
+                call: call.clone(),
+                detail: "202 Accepted without a Location header".to_string(),
+            })?;
         self.wait_task(&call, location).await.map(Some)
     }
 }
 
 /// `GET /api/versions` (no auth), then the best version in range.
-async fn discover_version(transport: &Transport, config: &ClientConfig) -> Result<ApiVersion, VcdError> {
+async fn discover_version(
+    transport: &Transport,
+    config: &ClientConfig,
+) -> Result<ApiVersion, VcdError> {
     let call = CallSite {
         operation: "get_versions",
         method: Method::GET,
@@ -309,10 +333,11 @@ async fn discover_version(transport: &Transport, config: &ClientConfig) -> Resul
         },
     )
     .await?;
-    let supported: SupportedVersions = serde_json::from_slice(&reply.body).map_err(|error| VcdError::Unexpected {
-        call,
-        detail: format!("the version list is not JSON: {error}"),
-    })?;
+    let supported: SupportedVersions =
+        serde_json::from_slice(&reply.body).map_err(|error| VcdError::Unexpected {
+            call,
+            detail: format!("the version list is not JSON: {error}"),
+        })?;
     let offered: Vec<String> = supported
         .version_info
         .into_iter()

@@ -60,7 +60,11 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
-    pub fn new(host: impl Into<String>, org: impl Into<String>, credentials: CredentialSource) -> Self {
+    pub fn new(
+        host: impl Into<String>,
+        org: impl Into<String>,
+        credentials: CredentialSource,
+    ) -> Self {
         Self {
             host: host.into(),
             org: org.into(),

@@ -40,7 +40,10 @@ pub enum CredentialSource {
     Static(Credentials),
     /// The upstream Secret mounted as a directory. `user_org` is the org of a
     /// `username` without an `org/` prefix, and of a refresh token.
-    Files { dir: PathBuf, user_org: String },
+    Files {
+        dir: PathBuf,
+        user_org: String,
+    },
 }
 
 /// Modification times and sizes of the credential files: a cheap way to

@@ -32,14 +32,18 @@ pub fn next_page_link(headers: &HeaderMap) -> Option<String> {
         .get_all(LINK)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| v.split(",<").map(|l| l.trim().trim_start_matches('<').to_string()))
+        .flat_map(|v| {
+            v.split(",<")
+                .map(|l| l.trim().trim_start_matches('<').to_string())
+        })
         .find_map(|link| {
             let (target, params) = link.split_once('>')?;
             let is_next = params.split(';').any(|param| {
-                param
-                    .trim()
-                    .strip_prefix("rel=")
-                    .is_some_and(|rels| rels.trim_matches('"').split_whitespace().any(|r| r == "nextPage"))
+                param.trim().strip_prefix("rel=").is_some_and(|rels| {
+                    rels.trim_matches('"')
+                        .split_whitespace()
+                        .any(|r| r == "nextPage")
+                })
             });
             is_next.then(|| target.to_string())
         })
@@ -124,9 +128,15 @@ mod tests {
                 "<https://h/x?page=1>;rel=\"firstPage\";type=\"application/json\", <https://h/x?page=3&filter=a%2Cb>;rel=\"lastPage nextPage\"",
             ),
         );
-        assert_eq!(next_page_link(&headers).as_deref(), Some("https://h/x?page=3&filter=a%2Cb"));
+        assert_eq!(
+            next_page_link(&headers).as_deref(),
+            Some("https://h/x?page=3&filter=a%2Cb")
+        );
         let mut none = HeaderMap::new();
-        none.append(LINK, HeaderValue::from_static("<https://h/x>;rel=\"previousPage\""));
+        none.append(
+            LINK,
+            HeaderValue::from_static("<https://h/x>;rel=\"previousPage\""),
+        );
         assert_eq!(next_page_link(&none), None);
         assert_eq!(path_of("https://h:8443/x?cursor=ab%3D"), "/x?cursor=ab%3D");
     }

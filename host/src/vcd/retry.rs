@@ -151,7 +151,10 @@ mod tests {
             minor: String::new(),
             message: String::new(),
         };
-        assert_eq!(retry_reason(&busy, Idempotency::NotIdempotent), Some("busy"));
+        assert_eq!(
+            retry_reason(&busy, Idempotency::NotIdempotent),
+            Some("busy")
+        );
         assert_eq!(retry_reason(&server, Idempotency::NotIdempotent), None);
         assert_eq!(
             retry_reason(&server, Idempotency::Idempotent),

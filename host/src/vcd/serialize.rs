@@ -23,7 +23,10 @@ impl GatewayLocks {
     /// guard drops.
     pub async fn acquire(&self, gateway_id: &str) -> OwnedMutexGuard<()> {
         let lock = {
-            let mut locks = self.locks.lock().unwrap_or_else(|poison| poison.into_inner());
+            let mut locks = self
+                .locks
+                .lock()
+                .unwrap_or_else(|poison| poison.into_inner());
             locks.entry(gateway_id.to_string()).or_default().clone()
         };
         lock.lock_owned().await
@@ -52,11 +55,16 @@ mod tests {
     async fn one_writer_per_gateway_at_a_time() {
         let locks = Arc::new(GatewayLocks::default());
         let held = locks.acquire("gw1").await;
-        let other_gateway = tokio::time::timeout(Duration::from_millis(50), locks.acquire("gw2")).await;
+        let other_gateway =
+            tokio::time::timeout(Duration::from_millis(50), locks.acquire("gw2")).await;
         assert!(other_gateway.is_ok());
         let same = tokio::time::timeout(Duration::from_millis(50), locks.acquire("gw1")).await;
         assert!(same.is_err());
         drop(held);
-        assert!(tokio::time::timeout(Duration::from_millis(50), locks.acquire("gw1")).await.is_ok());
+        assert!(
+            tokio::time::timeout(Duration::from_millis(50), locks.acquire("gw1"))
+                .await
+                .is_ok()
+        );
     }
 }

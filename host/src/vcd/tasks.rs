@@ -70,7 +70,11 @@ fn task_path(location: &str) -> String {
 impl VcdClient {
     /// Polls the task at `location` until it ends; `call` is the write
     /// that started it, for errors.
-    pub(crate) async fn wait_task(&self, call: &CallSite, location: &str) -> Result<Task, VcdError> {
+    pub(crate) async fn wait_task(
+        &self,
+        call: &CallSite,
+        location: &str,
+    ) -> Result<Task, VcdError> {
         let policy = self.config().tasks;
         let started = Instant::now();
         let mut delay = policy.first_poll_delay;
@@ -111,7 +115,8 @@ impl VcdClient {
             Ok(_) => "ok",
             Err(error) => error.outcome(),
         };
-        self.metrics().task_wait(call.operation, label, started.elapsed());
+        self.metrics()
+            .task_wait(call.operation, label, started.elapsed());
         task
     }
 }
@@ -122,7 +127,10 @@ mod tests {
 
     #[test]
     fn only_the_path_of_a_location_is_used() {
-        assert_eq!(task_path("https://vcd.example:443/api/task/abc"), "/api/task/abc");
+        assert_eq!(
+            task_path("https://vcd.example:443/api/task/abc"),
+            "/api/task/abc"
+        );
         assert_eq!(task_path("/api/task/abc"), "/api/task/abc");
     }
 }

@@ -41,10 +41,16 @@ fn read_ca_bundle(config: &ClientConfig) -> Result<Vec<reqwest::Certificate>, Vc
         return Ok(Vec::new());
     };
     let pem = std::fs::read(path).map_err(|error| {
-        VcdError::TlsConfig(format!("cannot read the CA bundle {}: {error}", path.display()))
+        VcdError::TlsConfig(format!(
+            "cannot read the CA bundle {}: {error}",
+            path.display()
+        ))
     })?;
     let certificates = reqwest::Certificate::from_pem_bundle(&pem).map_err(|error| {
-        VcdError::TlsConfig(format!("the CA bundle {} is not PEM: {error}", path.display()))
+        VcdError::TlsConfig(format!(
+            "the CA bundle {} is not PEM: {error}",
+            path.display()
+        ))
     })?;
     if certificates.is_empty() {
         return Err(VcdError::TlsConfig(format!(
@@ -58,7 +64,10 @@ fn read_ca_bundle(config: &ClientConfig) -> Result<Vec<reqwest::Certificate>, Vc
 impl Transport {
     pub fn new(config: &ClientConfig, metrics: ClientMetrics) -> Result<Self, VcdError> {
         let base = Url::parse(config.host.trim_end_matches('/')).map_err(|error| {
-            VcdError::TlsConfig(format!("the VCD host '{}' is not a URL: {error}", config.host))
+            VcdError::TlsConfig(format!(
+                "the VCD host '{}' is not a URL: {error}",
+                config.host
+            ))
         })?;
         let mut builder = reqwest::Client::builder()
             .use_rustls_tls()
@@ -76,9 +85,9 @@ impl Transport {
             );
             builder = builder.danger_accept_invalid_certs(true);
         }
-        let http = builder
-            .build()
-            .map_err(|error| VcdError::TlsConfig(format!("cannot build the HTTP client: {error}")))?;
+        let http = builder.build().map_err(|error| {
+            VcdError::TlsConfig(format!("cannot build the HTTP client: {error}"))
+        })?;
         Ok(Self {
             http,
             base,
@@ -109,7 +118,8 @@ impl Transport {
             Ok(_) => "ok",
             Err(error) => error.outcome(),
         };
-        self.metrics.request(call.operation, label, started.elapsed());
+        self.metrics
+            .request(call.operation, label, started.elapsed());
         outcome
     }
 

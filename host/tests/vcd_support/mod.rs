@@ -17,7 +17,9 @@ use vcdsim::{Scenario, Sim};
 pub const GATEWAY_COUNTER: &str = "GET /cloudapi/1.0.0/edgeGateways/{id}";
 
 pub async fn sim() -> Sim {
-    Sim::start(Scenario::default_scenario()).await.expect("vcdsim starts")
+    Sim::start(Scenario::default_scenario())
+        .await
+        .expect("vcdsim starts")
 }
 
 pub async fn sim_from(scenario: Scenario) -> Sim {
@@ -90,7 +92,9 @@ pub async fn tenant_client(sim: &Sim) -> VcdClient {
 pub async fn client_with_registry(config: ClientConfig) -> (VcdClient, Registry) {
     let mut registry = Registry::default();
     let metrics = ClientMetrics::register(&mut registry);
-    let client = VcdClient::connect(config, metrics).await.expect("the client connects");
+    let client = VcdClient::connect(config, metrics)
+        .await
+        .expect("the client connects");
     (client, registry)
 }
 
@@ -99,7 +103,10 @@ pub fn metric_sum(registry: &Registry, name: &str, labels: &[&str]) -> f64 {
     let mut text = String::new();
     encode(&mut text, registry).expect("metrics encode");
     text.lines()
-        .filter(|line| line.starts_with(name) && (line[name.len()..].starts_with('{') || line[name.len()..].starts_with(' ')))
+        .filter(|line| {
+            line.starts_with(name)
+                && (line[name.len()..].starts_with('{') || line[name.len()..].starts_with(' '))
+        })
         .filter(|line| labels.iter().all(|l| line.contains(l)))
         .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
         .sum()

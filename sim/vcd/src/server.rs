@@ -7,9 +7,9 @@ use std::path::PathBuf;
 use std::sync::Arc;
 
 use axum::Router;
-use axum::serve::Listener;
 use axum::middleware::from_fn_with_state;
 use axum::response::IntoResponse;
+use axum::serve::Listener;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;

@@ -31,7 +31,8 @@ const LIBRARY: &str = "/cloudapi/1.0.0/ssl/certificateLibrary";
 impl VcdClient {
     #[tracing::instrument(skip(self))]
     pub async fn list_certificates(&self) -> Result<Vec<CertificateItem>, VcdError> {
-        self.list_all("list_certificates", LIBRARY, None, MAX_PAGE_SIZE).await
+        self.list_all("list_certificates", LIBRARY, None, MAX_PAGE_SIZE)
+            .await
     }
 
     /// The certificate with exactly this alias, if any.
@@ -41,6 +42,12 @@ impl VcdClient {
         let items = self
             .list_all("find_certificate", LIBRARY, Some(&filter), MAX_PAGE_SIZE)
             .await?;
-        super::only_one(items, |c: &CertificateItem| &c.alias, "certificate", alias, "in the org's library")
+        super::only_one(
+            items,
+            |c: &CertificateItem| &c.alias,
+            "certificate",
+            alias,
+            "in the org's library",
+        )
     }
 }

@@ -90,7 +90,9 @@ impl EdgeGateway {
 
     /// The gateway's own (SNAT) addresses, never usable as VIPs.
     pub fn primary_ips(&self) -> Vec<String> {
-        self.subnets().filter_map(|s| s.primary_ip.clone()).collect()
+        self.subnets()
+            .filter_map(|s| s.primary_ip.clone())
+            .collect()
     }
 }
 
@@ -114,7 +116,10 @@ impl VcdClient {
 
     /// Every external IP the gateway uses (primary, NAT, VIPs), all pages.
     #[tracing::instrument(skip(self))]
-    pub async fn used_ip_addresses(&self, gateway_id: &str) -> Result<Vec<UsedIpAddress>, VcdError> {
+    pub async fn used_ip_addresses(
+        &self,
+        gateway_id: &str,
+    ) -> Result<Vec<UsedIpAddress>, VcdError> {
         self.list_all(
             "used_ip_addresses",
             &format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/usedIpAddresses"),

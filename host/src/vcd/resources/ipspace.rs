@@ -96,14 +96,22 @@ impl VcdClient {
 
     #[tracing::instrument(skip(self))]
     pub async fn ip_space_summaries(&self) -> Result<Vec<IpSpaceSummary>, VcdError> {
-        self.list_all("ip_space_summaries", &format!("{SPACES}/summaries"), None, MAX_PAGE_SIZE)
-            .await
+        self.list_all(
+            "ip_space_summaries",
+            &format!("{SPACES}/summaries"),
+            None,
+            MAX_PAGE_SIZE,
+        )
+        .await
     }
 
     #[tracing::instrument(skip(self))]
     pub async fn get_ip_space(&self, space_id: &str) -> Result<IpSpace, VcdError> {
-        self.fetch(ApiRequest::get("get_ip_space", format!("{SPACES}/{space_id}")))
-            .await
+        self.fetch(ApiRequest::get(
+            "get_ip_space",
+            format!("{SPACES}/{space_id}"),
+        ))
+        .await
     }
 
     /// Allocates one floating IP to the org: any free one, or `value`.
@@ -225,8 +233,12 @@ impl VcdClient {
         self.put_allocation("unclaim_ip_allocation", space_id, &unclaimed)
             .await?;
         let path = format!("{SPACES}/{space_id}/allocations/{}", allocation.id);
-        self.write(ApiRequest::new("release_ip_allocation", Method::DELETE, path))
-            .await
-            .map(|_| ())
+        self.write(ApiRequest::new(
+            "release_ip_allocation",
+            Method::DELETE,
+            path,
+        ))
+        .await
+        .map(|_| ())
     }
 }

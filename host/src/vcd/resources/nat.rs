@@ -74,7 +74,11 @@ impl VcdClient {
     /// Creates the rule; a create whose answer was lost is recognised by
     /// name (NAT names are not unique in VCD, but ours are).
     #[tracing::instrument(skip(self, rule), fields(rule = %rule.name))]
-    pub async fn create_nat_rule(&self, gateway_id: &str, rule: &NatRule) -> Result<NatRule, VcdError> {
+    pub async fn create_nat_rule(
+        &self,
+        gateway_id: &str,
+        rule: &NatRule,
+    ) -> Result<NatRule, VcdError> {
         let path = rules_path(gateway_id);
         let call = self.call_of("create_nat_rule", &path);
         let body = encode(&call, rule)?;
@@ -82,13 +86,14 @@ impl VcdClient {
         self.create_checked(
             "create_nat_rule",
             || async move {
-                let request = ApiRequest::new("create_nat_rule", Method::POST, path).json(body.clone());
+                let request =
+                    ApiRequest::new("create_nat_rule", Method::POST, path).json(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
                 let task = task.ok_or_else(|| VcdError::Unexpected {
                     call: call.clone(),
                     detail: "VCD created the NAT rule without a task".to_string(),
                 })?;
-                self.get_nat_rule(gateway_id, task.owner_id(&call)?).await
+                self.get_nat_rule(gateway_id, task.owner_id(call)?).await
             },
             || async move {
                 let rules = self.list_nat_rules(gateway_id).await?;
@@ -101,7 +106,11 @@ impl VcdClient {
     /// PUTs the whole rule. It must carry the `version` it was read with;
     /// VCD refuses an update of a rule changed since (a conflict).
     #[tracing::instrument(skip(self, rule), fields(rule = %rule.name))]
-    pub async fn update_nat_rule(&self, gateway_id: &str, rule: &NatRule) -> Result<NatRule, VcdError> {
+    pub async fn update_nat_rule(
+        &self,
+        gateway_id: &str,
+        rule: &NatRule,
+    ) -> Result<NatRule, VcdError> {
         let (Some(id), Some(_)) = (rule.id.as_deref(), rule.version) else {
             return Err(VcdError::Missing {
                 what: "NAT rule id and version",

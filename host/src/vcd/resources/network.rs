@@ -134,10 +134,19 @@ impl VcdClient {
     /// The org VDC network `name` usable from `vdc`: one of the VDC, or one
     /// shared through a data-center group. More than one match is an error.
     #[tracing::instrument(skip(self))]
-    pub async fn find_network(&self, vdc: &EntityRef, name: &str) -> Result<OrgVdcNetwork, VcdError> {
+    pub async fn find_network(
+        &self,
+        vdc: &EntityRef,
+        name: &str,
+    ) -> Result<OrgVdcNetwork, VcdError> {
         let filter = Filter::eq("name", name);
         let networks: Vec<OrgVdcNetwork> = self
-            .list_all("find_network", &format!("{CLOUDAPI}/orgVdcNetworks"), Some(&filter), 32)
+            .list_all(
+                "find_network",
+                &format!("{CLOUDAPI}/orgVdcNetworks"),
+                Some(&filter),
+                32,
+            )
             .await?;
         let scope = format!("for VDC {}", vdc.name.as_deref().unwrap_or(&vdc.id));
         let usable: Vec<OrgVdcNetwork> = networks
@@ -163,11 +172,14 @@ impl VcdClient {
         let org = self.org(&self.config().org.clone()).await?;
         let vdc_ref = self.vdc(&org, vdc).await?;
         let network_object = self.find_network(&vdc_ref, network).await?;
-        let gateway_ref = network_object.gateway().cloned().ok_or_else(|| VcdError::Missing {
-            what: "edge gateway",
-            name: network.to_string(),
-            scope: "(the network is not routed through an edge gateway)".to_string(),
-        })?;
+        let gateway_ref = network_object
+            .gateway()
+            .cloned()
+            .ok_or_else(|| VcdError::Missing {
+                what: "edge gateway",
+                name: network.to_string(),
+                scope: "(the network is not routed through an edge gateway)".to_string(),
+            })?;
         let gateway = self.get_gateway(&gateway_ref.id).await?;
         let placement = Placement {
             org,
@@ -182,7 +194,11 @@ impl VcdClient {
     /// The live org record; used to check a token still works.
     pub async fn current_org(&self) -> Result<EntityRef, VcdError> {
         let org = self.org(&self.config().org.clone()).await?;
-        let request = ApiRequest::new("get_org", Method::GET, format!("{CLOUDAPI}/orgs/{}", org.id));
+        let request = ApiRequest::new(
+            "get_org",
+            Method::GET,
+            format!("{CLOUDAPI}/orgs/{}", org.id),
+        );
         let named: Named = self.fetch(request).await?;
         Ok(EntityRef::new(named.name, named.id))
     }

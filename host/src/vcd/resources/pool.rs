@@ -88,13 +88,14 @@ impl VcdClient {
         self.create_checked(
             "create_pool",
             || async move {
-                let request = ApiRequest::new("create_pool", Method::POST, POOLS).json(body.clone());
+                let request =
+                    ApiRequest::new("create_pool", Method::POST, POOLS).json(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
                 let task = task.ok_or_else(|| VcdError::Unexpected {
                     call: call.clone(),
                     detail: "VCD created the pool without a task".to_string(),
                 })?;
-                self.get_pool(task.owner_id(&call)?).await
+                self.get_pool(task.owner_id(call)?).await
             },
             || async move {
                 match self.find_pool(gateway_id, &pool.name).await? {
@@ -126,7 +127,11 @@ impl VcdClient {
 
     /// The pool named `name` on the gateway (names are unique per gateway).
     #[tracing::instrument(skip(self))]
-    pub async fn find_pool(&self, gateway_id: &str, name: &str) -> Result<Option<PoolSummary>, VcdError> {
+    pub async fn find_pool(
+        &self,
+        gateway_id: &str,
+        name: &str,
+    ) -> Result<Option<PoolSummary>, VcdError> {
         let filter = Filter::eq("name", name);
         let found = self
             .list_all(
@@ -136,7 +141,13 @@ impl VcdClient {
                 MAX_PAGE_SIZE,
             )
             .await?;
-        super::only_one(found, |p: &PoolSummary| &p.name, "pool", name, "on the gateway")
+        super::only_one(
+            found,
+            |p: &PoolSummary| &p.name,
+            "pool",
+            name,
+            "on the gateway",
+        )
     }
 
     /// PUTs the whole pool (fields this client does not model included).

@@ -44,7 +44,12 @@ pub struct PortProfile {
 
 impl PortProfile {
     /// A TENANT profile of `org` in `vdc` for the given ports.
-    pub fn tenant(name: &str, org: &EntityRef, vdc: &EntityRef, ports: Vec<ApplicationPort>) -> Self {
+    pub fn tenant(
+        name: &str,
+        org: &EntityRef,
+        vdc: &EntityRef,
+        ports: Vec<ApplicationPort>,
+    ) -> Self {
         Self {
             id: None,
             name: name.to_string(),
@@ -68,36 +73,56 @@ fn encode(call: &CallSite, profile: &PortProfile) -> Result<Value, VcdError> {
 impl VcdClient {
     /// The profile of `scope` named exactly `name`, if any.
     #[tracing::instrument(skip(self))]
-    pub async fn find_port_profile(&self, scope: &str, name: &str) -> Result<Option<PortProfile>, VcdError> {
+    pub async fn find_port_profile(
+        &self,
+        scope: &str,
+        name: &str,
+    ) -> Result<Option<PortProfile>, VcdError> {
         let filter = Filter::eq("scope", scope).and(Filter::eq("name", name));
         let found = self
             .list_all("find_port_profile", PROFILES, Some(&filter), MAX_PAGE_SIZE)
             .await?;
         let scope_text = format!("among {scope} port profiles");
-        super::only_one(found, |p: &PortProfile| &p.name, "port profile", name, &scope_text)
+        super::only_one(
+            found,
+            |p: &PortProfile| &p.name,
+            "port profile",
+            name,
+            &scope_text,
+        )
     }
 
     #[tracing::instrument(skip(self))]
     pub async fn get_port_profile(&self, profile_id: &str) -> Result<PortProfile, VcdError> {
-        self.fetch(ApiRequest::get("get_port_profile", format!("{PROFILES}/{profile_id}")))
-            .await
+        self.fetch(ApiRequest::get(
+            "get_port_profile",
+            format!("{PROFILES}/{profile_id}"),
+        ))
+        .await
     }
 
     /// Creates a TENANT profile (see [`PortProfile::tenant`]).
     #[tracing::instrument(skip(self, profile), fields(profile = %profile.name))]
-    pub async fn create_port_profile(&self, profile: &PortProfile) -> Result<PortProfile, VcdError> {
+    pub async fn create_port_profile(
+        &self,
+        profile: &PortProfile,
+    ) -> Result<PortProfile, VcdError> {
         let call = self.call_of("create_port_profile", PROFILES);
         let body = encode(&call, profile)?;
         let (body, call) = (&body, &call);
         self.create_checked(
             "create_port_profile",
             || async move {
-                let request = ApiRequest::new("create_port_profile", Method::POST, PROFILES).json(body.clone());
-                let task = self.write(request).await?.ok_or_else(|| VcdError::Unexpected {
-                    call: call.clone(),
-                    detail: "VCD created the port profile without a task".to_string(),
-                })?;
-                self.get_port_profile(task.owner_id(&call)?).await
+                let request = ApiRequest::new("create_port_profile", Method::POST, PROFILES)
+                    .json(body.clone());
+                let task = self
+                    .write(request)
+                    .await?
+                    .ok_or_else(|| VcdError::Unexpected {
+                        call: call.clone(),
+                        detail: "VCD created the port profile without a task".to_string(),
+                    })?;
+                self.get_port_profile(task.owner_id(call)?).await
             },
             || self.find_port_profile(&profile.scope, &profile.name),
         )
@@ -105,7 +130,10 @@ impl VcdClient {
     }
 
     #[tracing::instrument(skip(self, profile), fields(profile = %profile.name))]
-    pub async fn update_port_profile(&self, profile: &PortProfile) -> Result<PortProfile, VcdError> {
+    pub async fn update_port_profile(
+        &self,
+        profile: &PortProfile,
+    ) -> Result<PortProfile, VcdError> {
         let id = profile.id.as_deref().ok_or_else(|| VcdError::Missing {
             what: "port profile id",
             name: profile.name.clone(),
@@ -121,7 +149,11 @@ impl VcdClient {
     /// Deletes the profile; one already gone counts as deleted.
     #[tracing::instrument(skip(self))]
     pub async fn delete_port_profile(&self, profile_id: &str) -> Result<(), VcdError> {
-        let request = ApiRequest::new("delete_port_profile", Method::DELETE, format!("{PROFILES}/{profile_id}"));
+        let request = ApiRequest::new(
+            "delete_port_profile",
+            Method::DELETE,
+            format!("{PROFILES}/{profile_id}"),
+        );
         match self.write(request).await {
             Ok(_) => Ok(()),
             Err(error) if error.is_not_found() => Ok(()),

@@ -28,12 +28,19 @@ impl VcdClient {
     /// The entity and its ETag.
     #[tracing::instrument(skip(self))]
     pub async fn get_entity(&self, entity_id: &str) -> Result<(DefinedEntity, String), VcdError> {
-        let request = ApiRequest::get("get_entity", format!("/cloudapi/1.0.0/entities/{entity_id}"));
+        let request = ApiRequest::get(
+            "get_entity",
+            format!("/cloudapi/1.0.0/entities/{entity_id}"),
+        );
         let reply = self.execute(&request).await?;
-        let etag = reply.header("etag").map(str::to_string).ok_or_else(|| VcdError::Unexpected {
-            call: self.call_of("get_entity", &request.path),
-            detail: "the entity has no ETag".to_string(),
-        })?;
+        let etag =
+            reply
+                .header("etag")
+                .map(str::to_string)
+                .ok_or_else(|| VcdError::Unexpected {
+                    call: self.call_of("get_entity", &request.path),
+                    detail: "the entity has no ETag".to_string(),
+                })?;
         Ok((self.decode(&request, &reply)?, etag))
     }
 
@@ -62,7 +69,11 @@ impl VcdClient {
                 Err(VcdError::Conflict { .. }) if conflicts < MAX_CONFLICTS => {
                     conflicts += 1;
                     self.metrics().retry("update_entity", "conflict");
-                    tracing::debug!(entity_id, conflicts, "the entity changed since it was read; reading it again");
+                    tracing::debug!(
+                        entity_id,
+                        conflicts,
+                        "the entity changed since it was read; reading it again"
+                    );
                 }
                 Err(error) => return Err(error),
             }

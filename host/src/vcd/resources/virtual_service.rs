@@ -88,7 +88,10 @@ fn encode(call: &CallSite, service: &VirtualService) -> Result<Value, VcdError> 
 impl VcdClient {
     /// Creates the virtual service and returns it as VCD stored it.
     #[tracing::instrument(skip(self, service), fields(service = %service.name, gateway = %service.gateway_ref.id))]
-    pub async fn create_virtual_service(&self, service: &VirtualService) -> Result<VirtualService, VcdError> {
+    pub async fn create_virtual_service(
+        &self,
+        service: &VirtualService,
+    ) -> Result<VirtualService, VcdError> {
         let gateway_id = service.gateway_ref.id.as_str();
         let call = self.call_of("create_virtual_service", SERVICES);
         let body = encode(&call, service)?;
@@ -96,13 +99,14 @@ impl VcdClient {
         self.create_checked(
             "create_virtual_service",
             || async move {
-                let request = ApiRequest::new("create_virtual_service", Method::POST, SERVICES).json(body.clone());
+                let request = ApiRequest::new("create_virtual_service", Method::POST, SERVICES)
+                    .json(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
                 let task = task.ok_or_else(|| VcdError::Unexpected {
                     call: call.clone(),
                     detail: "VCD created the virtual service without a task".to_string(),
                 })?;
-                self.get_virtual_service(task.owner_id(&call)?).await
+                self.get_virtual_service(task.owner_id(call)?).await
             },
             || async move {
                 match self.find_virtual_service(gateway_id, &service.name).await? {
@@ -116,8 +120,11 @@ impl VcdClient {
 
     #[tracing::instrument(skip(self))]
     pub async fn get_virtual_service(&self, service_id: &str) -> Result<VirtualService, VcdError> {
-        self.fetch(ApiRequest::get("get_virtual_service", format!("{SERVICES}/{service_id}")))
-            .await
+        self.fetch(ApiRequest::get(
+            "get_virtual_service",
+            format!("{SERVICES}/{service_id}"),
+        ))
+        .await
     }
 
     /// Every virtual service on the gateway, as summaries.
@@ -126,8 +133,13 @@ impl VcdClient {
         &self,
         gateway_id: &str,
     ) -> Result<Vec<VirtualServiceSummary>, VcdError> {
-        self.list_all("virtual_service_summaries", &summaries_path(gateway_id), None, MAX_PAGE_SIZE)
-            .await
+        self.list_all(
+            "virtual_service_summaries",
+            &summaries_path(gateway_id),
+            None,
+            MAX_PAGE_SIZE,
+        )
+        .await
     }
 
     /// The virtual service named `name` on the gateway.
@@ -139,14 +151,28 @@ impl VcdClient {
     ) -> Result<Option<VirtualServiceSummary>, VcdError> {
         let filter = Filter::eq("name", name);
         let found = self
-            .list_all("find_virtual_service", &summaries_path(gateway_id), Some(&filter), MAX_PAGE_SIZE)
+            .list_all(
+                "find_virtual_service",
+                &summaries_path(gateway_id),
+                Some(&filter),
+                MAX_PAGE_SIZE,
+            )
             .await?;
-        super::only_one(found, |s: &VirtualServiceSummary| &s.name, "virtual service", name, "on the gateway")
+        super::only_one(
+            found,
+            |s: &VirtualServiceSummary| &s.name,
+            "virtual service",
+            name,
+            "on the gateway",
+        )
     }
 
     /// PUTs the whole virtual service (unmodelled fields included).
     #[tracing::instrument(skip(self, service), fields(service = %service.name))]
-    pub async fn update_virtual_service(&self, service: &VirtualService) -> Result<VirtualService, VcdError> {
+    pub async fn update_virtual_service(
+        &self,
+        service: &VirtualService,
+    ) -> Result<VirtualService, VcdError> {
         let id = service.id.as_deref().ok_or_else(|| VcdError::Missing {
             what: "virtual service id",
             name: service.name.clone(),
@@ -155,13 +181,18 @@ impl VcdClient {
         let path = format!("{SERVICES}/{id}");
         let body = encode(&self.call_of("update_virtual_service", &path), service)?;
         let request = ApiRequest::new("update_virtual_service", Method::PUT, &path).json(body);
-        self.write_on_gateway(&service.gateway_ref.id, request).await?;
+        self.write_on_gateway(&service.gateway_ref.id, request)
+            .await?;
         self.get_virtual_service(id).await
     }
 
     /// Deletes the virtual service; one already gone counts as deleted.
     #[tracing::instrument(skip(self))]
-    pub async fn delete_virtual_service(&self, gateway_id: &str, service_id: &str) -> Result<(), VcdError> {
+    pub async fn delete_virtual_service(
+        &self,
+        gateway_id: &str,
+        service_id: &str,
+    ) -> Result<(), VcdError> {
         let request = ApiRequest::new(
             "delete_virtual_service",
             Method::DELETE,

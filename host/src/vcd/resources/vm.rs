@@ -223,7 +223,8 @@ impl VcdClient {
     /// A VM by URN (or bare UUID). VCD answers 403 for a VM that is gone.
     #[tracing::instrument(skip(self))]
     pub async fn get_vm(&self, vm_id: &str) -> Result<Vm, VcdError> {
-        let request = ApiRequest::get("get_vm", format!("/api/vApp/vm-{}", uuid_of(vm_id))).legacy();
+        let request =
+            ApiRequest::get("get_vm", format!("/api/vApp/vm-{}", uuid_of(vm_id))).legacy();
         self.fetch::<VmBody>(request).await.map(Vm::from)
     }
 

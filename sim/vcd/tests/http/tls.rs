@@ -18,7 +18,8 @@ async fn tls_sim() -> Sim {
 fn client(ca_pem: Option<&str>) -> reqwest::Client {
     let mut builder = reqwest::Client::builder().timeout(Duration::from_secs(10));
     if let Some(pem) = ca_pem {
-        builder = builder.add_root_certificate(reqwest::Certificate::from_pem(pem.as_bytes()).unwrap());
+        builder =
+            builder.add_root_certificate(reqwest::Certificate::from_pem(pem.as_bytes()).unwrap());
     }
     builder.build().unwrap()
 }
