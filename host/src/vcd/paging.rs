@@ -25,19 +25,32 @@ struct Page<T> {
     values: Vec<T>,
 }
 
+/// The links of one `Link` value: commas separate links only where the
+/// next link's `<` follows (a URL may contain commas).
+fn split_links(value: &str) -> Vec<String> {
+    let mut links: Vec<String> = Vec::new();
+    for piece in value.split(',') {
+        match links.last_mut() {
+            Some(current) if !piece.trim_start().starts_with('<') => {
+                current.push(',');
+                current.push_str(piece);
+            }
+            _ => links.push(piece.trim().to_string()),
+        }
+    }
+    links
+}
+
 /// The target of the `rel="nextPage"` link, if any. A value may carry
-/// several links (comma-separated) and a link several rels.
+/// several links and a link several rels.
 pub fn next_page_link(headers: &HeaderMap) -> Option<String> {
     headers
         .get_all(LINK)
         .iter()
         .filter_map(|v| v.to_str().ok())
-        .flat_map(|v| {
-            v.split(",<")
-                .map(|l| l.trim().trim_start_matches('<').to_string())
-        })
+        .flat_map(split_links)
         .find_map(|link| {
-            let (target, params) = link.split_once('>')?;
+            let (target, params) = link.trim_start_matches('<').split_once('>')?;
             let is_next = params.split(';').any(|param| {
                 param.trim().strip_prefix("rel=").is_some_and(|rels| {
                     rels.trim_matches('"')
