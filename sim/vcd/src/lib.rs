@@ -20,6 +20,7 @@ mod seed;
 mod server;
 mod state;
 mod tasks;
+mod tls;
 pub mod world;
 
 pub use error::ApiError;
@@ -29,3 +30,4 @@ pub use observe::LogEntry;
 pub use scenario::{Scenario, ScenarioError};
 pub use seed::Credentials;
 pub use server::{Options, Sim, SimError};
+pub use tls::TlsError;

@@ -67,6 +67,7 @@ async fn main() -> anyhow::Result<()> {
         listen: args.listen,
         knobs,
         request_log: args.request_log,
+        tls: false,
     };
     let sim = Sim::start_with(scenario, options).await?;
     let mut lines = vec![format!("VCDSIM_URL={}", sim.base_url())];

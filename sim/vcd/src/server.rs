@@ -9,6 +9,7 @@ use std::sync::Arc;
 use axum::Router;
 use axum::middleware::from_fn_with_state;
 use axum::response::IntoResponse;
+use axum::serve::Listener;
 use serde_json::Value;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
@@ -20,6 +21,7 @@ use crate::observe::LogEntry;
 use crate::scenario::{Scenario, ScenarioError};
 use crate::seed::{Credentials, build_world, credentials};
 use crate::state::{AppState, SimState};
+use crate::tls::{TestPki, TlsError, TlsListener};
 use crate::world::World;
 use crate::{api, middleware};
 
@@ -29,6 +31,8 @@ pub enum SimError {
     Scenario(#[from] ScenarioError),
     #[error("cannot listen or write a file: {0}")]
     Io(#[from] std::io::Error),
+    #[error(transparent)]
+    Tls(#[from] TlsError),
 }
 
 /// How to start a simulator beyond its scenario.
@@ -38,6 +42,9 @@ pub struct Options {
     pub knobs: Knobs,
     /// Append every logged request to this JSONL file too.
     pub request_log: Option<PathBuf>,
+    /// Serve HTTPS with a certificate signed by a CA generated at start
+    /// (see [`Sim::ca_pem`]) instead of plain HTTP.
+    pub tls: bool,
 }
 
 impl Default for Options {
@@ -46,6 +53,7 @@ impl Default for Options {
             listen: SocketAddr::from(([127, 0, 0, 1], 0)),
             knobs: Knobs::default(),
             request_log: None,
+            tls: false,
         }
     }
 }
@@ -55,8 +63,27 @@ pub struct Sim {
     addr: SocketAddr,
     tenant: Option<Credentials>,
     system: Option<Credentials>,
+    ca_pem: Option<String>,
     shutdown: Option<oneshot::Sender<()>>,
     server: Option<JoinHandle<()>>,
+}
+
+/// Serves `router` on `listener` until `signal` fires.
+fn spawn_server<L>(listener: L, router: Router, signal: oneshot::Receiver<()>) -> JoinHandle<()>
+where
+    L: Listener,
+    L::Addr: std::fmt::Debug,
+{
+    tokio::spawn(async move {
+        let served = axum::serve(listener, router)
+            .with_graceful_shutdown(async {
+                signal.await.ok();
+            })
+            .await;
+        if let Err(error) = served {
+            tracing::error!(%error, "vcdsim server stopped");
+        }
+    })
 }
 
 async fn no_route() -> axum::response::Response {
@@ -86,10 +113,12 @@ impl Sim {
         let world = build_world(&scenario)?;
         let listener = tokio::net::TcpListener::bind(options.listen).await?;
         let addr = listener.local_addr()?;
+        let pki = options.tls.then(TestPki::generate).transpose()?;
+        let scheme = if pki.is_some() { "https" } else { "http" };
         let state = Arc::new(SimState::new(
             world,
             options.knobs,
-            format!("http://{addr}"),
+            format!("{scheme}://{addr}"),
         ));
         if let Some(path) = &options.request_log {
             let file = std::fs::OpenOptions::new()
@@ -100,30 +129,38 @@ impl Sim {
         }
         let (shutdown, signal) = oneshot::channel::<()>();
         let router = app(state.clone());
-        let server = tokio::spawn(async move {
-            let served = axum::serve(listener, router)
-                .with_graceful_shutdown(async {
-                    signal.await.ok();
-                })
-                .await;
-            if let Err(error) = served {
-                tracing::error!(%error, "vcdsim server stopped");
-            }
-        });
+        let ca_pem = pki.as_ref().map(|p| p.ca_pem.clone());
+        let server = match pki {
+            Some(pki) => spawn_server(
+                TlsListener {
+                    tcp: listener,
+                    acceptor: pki.acceptor,
+                },
+                router,
+                signal,
+            ),
+            None => spawn_server(listener, router, signal),
+        };
         let (tenant, system) = credentials(&scenario);
         Ok(Self {
             state,
             addr,
             tenant,
             system,
+            ca_pem,
             shutdown: Some(shutdown),
             server: Some(server),
         })
     }
 
-    /// `http://127.0.0.1:PORT`.
+    /// `http://127.0.0.1:PORT`, or `https://…` with [`Options::tls`].
     pub fn base_url(&self) -> &str {
         &self.state.base_url
+    }
+
+    /// The PEM of the CA that signed the server certificate, when serving HTTPS.
+    pub fn ca_pem(&self) -> Option<&str> {
+        self.ca_pem.as_deref()
     }
 
     pub fn addr(&self) -> SocketAddr {

@@ -16,3 +16,4 @@ mod spec;
 mod support;
 mod tasks;
 mod tenancy;
+mod tls;

@@ -1,0 +1,347 @@
+//! The VCD client: one per process, cheap to clone. It negotiates the API
+//! version, keeps the access token warm, and sends every request with the
+//! right `Accept`, bearer and tenant-context headers, refreshing the token
+//! once on a 401 and retrying what is safe to retry.
+
+use std::sync::{Arc, OnceLock};
+
+use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, IF_MATCH};
+use reqwest::{Method, StatusCode};
+use serde::de::DeserializeOwned;
+use serde_json::Value;
+
+use super::auth::{Authenticator, Token, bearer};
+use super::cache::LookupCache;
+use super::config::ClientConfig;
+use super::errors::{CallSite, VcdError};
+use super::metrics::ClientMetrics;
+use super::retry::{Idempotency, with_retries};
+use super::serialize::GatewayLocks;
+use super::tasks::Task;
+use super::transport::{Reply, Transport};
+use super::version::{ApiVersion, SupportedVersions, negotiate};
+
+const TENANT_CONTEXT: &str = "x-vmware-vcloud-tenant-context";
+
+/// Which of VCD's two APIs a path belongs to; they want different `Accept`s.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ApiFamily {
+    /// `/cloudapi/…`: `application/json;version=V`.
+    CloudApi,
+    /// `/api/…` in its JSON form: `application/*+json;version=V`.
+    Legacy,
+}
+
+/// One logical request, before auth and retries.
+#[derive(Debug, Clone)]
+pub struct ApiRequest {
+    pub operation: &'static str,
+    pub method: Method,
+    /// Path under the host, starting with `/`.
+    pub path: String,
+    pub query: Vec<(&'static str, String)>,
+    pub family: ApiFamily,
+    pub body: Option<Value>,
+    pub if_match: Option<String>,
+    pub idempotency: Idempotency,
+}
+
+impl ApiRequest {
+    pub fn new(operation: &'static str, method: Method, path: impl Into<String>) -> Self {
+        let idempotency = if method == Method::POST {
+            Idempotency::NotIdempotent
+        } else {
+            Idempotency::Idempotent
+        };
+        Self {
+            operation,
+            method,
+            path: path.into(),
+            query: Vec::new(),
+            family: ApiFamily::CloudApi,
+            body: None,
+            if_match: None,
+            idempotency,
+        }
+    }
+
+    pub fn get(operation: &'static str, path: impl Into<String>) -> Self {
+        Self::new(operation, Method::GET, path)
+    }
+
+    pub fn query(mut self, name: &'static str, value: impl ToString) -> Self {
+        self.query.push((name, value.to_string()));
+        self
+    }
+
+    pub fn legacy(mut self) -> Self {
+        self.family = ApiFamily::Legacy;
+        self
+    }
+
+    pub fn json(mut self, body: Value) -> Self {
+        self.body = Some(body);
+        self
+    }
+
+    pub fn if_match(mut self, etag: impl Into<String>) -> Self {
+        self.if_match = Some(etag.into());
+        self
+    }
+}
+
+#[derive(Debug)]
+struct Inner {
+    transport: Transport,
+    auth: Authenticator,
+    version: ApiVersion,
+    config: ClientConfig,
+    /// The tenant org's URN, once known; sent by System-org sessions.
+    tenant_context: OnceLock<String>,
+    provider: bool,
+    gateway_locks: GatewayLocks,
+    cache: LookupCache,
+}
+
+#[derive(Debug, Clone)]
+pub struct VcdClient {
+    inner: Arc<Inner>,
+}
+
+impl VcdClient {
+    /// Negotiates the API version and logs in, so configuration mistakes
+    /// (host, TLS, credentials, versions) fail here, at start.
+    pub async fn connect(config: ClientConfig, metrics: ClientMetrics) -> Result<Self, VcdError> {
+        let transport = Transport::new(&config, metrics)?;
+        let version = discover_version(&transport, &config).await?;
+        tracing::info!(%version, host = %config.host, "negotiated the VCD API version");
+        let auth = Authenticator::new(
+            config.credentials.clone(),
+            config.token_refresh_margin,
+            config.retry,
+        );
+        let provider = auth.token(&transport, version).await?.system;
+        Ok(Self {
+            inner: Arc::new(Inner {
+                transport,
+                auth,
+                version,
+                config,
+                tenant_context: OnceLock::new(),
+                provider,
+                gateway_locks: GatewayLocks::default(),
+                cache: LookupCache::default(),
+            }),
+        })
+    }
+
+    pub fn api_version(&self) -> ApiVersion {
+        self.inner.version
+    }
+
+    pub fn config(&self) -> &ClientConfig {
+        &self.inner.config
+    }
+
+    pub(crate) fn metrics(&self) -> &ClientMetrics {
+        &self.inner.transport.metrics
+    }
+
+    pub(crate) fn gateway_locks(&self) -> &GatewayLocks {
+        &self.inner.gateway_locks
+    }
+
+    pub(crate) fn cache(&self) -> &LookupCache {
+        &self.inner.cache
+    }
+
+    /// A GET call site, for errors about a path rather than one request.
+    pub(crate) fn call_of(&self, operation: &'static str, path: &str) -> CallSite {
+        CallSite {
+            operation,
+            method: Method::GET,
+            path: path.to_string(),
+        }
+    }
+
+    /// Whether the session is a System-org (provider) one.
+    pub fn is_provider(&self) -> bool {
+        self.inner.provider
+    }
+
+    /// Scopes System-org sessions to the tenant org (its URN).
+    pub(crate) fn set_tenant_context(&self, org_urn: &str) {
+        self.inner
+            .tenant_context
+            .get_or_init(|| org_urn.to_string());
+    }
+
+    fn call_site(&self, request: &ApiRequest) -> (reqwest::Url, CallSite) {
+        let mut url = self.inner.transport.url(&request.path);
+        if !request.query.is_empty() {
+            let mut pairs = url.query_pairs_mut();
+            for (name, value) in &request.query {
+                pairs.append_pair(name, value);
+            }
+        }
+        let path = match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_string(),
+        };
+        let call = CallSite {
+            operation: request.operation,
+            method: request.method.clone(),
+            path,
+        };
+        (url, call)
+    }
+
+    fn build(
+        &self,
+        request: &ApiRequest,
+        url: reqwest::Url,
+        token: &Token,
+    ) -> Result<reqwest::RequestBuilder, VcdError> {
+        let version = self.inner.version;
+        let accept = match request.family {
+            ApiFamily::CloudApi => format!("application/json;version={version}"),
+            ApiFamily::Legacy => format!("application/*+json;version={version}"),
+        };
+        let mut builder = self
+            .inner
+            .transport
+            .http
+            .request(request.method.clone(), url)
+            .header(ACCEPT, accept)
+            .header(AUTHORIZATION, bearer(token)?);
+        if token.system
+            && let Some(org) = self.inner.tenant_context.get()
+        {
+            builder = builder.header(TENANT_CONTEXT, org.as_str());
+        }
+        if let Some(etag) = &request.if_match {
+            builder = builder.header(IF_MATCH, etag.as_str());
+        }
+        if let Some(body) = &request.body {
+            builder = builder
+                .header(CONTENT_TYPE, "application/json")
+                .body(body.to_string());
+        }
+        Ok(builder)
+    }
+
+    /// One attempt: with the cached token, and once more with a fresh one
+    /// if VCD answers 401.
+    async fn attempt(
+        &self,
+        request: &ApiRequest,
+        url: &reqwest::Url,
+        call: &CallSite,
+    ) -> Result<Reply, VcdError> {
+        let inner = &self.inner;
+        let token = inner.auth.token(&inner.transport, inner.version).await?;
+        let sent = inner
+            .transport
+            .send(call, self.build(request, url.clone(), &token)?)
+            .await;
+        match sent {
+            Err(VcdError::Unauthorized { .. }) => {
+                let fresh = inner
+                    .auth
+                    .refresh_rejected(&inner.transport, inner.version, &token)
+                    .await?;
+                inner
+                    .transport
+                    .send(call, self.build(request, url.clone(), &fresh)?)
+                    .await
+            }
+            other => other,
+        }
+    }
+
+    /// Sends `request` with auth and retries; a 2xx answer comes back as is.
+    pub(crate) async fn execute(&self, request: &ApiRequest) -> Result<Reply, VcdError> {
+        let (url, call) = self.call_site(request);
+        with_retries(
+            &self.inner.config.retry,
+            self.metrics(),
+            request.operation,
+            request.idempotency,
+            || self.attempt(request, &url, &call),
+        )
+        .await
+    }
+
+    pub(crate) fn decode<T: DeserializeOwned>(
+        &self,
+        request: &ApiRequest,
+        reply: &Reply,
+    ) -> Result<T, VcdError> {
+        serde_json::from_slice(&reply.body).map_err(|error| VcdError::Unexpected {
+            call: self.call_site(request).1,
+            detail: format!("cannot read the answer: {error}"),
+        })
+    }
+
+    pub(crate) async fn fetch<T: DeserializeOwned>(
+        &self,
+        request: ApiRequest,
+    ) -> Result<T, VcdError> {
+        let reply = self.execute(&request).await?;
+        self.decode(&request, &reply)
+    }
+
+    /// Sends a write; when VCD answers 202, waits for the task it names.
+    /// `None` means VCD finished synchronously.
+    pub(crate) async fn write(&self, request: ApiRequest) -> Result<Option<Task>, VcdError> {
+        let reply = self.execute(&request).await?;
+        if reply.status != StatusCode::ACCEPTED {
+            return Ok(None);
+        }
+        let call = self.call_site(&request).1;
+        let location = reply
+            .header("location")
+            .ok_or_else(|| VcdError::Unexpected {
+                call: call.clone(),
+                detail: "202 Accepted without a Location header".to_string(),
+            })?;
+        self.wait_task(&call, location).await.map(Some)
+    }
+}
+
+/// `GET /api/versions` (no auth), then the best version in range.
+async fn discover_version(
+    transport: &Transport,
+    config: &ClientConfig,
+) -> Result<ApiVersion, VcdError> {
+    let call = CallSite {
+        operation: "get_versions",
+        method: Method::GET,
+        path: "/api/versions".to_string(),
+    };
+    let reply = with_retries(
+        &config.retry,
+        &transport.metrics,
+        call.operation,
+        Idempotency::Idempotent,
+        || {
+            let request = transport
+                .http
+                .get(transport.url(&call.path))
+                .header(ACCEPT, "application/*+json");
+            transport.send(&call, request)
+        },
+    )
+    .await?;
+    let supported: SupportedVersions =
+        serde_json::from_slice(&reply.body).map_err(|error| VcdError::Unexpected {
+            call,
+            detail: format!("the version list is not JSON: {error}"),
+        })?;
+    let offered: Vec<String> = supported
+        .version_info
+        .into_iter()
+        .map(|info| info.version)
+        .collect();
+    negotiate(&offered, config.versions)
+}

@@ -1,0 +1,82 @@
+//! The client's configuration knobs and their defaults. See `README.md`
+//! beside this file for what each one means to an operator.
+
+use std::path::PathBuf;
+use std::time::Duration;
+
+use super::credentials::CredentialSource;
+use super::retry::RetryPolicy;
+use super::version::VersionRange;
+
+#[derive(Debug, Clone, Default)]
+pub struct TlsOptions {
+    /// PEM file with the CA certificate(s) VCD's certificate chains to, in
+    /// addition to the built-in public roots.
+    pub ca_bundle: Option<PathBuf>,
+    /// Skip certificate verification entirely (logged as a warning).
+    pub insecure: bool,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct TaskPolicy {
+    /// The wait before the second poll (the first one is immediate).
+    pub first_poll_delay: Duration,
+    /// Polls never wait longer than this apart.
+    pub max_poll_delay: Duration,
+    /// How long to wait for one task before giving up.
+    pub deadline: Duration,
+}
+
+impl Default for TaskPolicy {
+    fn default() -> Self {
+        Self {
+            first_poll_delay: Duration::from_millis(100),
+            max_poll_delay: Duration::from_secs(3),
+            deadline: Duration::from_secs(600),
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub struct ClientConfig {
+    /// `https://vcd.example.com` (a trailing `/` is ignored).
+    pub host: String,
+    /// The tenant org the cluster lives in; a System login acts on it
+    /// through the tenant-context header.
+    pub org: String,
+    pub credentials: CredentialSource,
+    pub tls: TlsOptions,
+    pub versions: VersionRange,
+    pub connect_timeout: Duration,
+    /// Per HTTP request (task waits have their own deadline).
+    pub request_timeout: Duration,
+    /// Requests per second; `None` for no client-side limit.
+    pub rate_limit: Option<f64>,
+    pub retry: RetryPolicy,
+    pub tasks: TaskPolicy,
+    /// Log in again this long before the token expires (at most a tenth of
+    /// the token's lifetime).
+    pub token_refresh_margin: Duration,
+}
+
+impl ClientConfig {
+    pub fn new(
+        host: impl Into<String>,
+        org: impl Into<String>,
+        credentials: CredentialSource,
+    ) -> Self {
+        Self {
+            host: host.into(),
+            org: org.into(),
+            credentials,
+            tls: TlsOptions::default(),
+            versions: VersionRange::default(),
+            connect_timeout: Duration::from_secs(10),
+            request_timeout: Duration::from_secs(60),
+            rate_limit: None,
+            retry: RetryPolicy::default(),
+            tasks: TaskPolicy::default(),
+            token_refresh_margin: Duration::from_secs(120),
+        }
+    }
+}

@@ -1,0 +1,132 @@
+//! Prometheus metrics of the VCD client, registered in the caller's
+//! registry under the `vcd_` prefix: requests and their latency by logical
+//! operation and outcome, retries by reason, time spent waiting for tasks,
+//! and token refreshes.
+
+use std::time::Duration;
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct OutcomeLabels {
+    pub operation: String,
+    pub outcome: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RetryLabels {
+    pub operation: String,
+    pub reason: String,
+}
+
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct RefreshLabels {
+    pub reason: String,
+}
+
+fn request_histogram() -> Histogram {
+    // 5 ms to about 80 s.
+    Histogram::new(exponential_buckets(0.005, 2.0, 15))
+}
+
+fn task_histogram() -> Histogram {
+    // 50 ms to about 15 min.
+    Histogram::new(exponential_buckets(0.05, 2.0, 15))
+}
+
+/// Cheap to clone: the families share their values.
+#[derive(Debug, Clone)]
+pub struct ClientMetrics {
+    requests: Family<OutcomeLabels, Counter>,
+    request_duration: Family<OutcomeLabels, Histogram>,
+    retries: Family<RetryLabels, Counter>,
+    task_wait: Family<OutcomeLabels, Histogram>,
+    token_refreshes: Family<RefreshLabels, Counter>,
+}
+
+impl Default for ClientMetrics {
+    /// Metrics that count but are exported nowhere (tests, tools).
+    fn default() -> Self {
+        Self {
+            requests: Family::default(),
+            request_duration: Family::new_with_constructor(request_histogram),
+            retries: Family::default(),
+            task_wait: Family::new_with_constructor(task_histogram),
+            token_refreshes: Family::default(),
+        }
+    }
+}
+
+impl ClientMetrics {
+    pub fn register(registry: &mut Registry) -> Self {
+        let metrics = Self::default();
+        let vcd = registry.sub_registry_with_prefix("vcd");
+        vcd.register(
+            "requests",
+            "HTTP requests to VCD by logical operation and outcome",
+            metrics.requests.clone(),
+        );
+        vcd.register(
+            "request_duration_seconds",
+            "Latency of HTTP requests to VCD",
+            metrics.request_duration.clone(),
+        );
+        vcd.register(
+            "retries",
+            "Requests to VCD repeated after a retryable failure, by reason",
+            metrics.retries.clone(),
+        );
+        vcd.register(
+            "task_wait_seconds",
+            "Time spent waiting for VCD tasks, by operation and outcome",
+            metrics.task_wait.clone(),
+        );
+        vcd.register(
+            "token_refreshes",
+            "Logins to VCD, by reason (initial, expiring, rejected, credentials_changed)",
+            metrics.token_refreshes.clone(),
+        );
+        metrics
+    }
+
+    pub(crate) fn request(&self, operation: &str, outcome: &str, elapsed: Duration) {
+        let labels = OutcomeLabels {
+            operation: operation.to_string(),
+            outcome: outcome.to_string(),
+        };
+        self.requests.get_or_create(&labels).inc();
+        self.request_duration
+            .get_or_create(&labels)
+            .observe(elapsed.as_secs_f64());
+    }
+
+    pub(crate) fn retry(&self, operation: &str, reason: &str) {
+        self.retries
+            .get_or_create(&RetryLabels {
+                operation: operation.to_string(),
+                reason: reason.to_string(),
+            })
+            .inc();
+    }
+
+    pub(crate) fn task_wait(&self, operation: &str, outcome: &str, waited: Duration) {
+        self.task_wait
+            .get_or_create(&OutcomeLabels {
+                operation: operation.to_string(),
+                outcome: outcome.to_string(),
+            })
+            .observe(waited.as_secs_f64());
+    }
+
+    pub(crate) fn token_refresh(&self, reason: &str) {
+        self.token_refreshes
+            .get_or_create(&RefreshLabels {
+                reason: reason.to_string(),
+            })
+            .inc();
+    }
+}

@@ -1,0 +1,39 @@
+//! The VCD client: the only code that talks to VMware Cloud Director.
+//!
+//! [`VcdClient::connect`] negotiates the API version and logs in; after
+//! that every call reuses one connection pool and one cached access token,
+//! retries what is safe to retry, waits for VCD's tasks, and serialises
+//! writes per edge gateway. Typed resources live in [`resources`]. The
+//! configuration knobs are described in `README.md` beside this file.
+
+// `VcdError` carries the call site and VCD's own words so an operator can
+// act on it; it is returned on the cold path of network calls, where its
+// size does not matter.
+#![allow(clippy::result_large_err)]
+
+mod auth;
+mod cache;
+pub mod client;
+pub mod config;
+pub mod credentials;
+pub mod errors;
+pub mod fiql;
+pub mod metrics;
+pub mod paging;
+mod ratelimit;
+pub mod resources;
+pub mod retry;
+pub mod secret;
+mod serialize;
+pub mod tasks;
+mod transport;
+pub mod version;
+
+pub use client::VcdClient;
+pub use config::{ClientConfig, TaskPolicy, TlsOptions};
+pub use credentials::{CredentialSource, Credentials};
+pub use errors::{CallSite, VcdError};
+pub use metrics::ClientMetrics;
+pub use retry::RetryPolicy;
+pub use secret::Secret;
+pub use version::{ApiVersion, VersionRange};

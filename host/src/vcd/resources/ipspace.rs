@@ -1,0 +1,244 @@
+//! IP Spaces (VCD 10.4.1+): which spaces a gateway reaches, floating-IP
+//! allocation, claiming an allocation for a Service (`USED_MANUAL` with a
+//! description that names it) and releasing it.
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value, json};
+
+use super::EntityRef;
+use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::errors::VcdError;
+use crate::vcd::fiql::Filter;
+use crate::vcd::paging::MAX_PAGE_SIZE;
+
+const SPACES: &str = "/cloudapi/1.0.0/ipSpaces";
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FloatingIpSuggestion {
+    pub ip_space_ref: EntityRef,
+    /// IPs allocated to the org and not yet used.
+    #[serde(default)]
+    pub unused_values: Vec<String>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IpSpaceSummary {
+    pub id: String,
+    pub name: String,
+    /// `PUBLIC`, `PRIVATE` or `SHARED_SERVICES`.
+    #[serde(rename = "type")]
+    pub space_type: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IpSpaceRange {
+    pub start_ip_address: String,
+    pub end_ip_address: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IpSpaceRanges {
+    #[serde(default)]
+    pub ip_ranges: Vec<IpSpaceRange>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IpSpace {
+    pub id: String,
+    pub name: String,
+    #[serde(rename = "type")]
+    pub space_type: String,
+    pub ip_space_ranges: Option<IpSpaceRanges>,
+}
+
+/// One allocation; PUT back whole, so unknown fields are kept.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IpAllocation {
+    pub id: String,
+    pub value: String,
+    /// `UNUSED`, `USED` (a NAT rule or VS uses it) or `USED_MANUAL` (claimed).
+    pub usage_state: Option<String>,
+    pub description: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+/// What the allocate task reports for each IP.
+#[derive(Debug, Clone, Deserialize)]
+pub struct AllocatedIp {
+    pub id: String,
+    pub value: String,
+}
+
+impl VcdClient {
+    /// One entry per IP Space the gateway reaches.
+    #[tracing::instrument(skip(self))]
+    pub async fn floating_ip_suggestions(
+        &self,
+        gateway_id: &str,
+    ) -> Result<Vec<FloatingIpSuggestion>, VcdError> {
+        let filter = Filter::eq("gatewayId", gateway_id);
+        self.list_all(
+            "floating_ip_suggestions",
+            &format!("{SPACES}/floatingIpSuggestions"),
+            Some(&filter),
+            MAX_PAGE_SIZE,
+        )
+        .await
+    }
+
+    #[tracing::instrument(skip(self))]
+    pub async fn ip_space_summaries(&self) -> Result<Vec<IpSpaceSummary>, VcdError> {
+        self.list_all(
+            "ip_space_summaries",
+            &format!("{SPACES}/summaries"),
+            None,
+            MAX_PAGE_SIZE,
+        )
+        .await
+    }
+
+    #[tracing::instrument(skip(self))]
+    pub async fn get_ip_space(&self, space_id: &str) -> Result<IpSpace, VcdError> {
+        self.fetch(ApiRequest::get(
+            "get_ip_space",
+            format!("{SPACES}/{space_id}"),
+        ))
+        .await
+    }
+
+    /// Allocates one floating IP to the org: any free one, or `value`.
+    /// Not retried after an ambiguous failure: a second allocation would
+    /// hold a second IP; the caller finds strays by their description.
+    #[tracing::instrument(skip(self))]
+    pub async fn allocate_floating_ip(
+        &self,
+        space_id: &str,
+        value: Option<&str>,
+    ) -> Result<AllocatedIp, VcdError> {
+        let body = match value {
+            Some(ip) => json!({"type": "FLOATING_IP", "value": ip}),
+            None => json!({"type": "FLOATING_IP", "quantity": 1}),
+        };
+        let path = format!("{SPACES}/{space_id}/allocate");
+        let request = ApiRequest::new("allocate_floating_ip", Method::POST, &path).json(body);
+        let call = self.call_of("allocate_floating_ip", &path);
+        let task = self.write(request).await?;
+        let content = task
+            .and_then(|t| t.result)
+            .and_then(|r| r.result_content)
+            .ok_or_else(|| VcdError::Unexpected {
+                call: call.clone(),
+                detail: "the allocate task reports no result".to_string(),
+            })?;
+        let allocated: Vec<AllocatedIp> =
+            serde_json::from_str(&content).map_err(|error| VcdError::Unexpected {
+                call: call.clone(),
+                detail: format!("the allocate result is not a list of IPs: {error}"),
+            })?;
+        allocated.into_iter().next().ok_or(VcdError::Unexpected {
+            call,
+            detail: "the allocate task allocated nothing".to_string(),
+        })
+    }
+
+    pub async fn ip_allocations(
+        &self,
+        space_id: &str,
+        filter: Option<&Filter>,
+    ) -> Result<Vec<IpAllocation>, VcdError> {
+        self.list_all(
+            "ip_allocations",
+            &format!("{SPACES}/{space_id}/allocations"),
+            filter,
+            MAX_PAGE_SIZE,
+        )
+        .await
+    }
+
+    #[tracing::instrument(skip(self))]
+    pub async fn find_allocation_by_value(
+        &self,
+        space_id: &str,
+        ip: &str,
+    ) -> Result<Option<IpAllocation>, VcdError> {
+        let filter = Filter::eq("type", "FLOATING_IP").and(Filter::eq("value", ip));
+        let found = self.ip_allocations(space_id, Some(&filter)).await?;
+        super::only_one(found, |a| &a.value, "IP allocation", ip, "in the IP Space")
+    }
+
+    /// Claimed allocations whose description is exactly `description`.
+    #[tracing::instrument(skip(self))]
+    pub async fn find_claimed_allocations(
+        &self,
+        space_id: &str,
+        description: &str,
+    ) -> Result<Vec<IpAllocation>, VcdError> {
+        let filter = Filter::eq("usageState", "USED_MANUAL").and(Filter::eq("type", "FLOATING_IP"));
+        let found = self.ip_allocations(space_id, Some(&filter)).await?;
+        Ok(found
+            .into_iter()
+            .filter(|a| a.description.as_deref() == Some(description))
+            .collect())
+    }
+
+    async fn put_allocation(
+        &self,
+        operation: &'static str,
+        space_id: &str,
+        allocation: &IpAllocation,
+    ) -> Result<IpAllocation, VcdError> {
+        let path = format!("{SPACES}/{space_id}/allocations/{}", allocation.id);
+        let body = serde_json::to_value(allocation).map_err(|error| VcdError::Unexpected {
+            call: self.call_of(operation, &path),
+            detail: format!("cannot encode the allocation: {error}"),
+        })?;
+        self.write(ApiRequest::new(operation, Method::PUT, &path).json(body))
+            .await?;
+        self.fetch(ApiRequest::get("get_ip_allocation", path)).await
+    }
+
+    /// Marks the allocation as held by whoever `description` names.
+    #[tracing::instrument(skip(self, allocation), fields(ip = %allocation.value))]
+    pub async fn claim_allocation(
+        &self,
+        space_id: &str,
+        allocation: &IpAllocation,
+        description: &str,
+    ) -> Result<IpAllocation, VcdError> {
+        let mut claimed = allocation.clone();
+        claimed.usage_state = Some("USED_MANUAL".to_string());
+        claimed.description = Some(description.to_string());
+        self.put_allocation("claim_ip_allocation", space_id, &claimed)
+            .await
+    }
+
+    /// Unclaims the allocation and returns the IP to the space.
+    #[tracing::instrument(skip(self, allocation), fields(ip = %allocation.value))]
+    pub async fn release_allocation(
+        &self,
+        space_id: &str,
+        allocation: &IpAllocation,
+    ) -> Result<(), VcdError> {
+        let mut unclaimed = allocation.clone();
+        unclaimed.usage_state = Some("UNUSED".to_string());
+        unclaimed.description = Some(String::new());
+        self.put_allocation("unclaim_ip_allocation", space_id, &unclaimed)
+            .await?;
+        let path = format!("{SPACES}/{space_id}/allocations/{}", allocation.id);
+        self.write(ApiRequest::new(
+            "release_ip_allocation",
+            Method::DELETE,
+            path,
+        ))
+        .await
+        .map(|_| ())
+    }
+}

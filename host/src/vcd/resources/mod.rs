@@ -1,0 +1,110 @@
+//! Typed VCD resources. Models carry only the fields the CCM uses; models
+//! that are read, changed and PUT back keep every other field in `extra`
+//! so a PUT never drops what VCD (or another tool) set.
+
+pub mod certificate;
+pub mod gateway;
+pub mod ipspace;
+pub mod nat;
+pub mod network;
+pub mod pool;
+pub mod profiles;
+pub mod rde;
+pub mod seg;
+pub mod virtual_service;
+pub mod vm;
+
+use std::future::Future;
+
+use serde::{Deserialize, Serialize};
+
+use super::client::VcdClient;
+use super::errors::VcdError;
+use super::retry::{Idempotency, retry_reason, wait_before_retry};
+
+/// VCD's `{name, id}` reference.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+pub struct EntityRef {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub name: Option<String>,
+    pub id: String,
+}
+
+impl EntityRef {
+    pub fn new(name: impl Into<String>, id: impl Into<String>) -> Self {
+        Self {
+            name: Some(name.into()),
+            id: id.into(),
+        }
+    }
+}
+
+/// VCD's `{"values": [...]}` wrapper inside objects.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Values<T> {
+    #[serde(default = "Vec::new")]
+    pub values: Vec<T>,
+}
+
+/// At most one item named `name` (filters may match more: `*` is a wildcard).
+pub(crate) fn only_one<T>(
+    items: Vec<T>,
+    name_of: impl Fn(&T) -> &str,
+    what: &'static str,
+    name: &str,
+    scope: &str,
+) -> Result<Option<T>, VcdError> {
+    let mut matching: Vec<T> = items.into_iter().filter(|i| name_of(i) == name).collect();
+    match matching.len() {
+        0 | 1 => Ok(matching.pop()),
+        count => Err(VcdError::Ambiguous {
+            what,
+            name: name.to_string(),
+            scope: scope.to_string(),
+            count,
+        }),
+    }
+}
+
+impl VcdClient {
+    /// A create (a non-idempotent POST) that survives 5xx, resets and
+    /// timeouts: after such a failure it checks with `find_existing`
+    /// whether the object was made anyway before posting again.
+    pub(crate) async fn create_checked<T, C, CF, F, FF>(
+        &self,
+        operation: &'static str,
+        mut create: C,
+        mut find_existing: F,
+    ) -> Result<T, VcdError>
+    where
+        C: FnMut() -> CF,
+        CF: Future<Output = Result<T, VcdError>>,
+        F: FnMut() -> FF,
+        FF: Future<Output = Result<Option<T>, VcdError>>,
+    {
+        let policy = self.config().retry;
+        let mut uncertain = false;
+        let mut attempt = 0;
+        loop {
+            attempt += 1;
+            let error = match create().await {
+                Ok(created) => return Ok(created),
+                Err(error) => error,
+            };
+            let reason = retry_reason(&error, Idempotency::Idempotent);
+            let maybe_created =
+                reason.is_some() || (uncertain && matches!(error, VcdError::DuplicateName { .. }));
+            if !maybe_created || attempt >= policy.max_attempts {
+                return Err(error);
+            }
+            if let Some(existing) = find_existing().await? {
+                return Ok(existing);
+            }
+            uncertain = true;
+            let reason = reason.unwrap_or("duplicate");
+            self.metrics().retry(operation, reason);
+            tracing::debug!(operation, reason, attempt, %error, "the create may have failed; retrying");
+            tokio::time::sleep(wait_before_retry(&policy, &error, attempt)).await;
+        }
+    }
+}

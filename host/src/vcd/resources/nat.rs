@@ -1,0 +1,142 @@
+//! NSX-T NAT rules of a gateway: create, list (cursor pages), update (with
+//! the `version` VCD requires) and delete.
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::EntityRef;
+use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::errors::{CallSite, VcdError};
+use crate::vcd::paging::MAX_PAGE_SIZE;
+
+fn rules_path(gateway_id: &str) -> String {
+    format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/nat/rules")
+}
+
+fn enabled() -> bool {
+    true
+}
+
+/// VCD's optimistic lock on a rule: an update must carry the current one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub struct RuleVersion {
+    pub version: i64,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NatRule {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+    /// `DNAT`, `SNAT`, `NO_DNAT`, `NO_SNAT` or `REFLEXIVE` (API 36+).
+    #[serde(rename = "type")]
+    pub rule_type: Option<String>,
+    pub external_addresses: String,
+    pub internal_addresses: String,
+    pub dnat_external_port: Option<String>,
+    /// For DNAT, its destination port is the internal port.
+    pub application_port_profile: Option<EntityRef>,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub version: Option<RuleVersion>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+fn encode(call: &CallSite, rule: &NatRule) -> Result<Value, VcdError> {
+    serde_json::to_value(rule).map_err(|error| VcdError::Unexpected {
+        call: call.clone(),
+        detail: format!("cannot encode NAT rule {}: {error}", rule.name),
+    })
+}
+
+impl VcdClient {
+    /// Every NAT rule of the gateway.
+    #[tracing::instrument(skip(self))]
+    pub async fn list_nat_rules(&self, gateway_id: &str) -> Result<Vec<NatRule>, VcdError> {
+        self.list_by_cursor("list_nat_rules", &rules_path(gateway_id), MAX_PAGE_SIZE)
+            .await
+    }
+
+    #[tracing::instrument(skip(self))]
+    pub async fn get_nat_rule(&self, gateway_id: &str, rule_id: &str) -> Result<NatRule, VcdError> {
+        self.fetch(ApiRequest::get(
+            "get_nat_rule",
+            format!("{}/{rule_id}", rules_path(gateway_id)),
+        ))
+        .await
+    }
+
+    /// Creates the rule; a create whose answer was lost is recognised by
+    /// name (NAT names are not unique in VCD, but ours are).
+    #[tracing::instrument(skip(self, rule), fields(rule = %rule.name))]
+    pub async fn create_nat_rule(
+        &self,
+        gateway_id: &str,
+        rule: &NatRule,
+    ) -> Result<NatRule, VcdError> {
+        let path = rules_path(gateway_id);
+        let call = self.call_of("create_nat_rule", &path);
+        let body = encode(&call, rule)?;
+        let (body, call, path) = (&body, &call, &path);
+        self.create_checked(
+            "create_nat_rule",
+            || async move {
+                let request =
+                    ApiRequest::new("create_nat_rule", Method::POST, path).json(body.clone());
+                let task = self.write_on_gateway(gateway_id, request).await?;
+                let task = task.ok_or_else(|| VcdError::Unexpected {
+                    call: call.clone(),
+                    detail: "VCD created the NAT rule without a task".to_string(),
+                })?;
+                self.get_nat_rule(gateway_id, task.owner_id(call)?).await
+            },
+            || async move {
+                let rules = self.list_nat_rules(gateway_id).await?;
+                Ok(rules.into_iter().find(|r| r.name == rule.name))
+            },
+        )
+        .await
+    }
+
+    /// PUTs the whole rule. It must carry the `version` it was read with;
+    /// VCD refuses an update of a rule changed since (a conflict).
+    #[tracing::instrument(skip(self, rule), fields(rule = %rule.name))]
+    pub async fn update_nat_rule(
+        &self,
+        gateway_id: &str,
+        rule: &NatRule,
+    ) -> Result<NatRule, VcdError> {
+        let (Some(id), Some(_)) = (rule.id.as_deref(), rule.version) else {
+            return Err(VcdError::Missing {
+                what: "NAT rule id and version",
+                name: rule.name.clone(),
+                scope: "(update a NAT rule read from VCD)".to_string(),
+            });
+        };
+        let path = format!("{}/{id}", rules_path(gateway_id));
+        let body = encode(&self.call_of("update_nat_rule", &path), rule)?;
+        let request = ApiRequest::new("update_nat_rule", Method::PUT, &path).json(body);
+        self.write_on_gateway(gateway_id, request).await?;
+        self.get_nat_rule(gateway_id, id).await
+    }
+
+    /// Deletes the rule; one already gone counts as deleted.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete_nat_rule(&self, gateway_id: &str, rule_id: &str) -> Result<(), VcdError> {
+        let request = ApiRequest::new(
+            "delete_nat_rule",
+            Method::DELETE,
+            format!("{}/{rule_id}", rules_path(gateway_id)),
+        );
+        match self.write_on_gateway(gateway_id, request).await {
+            Ok(_) => Ok(()),
+            Err(error) if error.is_not_found() => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+}

@@ -1,0 +1,205 @@
+//! Org and VDC lookups (cached) and the cluster's placement: the org VDC
+//! network named in the config and the edge gateway it is routed through.
+//! Resolving all of it costs four calls, once per process.
+
+use reqwest::Method;
+use serde::Deserialize;
+
+use super::EntityRef;
+use super::gateway::EdgeGateway;
+use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::errors::VcdError;
+use crate::vcd::fiql::Filter;
+
+const CLOUDAPI: &str = "/cloudapi/1.0.0";
+
+#[derive(Debug, Clone, Deserialize)]
+struct Named {
+    id: String,
+    name: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct NetworkConnection {
+    pub router_ref: Option<EntityRef>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct OrgVdcNetwork {
+    pub id: String,
+    pub name: String,
+    /// `None` for a network shared through a data-center group.
+    pub org_vdc: Option<EntityRef>,
+    pub backing_network_type: Option<String>,
+    pub connection: Option<NetworkConnection>,
+}
+
+impl OrgVdcNetwork {
+    /// NSX-T segments are the only networks NSX ALB load balancers serve.
+    pub fn is_nsxt(&self) -> bool {
+        matches!(
+            self.backing_network_type.as_deref(),
+            Some("NSXT_FIXED_SEGMENT" | "NSXT_FLEXIBLE_SEGMENT")
+        )
+    }
+
+    pub fn gateway(&self) -> Option<&EntityRef> {
+        self.connection.as_ref()?.router_ref.as_ref()
+    }
+}
+
+/// Where the cluster lives, resolved once at start.
+#[derive(Debug, Clone)]
+pub struct Placement {
+    pub org: EntityRef,
+    pub vdc: EntityRef,
+    pub network: OrgVdcNetwork,
+    pub gateway: EdgeGateway,
+}
+
+impl VcdClient {
+    /// The org named `name` (cached). For the configured org this also
+    /// scopes System-org sessions to it.
+    #[tracing::instrument(skip(self))]
+    pub async fn org(&self, name: &str) -> Result<EntityRef, VcdError> {
+        if let Some(org) = self.cache().org(name) {
+            return Ok(org);
+        }
+        let request = ApiRequest::get("find_org", format!("{CLOUDAPI}/orgs"))
+            .query("filter", Filter::eq("name", name));
+        let page: super::Values<Named> = self.fetch(request).await?;
+        let org = super::only_one(page.values, |o| &o.name, "org", name, "in VCD")?
+            .map(|o| EntityRef::new(o.name, o.id))
+            .ok_or_else(|| VcdError::Missing {
+                what: "org",
+                name: name.to_string(),
+                scope: "among the orgs this user can see".to_string(),
+            })?;
+        if name == self.config().org {
+            self.set_tenant_context(&org.id);
+        }
+        self.cache().put_org(name, org.clone());
+        Ok(org)
+    }
+
+    /// A VDC of `org` by name or URN (cached).
+    #[tracing::instrument(skip(self))]
+    pub async fn vdc(&self, org: &EntityRef, name_or_id: &str) -> Result<EntityRef, VcdError> {
+        if let Some(vdc) = self.cache().vdc(&org.id, name_or_id) {
+            return Ok(vdc);
+        }
+        #[derive(Deserialize)]
+        struct Vdc {
+            id: String,
+            name: String,
+            org: Option<EntityRef>,
+        }
+        let vdcs: Vec<Vdc> = if name_or_id.starts_with("urn:vcloud:vdc:") {
+            let request = ApiRequest::get("get_vdc", format!("{CLOUDAPI}/vdcs/{name_or_id}"));
+            vec![self.fetch(request).await?]
+        } else {
+            let request = ApiRequest::get("find_vdc", format!("{CLOUDAPI}/vdcs"))
+                .query("filter", Filter::eq("name", name_or_id));
+            self.fetch::<super::Values<Vdc>>(request).await?.values
+        };
+        let scope = format!("in org {}", org.name.as_deref().unwrap_or(&org.id));
+        let in_org: Vec<Vdc> = vdcs
+            .into_iter()
+            .filter(|v| v.org.as_ref().is_none_or(|o| o.id == org.id))
+            .filter(|v| v.id == name_or_id || v.name == name_or_id)
+            .collect();
+        if in_org.len() > 1 {
+            return Err(VcdError::Ambiguous {
+                what: "VDC",
+                name: name_or_id.to_string(),
+                scope,
+                count: in_org.len(),
+            });
+        }
+        let vdc = in_org
+            .into_iter()
+            .next()
+            .map(|v| EntityRef::new(v.name, v.id))
+            .ok_or_else(|| VcdError::Missing {
+                what: "VDC",
+                name: name_or_id.to_string(),
+                scope,
+            })?;
+        self.cache().put_vdc(&org.id, name_or_id, vdc.clone());
+        Ok(vdc)
+    }
+
+    /// The org VDC network `name` usable from `vdc`: one of the VDC, or one
+    /// shared through a data-center group. More than one match is an error.
+    #[tracing::instrument(skip(self))]
+    pub async fn find_network(
+        &self,
+        vdc: &EntityRef,
+        name: &str,
+    ) -> Result<OrgVdcNetwork, VcdError> {
+        let filter = Filter::eq("name", name);
+        let networks: Vec<OrgVdcNetwork> = self
+            .list_all(
+                "find_network",
+                &format!("{CLOUDAPI}/orgVdcNetworks"),
+                Some(&filter),
+                32,
+            )
+            .await?;
+        let scope = format!("for VDC {}", vdc.name.as_deref().unwrap_or(&vdc.id));
+        let usable: Vec<OrgVdcNetwork> = networks
+            .into_iter()
+            .filter(|n| n.org_vdc.as_ref().is_none_or(|v| v.id == vdc.id))
+            .collect();
+        super::only_one(usable, |n| &n.name, "org VDC network", name, &scope)?.ok_or(
+            VcdError::Missing {
+                what: "org VDC network",
+                name: name.to_string(),
+                scope,
+            },
+        )
+    }
+
+    /// Org, VDC, network and its edge gateway of the configured org,
+    /// resolved once per process.
+    #[tracing::instrument(skip(self))]
+    pub async fn resolve_placement(&self, vdc: &str, network: &str) -> Result<Placement, VcdError> {
+        if let Some(placement) = self.cache().placement(vdc, network) {
+            return Ok(placement);
+        }
+        let org = self.org(&self.config().org.clone()).await?;
+        let vdc_ref = self.vdc(&org, vdc).await?;
+        let network_object = self.find_network(&vdc_ref, network).await?;
+        let gateway_ref = network_object
+            .gateway()
+            .cloned()
+            .ok_or_else(|| VcdError::Missing {
+                what: "edge gateway",
+                name: network.to_string(),
+                scope: "(the network is not routed through an edge gateway)".to_string(),
+            })?;
+        let gateway = self.get_gateway(&gateway_ref.id).await?;
+        let placement = Placement {
+            org,
+            vdc: vdc_ref,
+            network: network_object,
+            gateway,
+        };
+        self.cache().put_placement(vdc, network, placement.clone());
+        Ok(placement)
+    }
+
+    /// The live org record; used to check a token still works.
+    pub async fn current_org(&self) -> Result<EntityRef, VcdError> {
+        let org = self.org(&self.config().org.clone()).await?;
+        let request = ApiRequest::new(
+            "get_org",
+            Method::GET,
+            format!("{CLOUDAPI}/orgs/{}", org.id),
+        );
+        let named: Named = self.fetch(request).await?;
+        Ok(EntityRef::new(named.name, named.id))
+    }
+}

@@ -1,0 +1,178 @@
+//! NSX ALB pools: create, get by id or by name (through the gateway's pool
+//! summaries, as there is no pool list), update and delete.
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::EntityRef;
+use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::errors::VcdError;
+use crate::vcd::fiql::Filter;
+use crate::vcd::paging::MAX_PAGE_SIZE;
+
+const POOLS: &str = "/cloudapi/1.0.0/loadBalancer/pools";
+
+fn enabled() -> bool {
+    true
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolMember {
+    pub ip_address: String,
+    pub port: Option<u32>,
+    pub ratio: Option<u32>,
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct HealthMonitor {
+    /// `HTTP`, `HTTPS`, `TCP`, `UDP` or `PING`.
+    #[serde(rename = "type")]
+    pub monitor_type: String,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Pool {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+    pub default_port: Option<u32>,
+    pub algorithm: Option<String>,
+    #[serde(default)]
+    pub members: Vec<PoolMember>,
+    #[serde(default)]
+    pub health_monitors: Vec<HealthMonitor>,
+    pub gateway_ref: EntityRef,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PoolSummary {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub status: Option<String>,
+    pub health_status: Option<String>,
+    pub member_count: Option<u32>,
+}
+
+fn encode(call: &crate::vcd::errors::CallSite, pool: &Pool) -> Result<Value, VcdError> {
+    serde_json::to_value(pool).map_err(|error| VcdError::Unexpected {
+        call: call.clone(),
+        detail: format!("cannot encode pool {}: {error}", pool.name),
+    })
+}
+
+impl VcdClient {
+    /// Creates the pool and returns it as VCD stored it. A create whose
+    /// answer was lost is recognised by name instead of made twice.
+    #[tracing::instrument(skip(self, pool), fields(pool = %pool.name, gateway = %pool.gateway_ref.id))]
+    pub async fn create_pool(&self, pool: &Pool) -> Result<Pool, VcdError> {
+        let gateway_id = pool.gateway_ref.id.as_str();
+        let call = self.call_of("create_pool", POOLS);
+        let body = encode(&call, pool)?;
+        let (body, call) = (&body, &call);
+        self.create_checked(
+            "create_pool",
+            || async move {
+                let request =
+                    ApiRequest::new("create_pool", Method::POST, POOLS).json(body.clone());
+                let task = self.write_on_gateway(gateway_id, request).await?;
+                let task = task.ok_or_else(|| VcdError::Unexpected {
+                    call: call.clone(),
+                    detail: "VCD created the pool without a task".to_string(),
+                })?;
+                self.get_pool(task.owner_id(call)?).await
+            },
+            || async move {
+                match self.find_pool(gateway_id, &pool.name).await? {
+                    Some(summary) => self.get_pool(&summary.id).await.map(Some),
+                    None => Ok(None),
+                }
+            },
+        )
+        .await
+    }
+
+    #[tracing::instrument(skip(self))]
+    pub async fn get_pool(&self, pool_id: &str) -> Result<Pool, VcdError> {
+        self.fetch(ApiRequest::get("get_pool", format!("{POOLS}/{pool_id}")))
+            .await
+    }
+
+    /// Every pool on the gateway, as summaries.
+    #[tracing::instrument(skip(self))]
+    pub async fn pool_summaries(&self, gateway_id: &str) -> Result<Vec<PoolSummary>, VcdError> {
+        self.list_all(
+            "pool_summaries",
+            &format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer/poolSummaries"),
+            None,
+            MAX_PAGE_SIZE,
+        )
+        .await
+    }
+
+    /// The pool named `name` on the gateway (names are unique per gateway).
+    #[tracing::instrument(skip(self))]
+    pub async fn find_pool(
+        &self,
+        gateway_id: &str,
+        name: &str,
+    ) -> Result<Option<PoolSummary>, VcdError> {
+        let filter = Filter::eq("name", name);
+        let found = self
+            .list_all(
+                "find_pool",
+                &format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer/poolSummaries"),
+                Some(&filter),
+                MAX_PAGE_SIZE,
+            )
+            .await?;
+        super::only_one(
+            found,
+            |p: &PoolSummary| &p.name,
+            "pool",
+            name,
+            "on the gateway",
+        )
+    }
+
+    /// PUTs the whole pool (fields this client does not model included).
+    #[tracing::instrument(skip(self, pool), fields(pool = %pool.name))]
+    pub async fn update_pool(&self, pool: &Pool) -> Result<Pool, VcdError> {
+        let id = pool.id.as_deref().ok_or_else(|| VcdError::Missing {
+            what: "pool id",
+            name: pool.name.clone(),
+            scope: "(update a pool read from VCD)".to_string(),
+        })?;
+        let path = format!("{POOLS}/{id}");
+        let body = encode(&self.call_of("update_pool", &path), pool)?;
+        let request = ApiRequest::new("update_pool", Method::PUT, &path).json(body);
+        self.write_on_gateway(&pool.gateway_ref.id, request).await?;
+        self.get_pool(id).await
+    }
+
+    /// Deletes the pool; one that is already gone counts as deleted.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete_pool(&self, gateway_id: &str, pool_id: &str) -> Result<(), VcdError> {
+        let request = ApiRequest::new("delete_pool", Method::DELETE, format!("{POOLS}/{pool_id}"));
+        match self.write_on_gateway(gateway_id, request).await {
+            Ok(_) => Ok(()),
+            Err(error) if error.is_not_found() => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+}

@@ -1,0 +1,163 @@
+//! NSX-T application port profiles: finding SYSTEM ones by name, and the
+//! TENANT ones the CCM creates for DNAT rules.
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::EntityRef;
+use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::errors::{CallSite, VcdError};
+use crate::vcd::fiql::Filter;
+use crate::vcd::paging::MAX_PAGE_SIZE;
+
+const PROFILES: &str = "/cloudapi/1.0.0/applicationPortProfiles";
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationPort {
+    /// `TCP`, `UDP`, `ICMPv4` or `ICMPv6`.
+    pub protocol: String,
+    /// Ports or ranges such as `"80"` or `"1000-2000"`.
+    #[serde(default)]
+    pub destination_ports: Vec<String>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct PortProfile {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    /// `SYSTEM`, `PROVIDER` or `TENANT`.
+    pub scope: String,
+    #[serde(default)]
+    pub application_ports: Vec<ApplicationPort>,
+    pub org_ref: Option<EntityRef>,
+    /// The VDC a TENANT profile belongs to; required on create, never read back.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub context_entity_id: Option<String>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl PortProfile {
+    /// A TENANT profile of `org` in `vdc` for the given ports.
+    pub fn tenant(
+        name: &str,
+        org: &EntityRef,
+        vdc: &EntityRef,
+        ports: Vec<ApplicationPort>,
+    ) -> Self {
+        Self {
+            id: None,
+            name: name.to_string(),
+            description: None,
+            scope: "TENANT".to_string(),
+            application_ports: ports,
+            org_ref: Some(org.clone()),
+            context_entity_id: Some(vdc.id.clone()),
+            extra: Map::new(),
+        }
+    }
+}
+
+fn encode(call: &CallSite, profile: &PortProfile) -> Result<Value, VcdError> {
+    serde_json::to_value(profile).map_err(|error| VcdError::Unexpected {
+        call: call.clone(),
+        detail: format!("cannot encode port profile {}: {error}", profile.name),
+    })
+}
+
+impl VcdClient {
+    /// The profile of `scope` named exactly `name`, if any.
+    #[tracing::instrument(skip(self))]
+    pub async fn find_port_profile(
+        &self,
+        scope: &str,
+        name: &str,
+    ) -> Result<Option<PortProfile>, VcdError> {
+        let filter = Filter::eq("scope", scope).and(Filter::eq("name", name));
+        let found = self
+            .list_all("find_port_profile", PROFILES, Some(&filter), MAX_PAGE_SIZE)
+            .await?;
+        let scope_text = format!("among {scope} port profiles");
+        super::only_one(
+            found,
+            |p: &PortProfile| &p.name,
+            "port profile",
+            name,
+            &scope_text,
+        )
+    }
+
+    #[tracing::instrument(skip(self))]
+    pub async fn get_port_profile(&self, profile_id: &str) -> Result<PortProfile, VcdError> {
+        self.fetch(ApiRequest::get(
+            "get_port_profile",
+            format!("{PROFILES}/{profile_id}"),
+        ))
+        .await
+    }
+
+    /// Creates a TENANT profile (see [`PortProfile::tenant`]).
+    #[tracing::instrument(skip(self, profile), fields(profile = %profile.name))]
+    pub async fn create_port_profile(
+        &self,
+        profile: &PortProfile,
+    ) -> Result<PortProfile, VcdError> {
+        let call = self.call_of("create_port_profile", PROFILES);
+        let body = encode(&call, profile)?;
+        let (body, call) = (&body, &call);
+        self.create_checked(
+            "create_port_profile",
+            || async move {
+                let request = ApiRequest::new("create_port_profile", Method::POST, PROFILES)
+                    .json(body.clone());
+                let task = self
+                    .write(request)
+                    .await?
+                    .ok_or_else(|| VcdError::Unexpected {
+                        call: call.clone(),
+                        detail: "VCD created the port profile without a task".to_string(),
+                    })?;
+                self.get_port_profile(task.owner_id(call)?).await
+            },
+            || self.find_port_profile(&profile.scope, &profile.name),
+        )
+        .await
+    }
+
+    #[tracing::instrument(skip(self, profile), fields(profile = %profile.name))]
+    pub async fn update_port_profile(
+        &self,
+        profile: &PortProfile,
+    ) -> Result<PortProfile, VcdError> {
+        let id = profile.id.as_deref().ok_or_else(|| VcdError::Missing {
+            what: "port profile id",
+            name: profile.name.clone(),
+            scope: "(update a profile read from VCD)".to_string(),
+        })?;
+        let path = format!("{PROFILES}/{id}");
+        let body = encode(&self.call_of("update_port_profile", &path), profile)?;
+        self.write(ApiRequest::new("update_port_profile", Method::PUT, &path).json(body))
+            .await?;
+        self.get_port_profile(id).await
+    }
+
+    /// Deletes the profile; one already gone counts as deleted.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete_port_profile(&self, profile_id: &str) -> Result<(), VcdError> {
+        let request = ApiRequest::new(
+            "delete_port_profile",
+            Method::DELETE,
+            format!("{PROFILES}/{profile_id}"),
+        );
+        match self.write(request).await {
+            Ok(_) => Ok(()),
+            Err(error) if error.is_not_found() => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+}

@@ -1,0 +1,82 @@
+//! Runtime defined entities (the CAPVCD cluster RDE): read with its ETag,
+//! and read-modify-write with `If-Match`, starting over when another
+//! writer got in between (412).
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::errors::VcdError;
+
+/// How often an update starts over after losing a race.
+const MAX_CONFLICTS: u32 = 10;
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct DefinedEntity {
+    pub id: String,
+    pub name: String,
+    pub entity_type: Option<String>,
+    /// The entity's own document, e.g. the CAPVCD cluster spec and status.
+    pub entity: Value,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl VcdClient {
+    /// The entity and its ETag.
+    #[tracing::instrument(skip(self))]
+    pub async fn get_entity(&self, entity_id: &str) -> Result<(DefinedEntity, String), VcdError> {
+        let request = ApiRequest::get(
+            "get_entity",
+            format!("/cloudapi/1.0.0/entities/{entity_id}"),
+        );
+        let reply = self.execute(&request).await?;
+        let etag =
+            reply
+                .header("etag")
+                .map(str::to_string)
+                .ok_or_else(|| VcdError::Unexpected {
+                    call: self.call_of("get_entity", &request.path),
+                    detail: "the entity has no ETag".to_string(),
+                })?;
+        Ok((self.decode(&request, &reply)?, etag))
+    }
+
+    /// Applies `change` to the entity's document and writes it back, again
+    /// from a fresh read when the entity changed in between.
+    #[tracing::instrument(skip(self, change))]
+    pub async fn update_entity(
+        &self,
+        entity_id: &str,
+        mut change: impl FnMut(&mut Value) -> Result<(), VcdError>,
+    ) -> Result<DefinedEntity, VcdError> {
+        let path = format!("/cloudapi/1.0.0/entities/{entity_id}");
+        let mut conflicts = 0;
+        loop {
+            let (mut entity, etag) = self.get_entity(entity_id).await?;
+            change(&mut entity.entity)?;
+            let body = serde_json::to_value(&entity).map_err(|error| VcdError::Unexpected {
+                call: self.call_of("update_entity", &path),
+                detail: format!("cannot encode the entity: {error}"),
+            })?;
+            let request = ApiRequest::new("update_entity", Method::PUT, &path)
+                .json(body)
+                .if_match(etag);
+            match self.execute(&request).await {
+                Ok(reply) => return self.decode(&request, &reply),
+                Err(VcdError::Conflict { .. }) if conflicts < MAX_CONFLICTS => {
+                    conflicts += 1;
+                    self.metrics().retry("update_entity", "conflict");
+                    tracing::debug!(
+                        entity_id,
+                        conflicts,
+                        "the entity changed since it was read; reading it again"
+                    );
+                }
+                Err(error) => return Err(error),
+            }
+        }
+    }
+}

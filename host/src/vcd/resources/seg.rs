@@ -1,0 +1,56 @@
+//! Service engine group assignments of a gateway, and the choice of one
+//! with room for another virtual service.
+
+use serde::Deserialize;
+
+use super::EntityRef;
+use crate::vcd::client::VcdClient;
+use crate::vcd::errors::VcdError;
+use crate::vcd::fiql::Filter;
+use crate::vcd::paging::MAX_PAGE_SIZE;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SegAssignment {
+    pub id: String,
+    /// Unset for DEDICATED groups, which then never count as having room.
+    pub max_virtual_services: Option<u32>,
+    pub num_deployed_virtual_services: Option<u32>,
+    pub service_engine_group_ref: EntityRef,
+}
+
+impl SegAssignment {
+    pub fn has_capacity(&self) -> bool {
+        let deployed = self.num_deployed_virtual_services.unwrap_or(0);
+        self.max_virtual_services.is_some_and(|max| deployed < max)
+    }
+}
+
+impl VcdClient {
+    #[tracing::instrument(skip(self))]
+    pub async fn seg_assignments(&self, gateway_id: &str) -> Result<Vec<SegAssignment>, VcdError> {
+        let filter = Filter::eq("gatewayRef.id", gateway_id);
+        self.list_all(
+            "seg_assignments",
+            "/cloudapi/1.0.0/loadBalancer/serviceEngineGroups/assignments",
+            Some(&filter),
+            MAX_PAGE_SIZE,
+        )
+        .await
+    }
+
+    /// The first service engine group on the gateway with room left.
+    #[tracing::instrument(skip(self))]
+    pub async fn pick_service_engine_group(&self, gateway_id: &str) -> Result<EntityRef, VcdError> {
+        self.seg_assignments(gateway_id)
+            .await?
+            .into_iter()
+            .find(SegAssignment::has_capacity)
+            .map(|a| a.service_engine_group_ref)
+            .ok_or_else(|| VcdError::Missing {
+                what: "service engine group with room for a virtual service",
+                name: gateway_id.to_string(),
+                scope: "among the groups assigned to the gateway (ask the provider to assign one or raise maxVirtualServices)".to_string(),
+            })
+    }
+}

@@ -1,0 +1,207 @@
+//! NSX ALB virtual services: create, get by id or by name (through the
+//! gateway's summaries), list per gateway, update and delete.
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::EntityRef;
+use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::errors::{CallSite, VcdError};
+use crate::vcd::fiql::Filter;
+use crate::vcd::paging::MAX_PAGE_SIZE;
+
+const SERVICES: &str = "/cloudapi/1.0.0/loadBalancer/virtualServices";
+
+fn enabled() -> bool {
+    true
+}
+
+fn summaries_path(gateway_id: &str) -> String {
+    format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer/virtualServiceSummaries")
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ServicePort {
+    pub port_start: u32,
+    pub port_end: Option<u32>,
+    pub ssl_enabled: Option<bool>,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct ApplicationProfile {
+    pub name: Option<String>,
+    /// `HTTP`, `HTTPS`, `L4` or `L4_TLS`.
+    #[serde(rename = "type")]
+    pub profile_type: String,
+    pub system_defined: Option<bool>,
+}
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VirtualService {
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    #[serde(default = "enabled")]
+    pub enabled: bool,
+    pub virtual_ip_address: Option<String>,
+    pub load_balancer_pool_ref: EntityRef,
+    pub gateway_ref: EntityRef,
+    pub service_engine_group_ref: EntityRef,
+    pub certificate_ref: Option<EntityRef>,
+    #[serde(default)]
+    pub service_ports: Vec<ServicePort>,
+    pub application_profile: ApplicationProfile,
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VirtualServiceSummary {
+    pub id: String,
+    pub name: String,
+    pub description: Option<String>,
+    pub virtual_ip_address: Option<String>,
+    pub status: Option<String>,
+    /// `UP`, `DOWN`, `PENDING`, `DISABLED`, …
+    pub health_status: Option<String>,
+    pub load_balancer_pool_ref: Option<EntityRef>,
+    #[serde(default)]
+    pub service_ports: Vec<ServicePort>,
+    pub application_profile_type: Option<String>,
+}
+
+fn encode(call: &CallSite, service: &VirtualService) -> Result<Value, VcdError> {
+    serde_json::to_value(service).map_err(|error| VcdError::Unexpected {
+        call: call.clone(),
+        detail: format!("cannot encode virtual service {}: {error}", service.name),
+    })
+}
+
+impl VcdClient {
+    /// Creates the virtual service and returns it as VCD stored it.
+    #[tracing::instrument(skip(self, service), fields(service = %service.name, gateway = %service.gateway_ref.id))]
+    pub async fn create_virtual_service(
+        &self,
+        service: &VirtualService,
+    ) -> Result<VirtualService, VcdError> {
+        let gateway_id = service.gateway_ref.id.as_str();
+        let call = self.call_of("create_virtual_service", SERVICES);
+        let body = encode(&call, service)?;
+        let (body, call) = (&body, &call);
+        self.create_checked(
+            "create_virtual_service",
+            || async move {
+                let request = ApiRequest::new("create_virtual_service", Method::POST, SERVICES)
+                    .json(body.clone());
+                let task = self.write_on_gateway(gateway_id, request).await?;
+                let task = task.ok_or_else(|| VcdError::Unexpected {
+                    call: call.clone(),
+                    detail: "VCD created the virtual service without a task".to_string(),
+                })?;
+                self.get_virtual_service(task.owner_id(call)?).await
+            },
+            || async move {
+                match self.find_virtual_service(gateway_id, &service.name).await? {
+                    Some(summary) => self.get_virtual_service(&summary.id).await.map(Some),
+                    None => Ok(None),
+                }
+            },
+        )
+        .await
+    }
+
+    #[tracing::instrument(skip(self))]
+    pub async fn get_virtual_service(&self, service_id: &str) -> Result<VirtualService, VcdError> {
+        self.fetch(ApiRequest::get(
+            "get_virtual_service",
+            format!("{SERVICES}/{service_id}"),
+        ))
+        .await
+    }
+
+    /// Every virtual service on the gateway, as summaries.
+    #[tracing::instrument(skip(self))]
+    pub async fn virtual_service_summaries(
+        &self,
+        gateway_id: &str,
+    ) -> Result<Vec<VirtualServiceSummary>, VcdError> {
+        self.list_all(
+            "virtual_service_summaries",
+            &summaries_path(gateway_id),
+            None,
+            MAX_PAGE_SIZE,
+        )
+        .await
+    }
+
+    /// The virtual service named `name` on the gateway.
+    #[tracing::instrument(skip(self))]
+    pub async fn find_virtual_service(
+        &self,
+        gateway_id: &str,
+        name: &str,
+    ) -> Result<Option<VirtualServiceSummary>, VcdError> {
+        let filter = Filter::eq("name", name);
+        let found = self
+            .list_all(
+                "find_virtual_service",
+                &summaries_path(gateway_id),
+                Some(&filter),
+                MAX_PAGE_SIZE,
+            )
+            .await?;
+        super::only_one(
+            found,
+            |s: &VirtualServiceSummary| &s.name,
+            "virtual service",
+            name,
+            "on the gateway",
+        )
+    }
+
+    /// PUTs the whole virtual service (unmodelled fields included).
+    #[tracing::instrument(skip(self, service), fields(service = %service.name))]
+    pub async fn update_virtual_service(
+        &self,
+        service: &VirtualService,
+    ) -> Result<VirtualService, VcdError> {
+        let id = service.id.as_deref().ok_or_else(|| VcdError::Missing {
+            what: "virtual service id",
+            name: service.name.clone(),
+            scope: "(update a virtual service read from VCD)".to_string(),
+        })?;
+        let path = format!("{SERVICES}/{id}");
+        let body = encode(&self.call_of("update_virtual_service", &path), service)?;
+        let request = ApiRequest::new("update_virtual_service", Method::PUT, &path).json(body);
+        self.write_on_gateway(&service.gateway_ref.id, request)
+            .await?;
+        self.get_virtual_service(id).await
+    }
+
+    /// Deletes the virtual service; one already gone counts as deleted.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete_virtual_service(
+        &self,
+        gateway_id: &str,
+        service_id: &str,
+    ) -> Result<(), VcdError> {
+        let request = ApiRequest::new(
+            "delete_virtual_service",
+            Method::DELETE,
+            format!("{SERVICES}/{service_id}"),
+        );
+        match self.write_on_gateway(gateway_id, request).await {
+            Ok(_) => Ok(()),
+            Err(error) if error.is_not_found() => Ok(()),
+            Err(error) => Err(error),
+        }
+    }
+}

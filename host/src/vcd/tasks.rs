@@ -1,0 +1,136 @@
+//! VCD tasks: a 202 names a task in `Location`; we poll it (at once, then
+//! with a backoff from ~100 ms up to a cap) until it ends or the deadline
+//! passes. A failed task becomes an error carrying the task's own message.
+
+use std::time::Instant;
+
+use serde::Deserialize;
+
+use super::client::{ApiRequest, VcdClient};
+use super::errors::{CallSite, VcdError};
+use super::resources::EntityRef;
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskError {
+    #[serde(default)]
+    pub minor_error_code: String,
+    #[serde(default)]
+    pub message: String,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct TaskResult {
+    pub result_content: Option<String>,
+}
+
+/// The fields of a task we act on.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Task {
+    pub id: String,
+    /// `queued`, `preRunning`, `running`, `success`, `error` or `aborted`.
+    pub status: String,
+    /// The object the task works on; after a create, the new object.
+    pub owner: Option<EntityRef>,
+    pub error: Option<TaskError>,
+    pub result: Option<TaskResult>,
+}
+
+impl Task {
+    fn finished(&self) -> bool {
+        matches!(self.status.as_str(), "success" | "error" | "aborted")
+    }
+
+    /// The id of the object the task created or changed.
+    pub fn owner_id(&self, call: &CallSite) -> Result<&str, VcdError> {
+        self.owner
+            .as_ref()
+            .map(|o| o.id.as_str())
+            .ok_or_else(|| VcdError::Unexpected {
+                call: call.clone(),
+                detail: format!("task {} names no owner object", self.id),
+            })
+    }
+}
+
+/// The path and query of a task URL: VCD's `Location` may name a host the
+/// client does not reach it by (a proxy), so only the path is used.
+fn task_path(location: &str) -> String {
+    match reqwest::Url::parse(location) {
+        Ok(url) => match url.query() {
+            Some(query) => format!("{}?{query}", url.path()),
+            None => url.path().to_string(),
+        },
+        Err(_) => location.to_string(),
+    }
+}
+
+impl VcdClient {
+    /// Polls the task at `location` until it ends; `call` is the write
+    /// that started it, for errors.
+    pub(crate) async fn wait_task(
+        &self,
+        call: &CallSite,
+        location: &str,
+    ) -> Result<Task, VcdError> {
+        let policy = self.config().tasks;
+        let started = Instant::now();
+        let mut delay = policy.first_poll_delay;
+        let request = ApiRequest::get("get_task", task_path(location)).legacy();
+        let outcome = loop {
+            let task: Task = self.fetch(request.clone()).await?;
+            if task.finished() {
+                break Ok(task);
+            }
+            if started.elapsed() + delay > policy.deadline {
+                break Err(VcdError::TaskTimeout {
+                    call: call.clone(),
+                    task: task.id,
+                    status: task.status,
+                    waited: started.elapsed(),
+                });
+            }
+            tokio::time::sleep(delay).await;
+            delay = (delay * 2).min(policy.max_poll_delay);
+        };
+        let task = match outcome {
+            Ok(task) if task.status == "success" => Ok(task),
+            Ok(task) => {
+                let error = task.error.clone().unwrap_or(TaskError {
+                    minor_error_code: task.status.to_uppercase(),
+                    message: format!("the task ended with status {}", task.status),
+                });
+                Err(VcdError::TaskFailed {
+                    call: call.clone(),
+                    task: task.id,
+                    minor: error.minor_error_code,
+                    message: error.message,
+                })
+            }
+            Err(error) => Err(error),
+        };
+        let label = match &task {
+            Ok(_) => "ok",
+            Err(error) => error.outcome(),
+        };
+        self.metrics()
+            .task_wait(call.operation, label, started.elapsed());
+        task
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::task_path;
+
+    #[test]
+    fn only_the_path_of_a_location_is_used() {
+        assert_eq!(
+            task_path("https://vcd.example:443/api/task/abc"),
+            "/api/task/abc"
+        );
+        assert_eq!(task_path("/api/task/abc"), "/api/task/abc");
+    }
+}

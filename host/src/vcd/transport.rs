@@ -1,0 +1,177 @@
+//! One HTTP attempt: the shared reqwest client (rustls, connection reuse,
+//! timeouts, TLS verification with an optional CA bundle), the optional rate
+//! limit, per-request metrics, and the mapping of failures to typed errors.
+
+use std::error::Error as _;
+use std::time::{Duration, Instant};
+
+use reqwest::header::HeaderMap;
+use reqwest::{RequestBuilder, StatusCode, Url};
+
+use super::config::ClientConfig;
+use super::errors::{CallSite, VcdError, from_status};
+use super::metrics::ClientMetrics;
+use super::ratelimit::RateLimiter;
+
+/// A successful (2xx) answer, body read in full.
+#[derive(Debug)]
+pub struct Reply {
+    pub status: StatusCode,
+    pub headers: HeaderMap,
+    pub body: Vec<u8>,
+}
+
+impl Reply {
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+#[derive(Debug)]
+pub struct Transport {
+    pub http: reqwest::Client,
+    base: Url,
+    request_timeout: Duration,
+    limiter: Option<RateLimiter>,
+    pub metrics: ClientMetrics,
+}
+
+fn read_ca_bundle(config: &ClientConfig) -> Result<Vec<reqwest::Certificate>, VcdError> {
+    let Some(path) = &config.tls.ca_bundle else {
+        return Ok(Vec::new());
+    };
+    let pem = std::fs::read(path).map_err(|error| {
+        VcdError::TlsConfig(format!(
+            "cannot read the CA bundle {}: {error}",
+            path.display()
+        ))
+    })?;
+    let certificates = reqwest::Certificate::from_pem_bundle(&pem).map_err(|error| {
+        VcdError::TlsConfig(format!(
+            "the CA bundle {} is not PEM: {error}",
+            path.display()
+        ))
+    })?;
+    if certificates.is_empty() {
+        return Err(VcdError::TlsConfig(format!(
+            "the CA bundle {} holds no certificate",
+            path.display()
+        )));
+    }
+    Ok(certificates)
+}
+
+impl Transport {
+    pub fn new(config: &ClientConfig, metrics: ClientMetrics) -> Result<Self, VcdError> {
+        let base = Url::parse(config.host.trim_end_matches('/')).map_err(|error| {
+            VcdError::TlsConfig(format!(
+                "the VCD host '{}' is not a URL: {error}",
+                config.host
+            ))
+        })?;
+        let mut builder = reqwest::Client::builder()
+            .use_rustls_tls()
+            .connect_timeout(config.connect_timeout)
+            .timeout(config.request_timeout)
+            .pool_idle_timeout(Duration::from_secs(90))
+            .user_agent(concat!("vcd-ccm/", env!("CARGO_PKG_VERSION")));
+        for certificate in read_ca_bundle(config)? {
+            builder = builder.add_root_certificate(certificate);
+        }
+        if config.tls.insecure {
+            tracing::warn!(
+                host = %base,
+                "TLS certificate verification of VCD is OFF (insecure): anyone on the path can impersonate VCD and read the credentials; configure a CA bundle instead"
+            );
+            builder = builder.danger_accept_invalid_certs(true);
+        }
+        let http = builder.build().map_err(|error| {
+            VcdError::TlsConfig(format!("cannot build the HTTP client: {error}"))
+        })?;
+        Ok(Self {
+            http,
+            base,
+            request_timeout: config.request_timeout,
+            limiter: config.rate_limit.and_then(RateLimiter::new),
+            metrics,
+        })
+    }
+
+    /// The absolute URL of `path` (which starts with `/`) on the VCD host.
+    pub fn url(&self, path: &str) -> Url {
+        let mut url = self.base.clone();
+        let (path, query) = path.split_once('?').unwrap_or((path, ""));
+        url.set_path(path);
+        url.set_query(Some(query).filter(|q| !q.is_empty()));
+        url
+    }
+
+    /// Sends one request and reads the whole answer; a non-2xx status is a
+    /// typed error.
+    pub async fn send(&self, call: &CallSite, request: RequestBuilder) -> Result<Reply, VcdError> {
+        if let Some(limiter) = &self.limiter {
+            limiter.wait().await;
+        }
+        let started = Instant::now();
+        let outcome = self.attempt(call, request).await;
+        let label = match &outcome {
+            Ok(_) => "ok",
+            Err(error) => error.outcome(),
+        };
+        self.metrics
+            .request(call.operation, label, started.elapsed());
+        outcome
+    }
+
+    async fn attempt(&self, call: &CallSite, request: RequestBuilder) -> Result<Reply, VcdError> {
+        let response = request.send().await.map_err(|e| self.classify(call, &e))?;
+        let status = response.status();
+        let headers = response.headers().clone();
+        let body = response
+            .bytes()
+            .await
+            .map_err(|e| self.classify(call, &e))?
+            .to_vec();
+        if status.is_success() {
+            return Ok(Reply {
+                status,
+                headers,
+                body,
+            });
+        }
+        let retry_after = headers
+            .get(reqwest::header::RETRY_AFTER)
+            .and_then(|v| v.to_str().ok())
+            .and_then(|v| v.trim().parse::<u64>().ok())
+            .map(Duration::from_secs);
+        Err(from_status(call.clone(), status, &body, retry_after))
+    }
+
+    fn classify(&self, call: &CallSite, error: &reqwest::Error) -> VcdError {
+        if error.is_timeout() {
+            return VcdError::Timeout {
+                call: call.clone(),
+                after: self.request_timeout,
+            };
+        }
+        let mut detail = error.to_string();
+        let mut source = error.source();
+        while let Some(cause) = source {
+            detail.push_str(": ");
+            detail.push_str(&cause.to_string());
+            source = cause.source();
+        }
+        let lower = detail.to_ascii_lowercase();
+        if lower.contains("certificate") || lower.contains("unknownissuer") {
+            VcdError::Tls {
+                call: call.clone(),
+                detail,
+            }
+        } else {
+            VcdError::Transport {
+                call: call.clone(),
+                detail,
+            }
+        }
+    }
+}
