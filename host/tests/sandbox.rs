@@ -57,6 +57,22 @@ fn call_error(result: Result<vcd_ccm::policy::model::Decision, EvalError>) -> Ca
     }
 }
 
+/// Loads a policy that the loader must refuse, and returns why it did.
+fn refused(name: &str, bytes: &[u8], pin: Option<&str>, config: &str) -> LoadError {
+    let engine = PolicyEngine::new().unwrap();
+    let source = PolicySource {
+        name,
+        bytes,
+        pin,
+        config: config.into(),
+        limits: Limits::default(),
+    };
+    match loader::load(&engine, source) {
+        Ok(_) => panic!("policy {name} was accepted"),
+        Err(error) => error,
+    }
+}
+
 fn default_still_serves(engine: &Arc<PolicyEngine>) {
     let policy = builtin::load_default(engine, "{}".into()).unwrap();
     let decision = policy
@@ -138,18 +154,7 @@ fn a_log_flood_is_bounded_and_the_call_still_returns() {
 fn a_forbidden_import_is_refused_at_load_by_name() {
     let engine = PolicyEngine::new().unwrap();
     let wat = r#"(component (import "wasi:http/outgoing-handler@0.2.0" (instance)))"#;
-    let error = loader::load(
-        &engine,
-        PolicySource {
-            name: "sneaky",
-            bytes: wat.as_bytes(),
-            pin: None,
-            config: "{}".into(),
-            limits: Limits::default(),
-        },
-    )
-    .err()
-    .expect("refused");
+    let error = refused("sneaky", wat.as_bytes(), None, "{}");
     match error {
         LoadError::ForbiddenImport { policy, import, .. } => {
             assert_eq!(policy, "sneaky");
@@ -162,21 +167,9 @@ fn a_forbidden_import_is_refused_at_load_by_name() {
 
 #[test]
 fn a_wrong_pin_is_refused_before_compiling() {
-    let engine = PolicyEngine::new().unwrap();
     let bytes = misbehaving_wasm();
     let pin = "0".repeat(64);
-    let error = loader::load(
-        &engine,
-        PolicySource {
-            name: "pinned",
-            bytes: &bytes,
-            pin: Some(&pin),
-            config: "ok".into(),
-            limits: Limits::default(),
-        },
-    )
-    .err()
-    .expect("refused");
+    let error = refused("pinned", &bytes, Some(&pin), "ok");
     assert!(
         matches!(&error, LoadError::DigestMismatch { actual, .. } if *actual == loader::sha256_hex(&bytes)),
         "{error}"
@@ -185,20 +178,8 @@ fn a_wrong_pin_is_refused_before_compiling() {
 
 #[test]
 fn a_config_the_policy_rejects_refuses_the_policy() {
-    let engine = PolicyEngine::new().unwrap();
     let bytes = misbehaving_wasm();
-    let error = loader::load(
-        &engine,
-        PolicySource {
-            name: "misbehaving",
-            bytes: &bytes,
-            pin: None,
-            config: "dance".into(),
-            limits: Limits::default(),
-        },
-    )
-    .err()
-    .expect("refused");
+    let error = refused("misbehaving", &bytes, None, "dance");
     assert!(
         matches!(&error, LoadError::InvalidConfig { message, .. } if message.contains("dance")),
         "{error}"
@@ -207,19 +188,7 @@ fn a_config_the_policy_rejects_refuses_the_policy() {
 
 #[test]
 fn bytes_that_are_no_component_are_refused() {
-    let engine = PolicyEngine::new().unwrap();
-    let error = loader::load(
-        &engine,
-        PolicySource {
-            name: "junk",
-            bytes: b"\0asm junk",
-            pin: None,
-            config: "{}".into(),
-            limits: Limits::default(),
-        },
-    )
-    .err()
-    .expect("refused");
+    let error = refused("junk", b"\0asm junk", None, "{}");
     assert!(
         matches!(error, LoadError::InvalidComponent { .. }),
         "{error}"
@@ -228,19 +197,7 @@ fn bytes_that_are_no_component_are_refused() {
 
 #[test]
 fn a_component_of_another_world_is_refused() {
-    let engine = PolicyEngine::new().unwrap();
-    let error = loader::load(
-        &engine,
-        PolicySource {
-            name: "empty",
-            bytes: b"(component)",
-            pin: None,
-            config: "{}".into(),
-            limits: Limits::default(),
-        },
-    )
-    .err()
-    .expect("refused");
+    let error = refused("empty", b"(component)", None, "{}");
     assert!(
         matches!(&error, LoadError::WrongWorld { reason, .. } if reason.contains("vcd:lb-policy/policy@0.1.0")),
         "{error}"

@@ -9,8 +9,7 @@ use anyhow::{Context, Result, bail};
 use regex::Regex;
 
 use crate::cli::{EvalArgs, InspectArgs, Output, TestArgs};
-use crate::policy::builtin::{self, DEFAULT_POLICY_NAME};
-use crate::policy::loader::{self, PolicySource, sha256_hex};
+use crate::policy::loader::{self, Policy, PolicyRef, sha256_hex};
 use crate::policy::model::DecisionInput;
 use crate::policy::suite::{SuiteRunner, report, runner};
 use crate::policy::{EvalError, Limits, PolicyEngine, imports, yaml};
@@ -91,30 +90,14 @@ fn load_failure(error: anyhow::Error) -> ExitCode {
     ExitCode::from(LOAD_FAILURE)
 }
 
-fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<crate::policy::Policy> {
+fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<Policy> {
     let config = match &args.config {
         Some(path) => {
             std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?
         }
         None => "{}".to_string(),
     };
-    if args.policy == DEFAULT_POLICY_NAME {
-        return Ok(builtin::load_default(engine, config)?);
-    }
-    let bytes = std::fs::read(&args.policy).with_context(|| format!("reading {}", args.policy))?;
-    let name = Path::new(&args.policy)
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("policy")
-        .to_string();
-    let source = PolicySource {
-        name: &name,
-        bytes: &bytes,
-        pin: None,
-        config,
-        limits: Limits::default(),
-    };
-    Ok(loader::load(engine, source)?)
+    Ok(PolicyRef::parse(&args.policy, Path::new(".")).load(engine, config)?)
 }
 
 fn read_input(path: &Path) -> Result<DecisionInput> {

@@ -7,6 +7,11 @@ use super::model::DecisionError;
 /// Why a policy could not be loaded. Nothing is swapped in when loading fails.
 #[derive(Debug, thiserror::Error)]
 pub enum LoadError {
+    #[error("cannot read policy {}: {error}", path.display())]
+    Read {
+        path: std::path::PathBuf,
+        error: std::io::Error,
+    },
     #[error("policy {policy}: sha256 is {actual}, but the pin says {expected}")]
     DigestMismatch {
         policy: String,

@@ -4,11 +4,13 @@
 //! export type-check with `describe`, then `validate-config`. Each step fails
 //! with its own [`LoadError`], and nothing is served until all have passed.
 
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, ComponentExportIndex, InstancePre};
 
+use super::builtin::{self, DEFAULT_POLICY_NAME};
 use super::engine::PolicyEngine;
 use super::errors::LoadError;
 use super::imports;
@@ -172,6 +174,49 @@ pub fn load(engine: &Arc<PolicyEngine>, source: PolicySource<'_>) -> Result<Poli
         config: source.config,
         limits: source.limits,
     })
+}
+
+/// A policy named on a command line or in a suite: the built-in `default`, or
+/// a component file.
+pub enum PolicyRef {
+    Builtin,
+    File(PathBuf),
+}
+
+impl PolicyRef {
+    /// `default`, or a path taken relative to `base`.
+    pub fn parse(spec: &str, base: &Path) -> PolicyRef {
+        if spec == DEFAULT_POLICY_NAME {
+            PolicyRef::Builtin
+        } else {
+            PolicyRef::File(base.join(spec))
+        }
+    }
+
+    /// Loads it with default limits and no pin: for tools, not for serving.
+    pub fn load(&self, engine: &Arc<PolicyEngine>, config: String) -> Result<Policy, LoadError> {
+        let PolicyRef::File(path) = self else {
+            return builtin::load_default(engine, config);
+        };
+        let bytes = std::fs::read(path).map_err(|error| LoadError::Read {
+            path: path.clone(),
+            error,
+        })?;
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("policy");
+        load(
+            engine,
+            PolicySource {
+                name,
+                bytes: &bytes,
+                pin: None,
+                config,
+                limits: Limits::default(),
+            },
+        )
+    }
 }
 
 /// The component's imports and exports by name, without linking or running it.

@@ -10,10 +10,9 @@ use serde::Serialize;
 use serde_json::Value;
 
 use super::format::{Expectation, SuiteFile, merge};
-use crate::policy::builtin::{self, DEFAULT_POLICY_NAME};
-use crate::policy::loader::{self, Policy, PolicySource};
+use crate::policy::loader::{Policy, PolicyRef};
 use crate::policy::model::{Decision, DecisionError, DecisionInput};
-use crate::policy::{EvalError, Limits, LoadError, PolicyEngine, yaml};
+use crate::policy::{EvalError, LoadError, PolicyEngine, yaml};
 
 /// A suite that cannot run at all (exit code 2 territory).
 #[derive(Debug, thiserror::Error)]
@@ -159,41 +158,21 @@ impl SuiteRunner {
         policy: &str,
         config: String,
     ) -> Result<Arc<Policy>, SuiteError> {
-        let location = if policy == DEFAULT_POLICY_NAME {
-            PathBuf::from(DEFAULT_POLICY_NAME)
-        } else {
-            suite.parent().unwrap_or(Path::new(".")).join(policy)
+        let reference = PolicyRef::parse(policy, suite.parent().unwrap_or(Path::new(".")));
+        let location = match &reference {
+            PolicyRef::Builtin => PathBuf::from(policy),
+            PolicyRef::File(path) => path.clone(),
         };
         let key = (location, config);
         if let Some(loaded) = self.policies.get(&key) {
             return Ok(loaded.clone());
         }
-        let failed = |error| SuiteError::Policy {
-            path: suite.into(),
-            error,
-        };
-        let loaded = if policy == DEFAULT_POLICY_NAME {
-            builtin::load_default(&self.engine, key.1.clone()).map_err(failed)?
-        } else {
-            let bytes = std::fs::read(&key.0).map_err(|error| SuiteError::Read {
-                path: key.0.clone(),
+        let loaded = reference
+            .load(&self.engine, key.1.clone())
+            .map_err(|error| SuiteError::Policy {
+                path: suite.into(),
                 error,
             })?;
-            let name = key
-                .0
-                .file_stem()
-                .and_then(|s| s.to_str())
-                .unwrap_or("policy")
-                .to_string();
-            let source = PolicySource {
-                name: &name,
-                bytes: &bytes,
-                pin: None,
-                config: key.1.clone(),
-                limits: Limits::default(),
-            };
-            loader::load(&self.engine, source).map_err(failed)?
-        };
         let loaded = Arc::new(loaded);
         self.policies.insert(key, loaded.clone());
         Ok(loaded)
