@@ -15,9 +15,16 @@ struct Args {
     /// Scenario YAML seeding the world (default: the built-in scenario).
     #[arg(long)]
     scenario: Option<PathBuf>,
-    /// Address to listen on (plain HTTP).
+    /// Address to listen on.
     #[arg(long, default_value = "127.0.0.1:0")]
     listen: SocketAddr,
+    /// Serve HTTPS with a CA and server certificate generated at start
+    /// (default: plain HTTP).
+    #[arg(long)]
+    tls: bool,
+    /// With --tls: write the CA certificate (PEM) here, for clients to trust.
+    #[arg(long, requires = "tls")]
+    ca_out: Option<PathBuf>,
     /// Write the connection details as KEY=value lines to this file.
     #[arg(long)]
     env_file: Option<PathBuf>,
@@ -67,7 +74,7 @@ async fn main() -> anyhow::Result<()> {
         listen: args.listen,
         knobs,
         request_log: args.request_log,
-        tls: false,
+        tls: args.tls,
     };
     let sim = Sim::start_with(scenario, options).await?;
     let mut lines = vec![format!("VCDSIM_URL={}", sim.base_url())];
@@ -81,6 +88,10 @@ async fn main() -> anyhow::Result<()> {
                 c.api_token.clone().unwrap_or_default()
             ));
         }
+    }
+    if let (Some(path), Some(ca)) = (&args.ca_out, sim.ca_pem()) {
+        std::fs::write(path, ca).with_context(|| format!("writing {}", path.display()))?;
+        lines.push(format!("VCDSIM_CA_FILE={}", path.display()));
     }
     let env = lines.join("\n") + "\n";
     print!("{env}");
