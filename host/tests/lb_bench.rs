@@ -27,12 +27,19 @@ async fn figures(mode: ModeKind, spaces: bool) -> [(u64, u64); 5] {
     } else {
         vcd_support::sim_from(blocks_scenario()).await
     };
-    println!("==== {mode:?}, {} ====", if spaces { "IP Spaces" } else { "IP blocks" });
+    println!(
+        "==== {mode:?}, {} ====",
+        if spaces { "IP Spaces" } else { "IP blocks" }
+    );
     let lb = engine(&sim, config(CLUSTER, mode)).await;
     sim.reset_log();
     let first = web_service("shop", "first", "uid-first");
     lb.ensure(&first, &nodes(2)).await.unwrap();
-    let cold = report(&sim, "create 2-port, first Service of the engine (cold caches)", "-");
+    let cold = report(
+        &sim,
+        "create 2-port, first Service of the engine (cold caches)",
+        "-",
+    );
 
     let svc = web_service("shop", "web", "uid-web");
     sim.reset_log();
@@ -87,12 +94,16 @@ async fn fifty_services_converge_concurrently_with_the_busy_window_on() {
         .map(|i| web_service("load", &format!("svc-{i}"), &format!("uid-{i}")))
         .collect();
     let started = Instant::now();
-    let results = futures::future::join_all(services.iter().map(|svc| lb.ensure(svc, &nodes(3)))).await;
+    let results =
+        futures::future::join_all(services.iter().map(|svc| lb.ensure(svc, &nodes(3)))).await;
     let wall = started.elapsed();
     let mut addresses = HashSet::new();
     for result in results {
         let status = result.expect("every Service converges");
-        assert!(addresses.insert(status.ingress[0].ip.clone()), "address reported twice");
+        assert!(
+            addresses.insert(status.ingress[0].ip.clone()),
+            "address reported twice"
+        );
     }
     let (reads, writes) = calls(&sim);
     println!(
@@ -100,7 +111,11 @@ async fn fifty_services_converge_concurrently_with_the_busy_window_on() {
         writes.saturating_sub(200)
     );
     let all = objects(&sim);
-    assert_eq!(all.len(), 200, "two pools and two virtual services each, no duplicates");
+    assert_eq!(
+        all.len(),
+        200,
+        "two pools and two virtual services each, no duplicates"
+    );
     let names: HashSet<_> = all.iter().map(|o| o.name.clone()).collect();
     assert_eq!(names.len(), 200);
     assert!(wall < Duration::from_secs(120));

@@ -33,12 +33,23 @@ fn expect_converged(sim: &Sim, mode: ModeKind, ip: &str, step: &str) {
     let ours = objects_of(sim, UID);
     let per_port = if mode == ModeKind::SharedVip { 2 } else { 3 };
     assert_eq!(ours.len(), 2 * per_port, "{step}: {ours:#?}");
-    assert_eq!(objects(sim).len(), ours.len(), "{step}: strays {:#?}", objects(sim));
+    assert_eq!(
+        objects(sim).len(),
+        ours.len(),
+        "{step}: strays {:#?}",
+        objects(sim)
+    );
     let names: BTreeSet<&str> = ours.iter().map(|o| o.name.as_str()).collect();
     assert_eq!(names.len(), ours.len(), "{step}: duplicated names");
-    let external = if mode == ModeKind::SharedVip { "virtual service" } else { "nat rule" };
+    let external = if mode == ModeKind::SharedVip {
+        "virtual service"
+    } else {
+        "nat rule"
+    };
     assert!(
-        ours.iter().filter(|o| o.kind == external).all(|o| o.address == ip),
+        ours.iter()
+            .filter(|o| o.kind == external)
+            .all(|o| o.address == ip),
         "{step}: {ours:#?}"
     );
 }
@@ -58,7 +69,11 @@ async fn crash_every_step(mode: ModeKind) {
         for action in &actions {
             let step = format!("{mode:?}, fault {action:?} at call {k} of {total}");
             let (sim, lb) = start(mode).await;
-            sim.add_fault(FaultRule::new(None, "*", action.clone()).skip((k - 1) as u32).times(1));
+            sim.add_fault(
+                FaultRule::new(None, "*", action.clone())
+                    .skip((k - 1) as u32)
+                    .times(1),
+            );
             let svc = web_service("shop", "web", UID);
             let _ = lb.ensure(&svc, &nodes(2)).await;
             sim.clear_faults();
@@ -70,7 +85,12 @@ async fn crash_every_step(mode: ModeKind) {
             expect_converged(&sim, mode, &status.ingress[0].ip, &step);
             sim.reset_log();
             restarted.ensure(&svc, &nodes(2)).await.unwrap();
-            assert_eq!(calls(&sim).1, 0, "{step}: not converged:\n{}", call_lines(&sim));
+            assert_eq!(
+                calls(&sim).1,
+                0,
+                "{step}: not converged:\n{}",
+                call_lines(&sim)
+            );
         }
     }
 }

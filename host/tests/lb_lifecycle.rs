@@ -19,7 +19,11 @@ fn expect_objects(sim: &Sim, mode: ModeKind, ports: usize) {
     let ours = objects_of(sim, UID);
     assert_eq!(count(&ours, "virtual service"), ports, "{ours:#?}");
     assert_eq!(count(&ours, "pool"), ports, "{ours:#?}");
-    let nat = if mode == ModeKind::SharedVip { 0 } else { ports };
+    let nat = if mode == ModeKind::SharedVip {
+        0
+    } else {
+        ports
+    };
     assert_eq!(count(&ours, "nat rule"), nat, "{ours:#?}");
 }
 
@@ -76,7 +80,10 @@ async fn lifecycle(mode: ModeKind, spaces: bool) {
     assert_eq!(external_address(&sim, mode), ip);
     assert_eq!(lb.get(&svc).await.unwrap(), Some(status.clone()));
     if spaces {
-        let claimed: Vec<_> = allocations(&sim).into_iter().filter(|(_, d)| d.contains(UID)).collect();
+        let claimed: Vec<_> = allocations(&sim)
+            .into_iter()
+            .filter(|(_, d)| d.contains(UID))
+            .collect();
         assert_eq!(claimed.len(), 1, "{claimed:?}");
         assert_eq!(claimed[0].0, ip);
     }
@@ -106,26 +113,42 @@ async fn lifecycle(mode: ModeKind, spaces: bool) {
 
     // Certificate changed by annotation: reaches the existing virtual service.
     assert_eq!(certificate_of_tls_port(&sim).as_deref(), Some("my-cert"));
-    svc.annotations.insert(CERT_ALIAS.into(), "other-cert".into());
+    svc.annotations
+        .insert(CERT_ALIAS.into(), "other-cert".into());
     lb.ensure(&svc, &nodes(1)).await.unwrap();
     assert_eq!(certificate_of_tls_port(&sim).as_deref(), Some("other-cert"));
 
     // Requested address changed.
-    let wanted = if spaces { "192.0.2.27" } else { "203.0.113.245" };
+    let wanted = if spaces {
+        "192.0.2.27"
+    } else {
+        "203.0.113.245"
+    };
     svc.load_balancer_ip = Some(wanted.into());
     let moved = lb.ensure(&svc, &nodes(1)).await.expect("address change");
     assert_eq!(moved.ingress[0].ip, wanted);
     assert_eq!(external_address(&sim, mode), wanted);
     expect_objects(&sim, mode, 2);
     if spaces {
-        let claimed: Vec<_> = allocations(&sim).into_iter().filter(|(_, d)| d.contains(UID)).collect();
-        assert_eq!(claimed.len(), 1, "the old allocation is released: {claimed:?}");
+        let claimed: Vec<_> = allocations(&sim)
+            .into_iter()
+            .filter(|(_, d)| d.contains(UID))
+            .collect();
+        assert_eq!(
+            claimed.len(),
+            1,
+            "the old allocation is released: {claimed:?}"
+        );
         assert_eq!(claimed[0].0, wanted);
     }
 
     // Delete: nothing of ours left, allocations released.
     lb.delete(&svc).await.unwrap();
-    assert!(objects_of(&sim, UID).is_empty(), "{:#?}", objects_of(&sim, UID));
+    assert!(
+        objects_of(&sim, UID).is_empty(),
+        "{:#?}",
+        objects_of(&sim, UID)
+    );
     assert!(allocations(&sim).iter().all(|(_, d)| !d.contains(UID)));
     if spaces {
         assert!(allocations(&sim).is_empty(), "{:?}", allocations(&sim));

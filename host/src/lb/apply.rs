@@ -92,7 +92,10 @@ impl Applier<'_> {
             Op::UpdateVirtualService(vs) => {
                 let action = format!("updating virtual service {}", vs.name);
                 let vs = self.complete(vs, pool_ids).await?;
-                let path = format!("{VIRTUAL_SERVICES}/{}", vs.id.as_deref().unwrap_or_default());
+                let path = format!(
+                    "{VIRTUAL_SERVICES}/{}",
+                    vs.id.as_deref().unwrap_or_default()
+                );
                 self.put("update_virtual_service", &path, &vs)
                     .await
                     .map_err(self.failed(action))
@@ -115,7 +118,11 @@ impl Applier<'_> {
                 created.map(|_| ()).map_err(self.failed(action))
             }
             Op::UpdateNat(rule) => {
-                let path = format!("{}/{}", nat_path(gateway), rule.id.as_deref().unwrap_or_default());
+                let path = format!(
+                    "{}/{}",
+                    nat_path(gateway),
+                    rule.id.as_deref().unwrap_or_default()
+                );
                 self.put("update_nat_rule", &path, &rule)
                     .await
                     .map_err(self.failed(format!("updating NAT rule {}", rule.name)))
@@ -124,7 +131,10 @@ impl Applier<'_> {
                 let action = format!("creating NAT rule {}", rule.name);
                 self.create("create_nat_rule", &nat_path(gateway), &rule, || async {
                     let rules = client.list_nat_rules(gateway).await?;
-                    Ok(rules.into_iter().find(|r| r.name == rule.name).and_then(|r| r.id))
+                    Ok(rules
+                        .into_iter()
+                        .find(|r| r.name == rule.name)
+                        .and_then(|r| r.id))
                 })
                 .await
                 .map(|_| ())

@@ -77,19 +77,16 @@ impl Catalog {
         client: &VcdClient,
         fresh: bool,
     ) -> Result<Vec<CertificateItem>, VcdError> {
-        if !fresh
-            && let Some((read_at, items)) = lock(&self.certificates).as_ref()
-            && read_at.elapsed() < CERTIFICATE_TTL
-        {
-            return Ok(items.clone());
+        let cached = lock(&self.certificates)
+            .as_ref()
+            .filter(|(read_at, _)| read_at.elapsed() < CERTIFICATE_TTL)
+            .map(|(_, items)| items.clone());
+        if let Some(items) = cached.filter(|_| !fresh) {
+            return Ok(items);
         }
         let items = client.list_certificates().await?;
         *lock(&self.certificates) = Some((Instant::now(), items.clone()));
         Ok(items)
-    }
-
-    pub fn forget_certificates(&self) {
-        *lock(&self.certificates) = None;
     }
 
     /// A service engine group of the gateway with room for a virtual service.
@@ -98,7 +95,8 @@ impl Catalog {
         client: &VcdClient,
         gateway_id: &str,
     ) -> Result<EntityRef, VcdError> {
-        if let Some(group) = lock(&self.engine_group).clone() {
+        let cached = lock(&self.engine_group).clone();
+        if let Some(group) = cached {
             return Ok(group);
         }
         let group = client.pick_service_engine_group(gateway_id).await?;

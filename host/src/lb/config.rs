@@ -91,7 +91,11 @@ fn parse_ip(key: &str, text: &str) -> Result<Ipv4Addr, LbError> {
 
 /// Parses `a.b.c.d/n` into the range from network to broadcast address.
 pub fn parse_cidr(key: &str, text: &str) -> Result<Ipv4Range, LbError> {
-    let bad = || LbError::Config(format!("{key}: {text:?} is not an IPv4 CIDR such as 203.0.113.0/26"));
+    let bad = || {
+        LbError::Config(format!(
+            "{key}: {text:?} is not an IPv4 CIDR such as 203.0.113.0/26"
+        ))
+    };
     let (ip, prefix) = text.trim().split_once('/').ok_or_else(bad)?;
     let ip: Ipv4Addr = ip.parse().map_err(|_| bad())?;
     let prefix: u32 = prefix.parse().ok().filter(|p| *p <= 32).ok_or_else(bad)?;
@@ -171,7 +175,9 @@ impl LbConfig {
             ));
         }
         if self.network.trim().is_empty() {
-            return Err(LbError::Config("loadbalancer.network must be set".to_string()));
+            return Err(LbError::Config(
+                "loadbalancer.network must be set".to_string(),
+            ));
         }
         self.vip_subnet_range()?;
         self.mode()

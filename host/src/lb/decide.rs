@@ -18,7 +18,9 @@ pub async fn run_policy(
     input: DecisionInput,
     service: &str,
 ) -> Result<Decision, LbError> {
-    let policy = registry.current().select(&input.service, &input.namespace)?;
+    let policy = registry
+        .current()
+        .select(&input.service, &input.namespace)?;
     let decided = tokio::task::spawn_blocking(move || policy.decide(&input))
         .await
         .map_err(|error| LbError::PolicyAborted {
@@ -124,10 +126,13 @@ impl AddressContext<'_> {
                 })
             }
             IpSource::Spaces(_) => {
-                let space = self.source.space_of(ip).ok_or_else(|| LbError::UnknownPool {
-                    service: self.service.to_string(),
-                    pool: format!("(the IP Space holding {ip})"),
-                })?;
+                let space = self
+                    .source
+                    .space_of(ip)
+                    .ok_or_else(|| LbError::UnknownPool {
+                        service: self.service.to_string(),
+                        pool: format!("(the IP Space holding {ip})"),
+                    })?;
                 let text = ip.to_string();
                 let (allocation, holder) =
                     ipam::space_holder(self.client, space, &text, self.marker)
@@ -138,7 +143,10 @@ impl AddressContext<'_> {
                 }
                 ipam::allocate_and_claim(self.client, space, Some(&text), allocation, self.marker)
                     .await
-                    .map_err(vcd(&format!("allocating {ip} from IP Space {}", space.name)))?;
+                    .map_err(vcd(&format!(
+                        "allocating {ip} from IP Space {}",
+                        space.name
+                    )))?;
                 Ok(Address {
                     ip,
                     verify_claim: false,
@@ -172,22 +180,27 @@ impl AddressContext<'_> {
                     .into_iter()
                     .map(|(ip, _)| ip)
                     .collect();
-                let ip = ipam::pick_block_address(ranges, reserved, &used, self.excluded, self.seed)
-                    .ok_or_else(|| exhausted(String::new()))?;
+                let ip =
+                    ipam::pick_block_address(ranges, reserved, &used, self.excluded, self.seed)
+                        .ok_or_else(|| exhausted(String::new()))?;
                 Ok(Address {
                     ip,
                     verify_claim: true,
                 })
             }
             IpSource::Spaces(_) => {
-                let space = self.source.space_named(pool).ok_or_else(|| LbError::UnknownPool {
-                    service: self.service.to_string(),
-                    pool: pool.to_string(),
-                })?;
+                let space = self
+                    .source
+                    .space_named(pool)
+                    .ok_or_else(|| LbError::UnknownPool {
+                        service: self.service.to_string(),
+                        pool: pool.to_string(),
+                    })?;
                 // A claim left by an interrupted reconcile is reused, not doubled.
-                let claims = ipam::find_claims(self.client, std::slice::from_ref(space), self.marker)
-                    .await
-                    .map_err(vcd(format!("reading IP Space {} allocations", space.name)))?;
+                let claims =
+                    ipam::find_claims(self.client, std::slice::from_ref(space), self.marker)
+                        .await
+                        .map_err(vcd(format!("reading IP Space {} allocations", space.name)))?;
                 let reusable = claims
                     .iter()
                     .filter_map(|(_, a)| a.value.parse::<Ipv4Addr>().ok())
@@ -200,19 +213,22 @@ impl AddressContext<'_> {
                 }
                 let value = ipam::allocate_and_claim(self.client, space, None, None, self.marker)
                     .await
-                    .map_err(|source| match &source {
-                        crate::vcd::VcdError::TaskFailed { message, .. } => {
+                    .map_err(|source| match source {
+                        crate::vcd::VcdError::TaskFailed { ref message, .. } => {
                             exhausted(format!(": {message}"))
                         }
-                        _ => LbError::Vcd {
+                        source => LbError::Vcd {
                             service: self.service.to_string(),
-                            action: format!("allocating a floating IP from IP Space {}", space.name),
+                            action: format!(
+                                "allocating a floating IP from IP Space {}",
+                                space.name
+                            ),
                             source,
                         },
                     })?;
-                let ip = value
-                    .parse()
-                    .map_err(|_| exhausted(format!(": VCD allocated {value:?}, not an IPv4 address")))?;
+                let ip = value.parse().map_err(|_| {
+                    exhausted(format!(": VCD allocated {value:?}, not an IPv4 address"))
+                })?;
                 Ok(Address {
                     ip,
                     verify_claim: false,

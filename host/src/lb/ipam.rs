@@ -148,9 +148,10 @@ impl IpSource {
     /// The name of the pool holding `ip`.
     pub fn pool_of(&self, ip: Ipv4Addr) -> Option<&str> {
         match self {
-            IpSource::Blocks { pool, ranges, .. } => {
-                ranges.iter().any(|r| r.contains(ip)).then_some(pool.as_str())
-            }
+            IpSource::Blocks { pool, ranges, .. } => ranges
+                .iter()
+                .any(|r| r.contains(ip))
+                .then_some(pool.as_str()),
             IpSource::Spaces(spaces) => spaces
                 .iter()
                 .find(|s| s.ranges.iter().any(|r| r.contains(ip)))
@@ -290,7 +291,10 @@ pub async fn allocate_and_claim(
                 })?
         }
     };
-    match client.claim_allocation(&space.id, &allocation, marker).await {
+    match client
+        .claim_allocation(&space.id, &allocation, marker)
+        .await
+    {
         Ok(claimed) => Ok(claimed.value),
         Err(error) => {
             if let Err(release) = client.release_allocation(&space.id, &allocation).await {
@@ -314,10 +318,16 @@ mod tests {
         let used: HashSet<_> = [Ipv4Addr::new(10, 0, 0, 1)].into();
         let excluded: HashSet<_> = [Ipv4Addr::new(10, 0, 0, 2)].into();
         let reserved = [Ipv4Addr::new(10, 0, 0, 3)];
-        assert_eq!(pick_block_address(&[range], &reserved, &used, &excluded, "s"), None);
+        assert_eq!(
+            pick_block_address(&[range], &reserved, &used, &excluded, "s"),
+            None
+        );
         let picked = pick_block_address(&[range], &[], &used, &excluded, "s");
         assert_eq!(picked, Some(Ipv4Addr::new(10, 0, 0, 3)));
-        assert_eq!(pick_internal(range, &used, &HashSet::new(), 5, "s").len(), 2);
+        assert_eq!(
+            pick_internal(range, &used, &HashSet::new(), 5, "s").len(),
+            2
+        );
     }
 
     #[test]

@@ -72,9 +72,18 @@ mod tests {
         };
         let a = Names::new("c1", "shop", "web", "u1").virtual_service(key);
         assert!(a.starts_with("ingress-vs-shop.web-") && a.ends_with("-tcp-443"));
-        assert_ne!(a, Names::new("c1", "blog", "web", "u2").virtual_service(key));
-        assert_ne!(a, Names::new("c2", "shop", "web", "u1").virtual_service(key));
-        assert_eq!(a, Names::new("c1", "shop", "web", "u1").virtual_service(key));
+        assert_ne!(
+            a,
+            Names::new("c1", "blog", "web", "u2").virtual_service(key)
+        );
+        assert_ne!(
+            a,
+            Names::new("c2", "shop", "web", "u1").virtual_service(key)
+        );
+        assert_eq!(
+            a,
+            Names::new("c1", "shop", "web", "u1").virtual_service(key)
+        );
     }
 
     #[test]

@@ -84,7 +84,11 @@ pub struct Target<'a> {
 }
 
 fn algorithm(decision: &PortDecision) -> String {
-    decision.algorithm.wit_name().replace('-', "_").to_uppercase()
+    decision
+        .algorithm
+        .wit_name()
+        .replace('-', "_")
+        .to_uppercase()
 }
 
 fn monitors(target: &Target<'_>, decision: &PortDecision) -> Vec<PoolMonitor> {
@@ -205,7 +209,11 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
                 .find(|c| &c.alias == alias)
                 .map(CertificateItem::reference)
         });
-        let vip = target.internal_ips.get(&key).copied().unwrap_or(target.external_ip);
+        let vip = target
+            .internal_ips
+            .get(&key)
+            .copied()
+            .unwrap_or(target.external_ip);
         let mut port_extra = Map::new();
         port_extra.insert("tcpUdpProfile".into(), json!({"type": transport}));
         let mut virtual_service = VirtualService {
@@ -276,7 +284,8 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
         match observed.pools.get(&pool.name) {
             None => ops.push(Op::CreatePool(pool.clone())),
             Some(seen) => {
-                let same = seen.tag.spec.as_deref() == spec_of(pool.description.as_deref()).as_deref()
+                let same = seen.tag.spec.as_deref()
+                    == spec_of(pool.description.as_deref()).as_deref()
                     && seen.object.member_count == Some(pool.members.len() as u32);
                 if !same {
                     ops.push(Op::UpdatePool(Pool {

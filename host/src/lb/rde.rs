@@ -113,7 +113,11 @@ fn apply(entity: &mut Value, record: &RdeRecord) {
     cpi["version"] = json!(env!("CARGO_PKG_VERSION"));
     let mut ips: Vec<String> = cpi["virtualIPs"]
         .as_array()
-        .map(|a| a.iter().filter_map(|v| v.as_str().map(String::from)).collect())
+        .map(|a| {
+            a.iter()
+                .filter_map(|v| v.as_str().map(String::from))
+                .collect()
+        })
         .unwrap_or_default();
     match record {
         RdeRecord::Ensured { service, ip, event } => {
@@ -121,7 +125,10 @@ fn apply(entity: &mut Value, record: &RdeRecord) {
                 ips.push(ip.clone());
             }
             let message = format!("load balancer for Service {service} at {ip}");
-            push_bounded(&mut cpi["eventSet"], entry(event, service, "Detailed Event", &message));
+            push_bounded(
+                &mut cpi["eventSet"],
+                entry(event, service, "Detailed Event", &message),
+            );
             if let Some(errors) = cpi["errorSet"].as_array_mut() {
                 errors.retain(|e| e["vcdResourceName"].as_str() != Some(service));
             }
@@ -151,16 +158,13 @@ fn apply(entity: &mut Value, record: &RdeRecord) {
 
 impl RdeStatus {
     pub fn new(client: VcdClient, cluster_id: &str) -> Self {
-        let entity_id = (cluster_id.starts_with("urn:vcloud:entity:")).then(|| cluster_id.to_string());
+        let entity_id =
+            (cluster_id.starts_with("urn:vcloud:entity:")).then(|| cluster_id.to_string());
         Self {
             client,
             entity_id,
             is_capvcd: OnceCell::new(),
         }
-    }
-
-    pub fn enabled(&self) -> bool {
-        self.entity_id.is_some()
     }
 
     /// Records `record`; any failure is logged only.
@@ -216,7 +220,13 @@ mod tests {
             };
             apply(&mut entity, &failed);
         }
-        assert_eq!(entity["status"]["cpi"]["errorSet"].as_array().unwrap().len(), 10);
+        assert_eq!(
+            entity["status"]["cpi"]["errorSet"]
+                .as_array()
+                .unwrap()
+                .len(),
+            10
+        );
         let ensured = RdeRecord::Ensured {
             service: "ns/web".into(),
             ip: "203.0.113.20".into(),

@@ -22,7 +22,10 @@ const MAX_CLAIM_ATTEMPTS: u32 = 4;
 
 /// How one reconcile pass ended.
 enum Pass {
-    Done { ip: String, writes: usize },
+    Done {
+        ip: String,
+        writes: usize,
+    },
     /// Another owner holds `ip` too; start over without it.
     Contested {
         ip: Ipv4Addr,
@@ -148,7 +151,10 @@ impl LoadBalancers {
                 self.client
                     .release_allocation(&space_id, &allocation)
                     .await
-                    .map_err(vcd(&format!("releasing IP Space allocation {}", allocation.value)))?;
+                    .map_err(vcd(&format!(
+                        "releasing IP Space allocation {}",
+                        allocation.value
+                    )))?;
             }
         }
         Ok(changed.then(|| ip.unwrap_or_default()))
@@ -169,7 +175,10 @@ impl LoadBalancers {
     ) -> Result<(GatewayView, ServiceObjects), LbError> {
         let view = GatewayView::read(&self.client, &self.gateway.id, self.mode.uses_nat())
             .await
-            .map_err(LbError::vcd(&service.key(), "reading the gateway's load balancer objects"))?;
+            .map_err(LbError::vcd(
+                &service.key(),
+                "reading the gateway's load balancer objects",
+            ))?;
         let observed = view.owned_by(&self.owner(service));
         Ok((view, observed))
     }
@@ -182,7 +191,11 @@ impl LoadBalancers {
         nodes: &[NodeSpec],
     ) -> Result<(String, usize, bool), LbError> {
         service.check()?;
-        if !service.ports.iter().any(|p| p.node_port.is_some_and(|n| n > 0)) {
+        if !service
+            .ports
+            .iter()
+            .any(|p| p.node_port.is_some_and(|n| n > 0))
+        {
             return Err(LbError::InvalidService {
                 service: service.key(),
                 problem: "no port has a nodePort; NSX ALB pools forward to node ports (allocateLoadBalancerNodePorts: false is not supported)".to_string(),
@@ -223,7 +236,13 @@ impl LoadBalancers {
         service: &ServiceSpec,
         view: &GatewayView,
         current: Option<Ipv4Addr>,
-    ) -> Result<(Decision, Vec<crate::vcd::resources::certificate::CertificateItem>), LbError> {
+    ) -> Result<
+        (
+            Decision,
+            Vec<crate::vcd::resources::certificate::CertificateItem>,
+        ),
+        LbError,
+    > {
         let in_use: HashSet<Ipv4Addr> = view.addresses_in_use().into_iter().collect();
         let mut fresh = false;
         loop {
@@ -231,7 +250,10 @@ impl LoadBalancers {
                 .catalog
                 .certificates(&self.client, fresh)
                 .await
-                .map_err(LbError::vcd(&service.key(), "reading the certificate library"))?;
+                .map_err(LbError::vcd(
+                    &service.key(),
+                    "reading the certificate library",
+                ))?;
             let input = build(InputParts {
                 service,
                 cluster: &self.cluster,
@@ -299,19 +321,35 @@ impl LoadBalancers {
         };
         let desired = plan::desired(&target);
         let ops = plan::diff(&desired, &observed);
-        let writes = self.applier(service).apply(ops, &observed).await?;
-        if address.verify_claim || !fresh_internal.is_empty() {
-            let mut contested = Vec::new();
-            if address.verify_claim {
-                contested.push(address.ip);
-            }
-            contested.extend(fresh_internal);
-            if let Some((ip, holder)) = self.verify(service, &owner, &contested).await? {
-                return Ok(Pass::Contested { ip, holder, writes });
-            }
+        let mut unreserved = fresh_internal;
+        if address.verify_claim {
+            unreserved.push(address.ip);
+        }
+        let applied = self.applier(service).apply(ops, &observed).await;
+        // A write refused because a racing owner took the address first is
+        // a lost claim too, not a failure.
+        let writes = match applied {
+            Err(error) if unreserved.is_empty() => return Err(error),
+            Err(error) => match self.verify(service, &owner, &unreserved).await? {
+                Some((ip, holder)) => {
+                    return Ok(Pass::Contested {
+                        ip,
+                        holder,
+                        writes: 0,
+                    });
+                }
+                None => return Err(error),
+            },
+            Ok(writes) => writes,
+        };
+        if !unreserved.is_empty()
+            && let Some((ip, holder)) = self.verify(service, &owner, &unreserved).await?
+        {
+            return Ok(Pass::Contested { ip, holder, writes });
         }
         if self.source.is_spaces() && current.is_some_and(|c| c != address.ip) {
-            self.release_other_claims(service, &marker, address.ip).await?;
+            self.release_other_claims(service, &marker, address.ip)
+                .await?;
         }
         Ok(Pass::Done {
             ip: address.ip.to_string(),
@@ -376,7 +414,7 @@ impl LoadBalancers {
                 chosen.extend(keys.iter().map(|k| (*k, ip)));
             }
             Mode::OneArm(_) => {
-                let missing = keys.iter().filter(|k| existing_of(k).is_none()).count();
+                let missing = keys.iter().filter(|k| existing_of(*k).is_none()).count();
                 let mut taken: HashSet<Ipv4Addr> = in_use;
                 taken.extend(keys.iter().filter_map(existing_of));
                 let mut picks = pick_internal(range, &taken, excluded, missing, seed).into_iter();
@@ -406,9 +444,10 @@ impl LoadBalancers {
         owner: &super::ownership::OwnerTag,
         ips: &[Ipv4Addr],
     ) -> Result<Option<(Ipv4Addr, String)>, LbError> {
-        let view = GatewayView::read_addresses(&self.client, &self.gateway.id, self.mode.uses_nat())
-            .await
-            .map_err(LbError::vcd(&service.key(), "verifying the address claim"))?;
+        let view =
+            GatewayView::read_addresses(&self.client, &self.gateway.id, self.mode.uses_nat())
+                .await
+                .map_err(LbError::vcd(&service.key(), "verifying the address claim"))?;
         Ok(ips.iter().find_map(|ip| {
             view.other_holder(&ip.to_string(), owner)
                 .map(|holder| (*ip, holder))
@@ -431,7 +470,10 @@ impl LoadBalancers {
                 self.client
                     .release_allocation(&space_id, &allocation)
                     .await
-                    .map_err(vcd(format!("releasing IP Space allocation {}", allocation.value)))?;
+                    .map_err(vcd(format!(
+                        "releasing IP Space allocation {}",
+                        allocation.value
+                    )))?;
             }
         }
         Ok(())

@@ -54,11 +54,13 @@ impl LoadBalancers {
                 service: &owner.name,
             };
             applier.apply(ops, &observed).await?;
-            report
-                .services
-                .push(format!("{}/{} ({})", owner.namespace, owner.name, owner.uid));
+            report.services.push(format!(
+                "{}/{} ({})",
+                owner.namespace, owner.name, owner.uid
+            ));
         }
-        let claimed = Filter::eq("usageState", "USED_MANUAL").and(Filter::eq("type", "FLOATING_IP"));
+        let claimed =
+            Filter::eq("usageState", "USED_MANUAL").and(Filter::eq("type", "FLOATING_IP"));
         for space in self.source.spaces() {
             let allocations = self
                 .client
@@ -71,7 +73,10 @@ impl LoadBalancers {
                     self.client
                         .release_allocation(&space.id, &allocation)
                         .await
-                        .map_err(vcd(format!("releasing IP Space allocation {}", allocation.value)))?;
+                        .map_err(vcd(format!(
+                            "releasing IP Space allocation {}",
+                            allocation.value
+                        )))?;
                     report.released += 1;
                 }
             }
