@@ -91,7 +91,7 @@ async fn two_clusters_creating_ten_services_each_never_share_an_address() {
             .to_string();
         let previous = holder_of.insert(vs.address.clone(), owner.clone());
         assert!(
-            previous.is_none_or(|p| p == owner),
+            previous.as_ref().is_none_or(|p| *p == owner),
             "{} shared by {previous:?} and {owner}",
             vs.address
         );

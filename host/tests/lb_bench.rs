@@ -93,9 +93,10 @@ async fn fifty_services_converge_concurrently_with_the_busy_window_on() {
     let services: Vec<_> = (0..50)
         .map(|i| web_service("load", &format!("svc-{i}"), &format!("uid-{i}")))
         .collect();
+    let three = nodes(3);
     let started = Instant::now();
     let results =
-        futures::future::join_all(services.iter().map(|svc| lb.ensure(svc, &nodes(3)))).await;
+        futures::future::join_all(services.iter().map(|svc| lb.ensure(svc, &three))).await;
     let wall = started.elapsed();
     let mut addresses = HashSet::new();
     for result in results {

@@ -59,7 +59,7 @@ fn certificate_of_tls_port(sim: &Sim) -> Option<String> {
             .iter()
             .find(|vs| vs.name.ends_with("-tcp-443"))
             .and_then(|vs| vs.certificate_ref.as_ref())
-            .and_then(|c| c.name.clone())
+            .map(|c| c.name.clone())
     })
 }
 

@@ -77,9 +77,9 @@ pub enum LbError {
 }
 
 impl LbError {
-    pub fn vcd(service: &str, action: impl Into<String>) -> impl FnOnce(VcdError) -> LbError {
+    /// Wraps a VCD error with the Service and the step that failed.
+    pub fn vcd(service: &str, action: String) -> impl FnOnce(VcdError) -> LbError + use<> {
         let service = service.to_string();
-        let action = action.into();
         move |source| LbError::Vcd {
             service,
             action,

@@ -177,7 +177,7 @@ impl LoadBalancers {
             .await
             .map_err(LbError::vcd(
                 &service.key(),
-                "reading the gateway's load balancer objects",
+                "reading the gateway's load balancer objects".into(),
             ))?;
         let observed = view.owned_by(&self.owner(service));
         Ok((view, observed))
@@ -252,7 +252,7 @@ impl LoadBalancers {
                 .await
                 .map_err(LbError::vcd(
                     &service.key(),
-                    "reading the certificate library",
+                    "reading the certificate library".into(),
                 ))?;
             let input = build(InputParts {
                 service,
@@ -447,7 +447,7 @@ impl LoadBalancers {
         let view =
             GatewayView::read_addresses(&self.client, &self.gateway.id, self.mode.uses_nat())
                 .await
-                .map_err(LbError::vcd(&service.key(), "verifying the address claim"))?;
+                .map_err(LbError::vcd(&service.key(), "verifying the address claim".into()))?;
         Ok(ips.iter().find_map(|ip| {
             view.other_holder(&ip.to_string(), owner)
                 .map(|holder| (*ip, holder))
