@@ -43,7 +43,7 @@ impl Ipv4Range {
         self.first <= ip && ip <= self.last
     }
 
-    pub fn len(&self) -> u64 {
+    pub fn address_count(&self) -> u64 {
         u64::from(u32::from(self.last)) - u64::from(u32::from(self.first)) + 1
     }
 
@@ -194,7 +194,10 @@ mod tests {
         assert_eq!(range.first, Ipv4Addr::new(203, 0, 113, 16));
         assert_eq!(range.last, Ipv4Addr::new(203, 0, 113, 31));
         assert!(parse_cidr("k", "203.0.113.0").is_err());
-        assert_eq!(parse_cidr("k", "0.0.0.0/0").unwrap().len(), 1 << 32);
+        assert_eq!(
+            parse_cidr("k", "0.0.0.0/0").unwrap().address_count(),
+            1 << 32
+        );
     }
 
     #[test]

@@ -414,7 +414,7 @@ impl LoadBalancers {
                 chosen.extend(keys.iter().map(|k| (*k, ip)));
             }
             Mode::OneArm(_) => {
-                let missing = keys.iter().filter(|k| existing_of(*k).is_none()).count();
+                let missing = keys.iter().filter(|k| existing_of(k).is_none()).count();
                 let mut taken: HashSet<Ipv4Addr> = in_use;
                 taken.extend(keys.iter().filter_map(existing_of));
                 let mut picks = pick_internal(range, &taken, excluded, missing, seed).into_iter();
@@ -447,7 +447,10 @@ impl LoadBalancers {
         let view =
             GatewayView::read_addresses(&self.client, &self.gateway.id, self.mode.uses_nat())
                 .await
-                .map_err(LbError::vcd(&service.key(), "verifying the address claim".into()))?;
+                .map_err(LbError::vcd(
+                    &service.key(),
+                    "verifying the address claim".into(),
+                ))?;
         Ok(ips.iter().find_map(|ip| {
             view.other_holder(&ip.to_string(), owner)
                 .map(|holder| (*ip, holder))
