@@ -1,0 +1,110 @@
+//! Slow-changing facts read from VCD and kept between reconciles: the
+//! certificate library (refreshed after a short time, or at once when a
+//! decision names an alias it lacks), the service engine group with room
+//! (forgotten when a virtual service create fails), and the application
+//! profiles the gateway's load balancer offers (read once).
+
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
+
+use serde::Deserialize;
+
+use crate::policy::model::AppProfile;
+use crate::vcd::client::ApiRequest;
+use crate::vcd::resources::EntityRef;
+use crate::vcd::resources::certificate::CertificateItem;
+use crate::vcd::{VcdClient, VcdError};
+
+/// How long a read of the certificate library is trusted.
+const CERTIFICATE_TTL: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Default)]
+pub struct Catalog {
+    certificates: Mutex<Option<(Instant, Vec<CertificateItem>)>>,
+    engine_group: Mutex<Option<EntityRef>>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GatewayLoadBalancer {
+    enabled: Option<bool>,
+    supported_feature_set: Option<String>,
+}
+
+/// The gateway's load-balancer features: the profiles it offers and
+/// whether PREMIUM (L4 TLS, more algorithms) is on.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Features {
+    pub profiles: Vec<AppProfile>,
+    pub premium: bool,
+}
+
+impl Features {
+    pub async fn read(client: &VcdClient, gateway_id: &str) -> Result<Self, VcdError> {
+        let path = format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer");
+        let config: GatewayLoadBalancer = client
+            .fetch(ApiRequest::get("get_gateway_load_balancer", &path))
+            .await?;
+        if config.enabled == Some(false) {
+            return Err(VcdError::Missing {
+                what: "enabled load balancer",
+                name: gateway_id.to_string(),
+                scope: "on the edge gateway (ask the provider to enable NSX ALB on it)".to_string(),
+            });
+        }
+        let premium = config.supported_feature_set.as_deref() == Some("PREMIUM");
+        let mut profiles = vec![
+            AppProfile::L4Tcp,
+            AppProfile::L4Udp,
+            AppProfile::Http,
+            AppProfile::Https,
+        ];
+        if premium {
+            profiles.push(AppProfile::L4Tls);
+        }
+        Ok(Self { profiles, premium })
+    }
+}
+
+fn lock<T>(mutex: &Mutex<T>) -> std::sync::MutexGuard<'_, T> {
+    mutex.lock().unwrap_or_else(|poison| poison.into_inner())
+}
+
+impl Catalog {
+    /// The certificate library; `fresh` forces a read.
+    pub async fn certificates(
+        &self,
+        client: &VcdClient,
+        fresh: bool,
+    ) -> Result<Vec<CertificateItem>, VcdError> {
+        let cached = lock(&self.certificates)
+            .as_ref()
+            .filter(|(read_at, _)| read_at.elapsed() < CERTIFICATE_TTL)
+            .map(|(_, items)| items.clone());
+        if let Some(items) = cached.filter(|_| !fresh) {
+            return Ok(items);
+        }
+        let items = client.list_certificates().await?;
+        *lock(&self.certificates) = Some((Instant::now(), items.clone()));
+        Ok(items)
+    }
+
+    /// A service engine group of the gateway with room for a virtual service.
+    pub async fn engine_group(
+        &self,
+        client: &VcdClient,
+        gateway_id: &str,
+    ) -> Result<EntityRef, VcdError> {
+        let cached = lock(&self.engine_group).clone();
+        if let Some(group) = cached {
+            return Ok(group);
+        }
+        let group = client.pick_service_engine_group(gateway_id).await?;
+        *lock(&self.engine_group) = Some(group.clone());
+        Ok(group)
+    }
+
+    pub fn forget_engine_group(&self) {
+        *lock(&self.engine_group) = None;
+    }
+}

@@ -1,0 +1,218 @@
+//! The load balancer's settings, named after the upstream cloud-config
+//! keys, and the mode they select.
+
+use std::net::Ipv4Addr;
+
+use super::LbError;
+
+/// Upstream `loadbalancer.oneArm`: the internal VIP range.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct OneArm {
+    pub start_ip: String,
+    pub end_ip: String,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct LbConfig {
+    /// `clusterid`: the CAPVCD RDE id (or `NO_RDE_…`); part of every
+    /// ownership tag and name.
+    pub cluster_id: String,
+    /// `vcd.vdc`: the cluster's VDC (name or URN).
+    pub vdc: String,
+    /// `loadbalancer.network`: the org VDC network whose gateway hosts the LBs.
+    pub network: String,
+    /// `loadbalancer.enableVirtualServiceSharedIP`.
+    pub enable_virtual_service_shared_ip: bool,
+    /// `loadbalancer.oneArm`.
+    pub one_arm: Option<OneArm>,
+    /// `loadbalancer.vipSubnet`: limits IP-block addresses to this CIDR.
+    pub vip_subnet: Option<String>,
+    /// `loadbalancer.certAlias`; `None` means `<clusterid>-cert`.
+    pub cert_alias: Option<String>,
+}
+
+/// An inclusive IPv4 range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipv4Range {
+    pub first: Ipv4Addr,
+    pub last: Ipv4Addr,
+}
+
+impl Ipv4Range {
+    pub fn contains(&self, ip: Ipv4Addr) -> bool {
+        self.first <= ip && ip <= self.last
+    }
+
+    pub fn address_count(&self) -> u64 {
+        u64::from(u32::from(self.last)) - u64::from(u32::from(self.first)) + 1
+    }
+
+    /// The part of the range inside `other`, if any.
+    pub fn intersect(&self, other: &Ipv4Range) -> Option<Ipv4Range> {
+        let first = self.first.max(other.first);
+        let last = self.last.min(other.last);
+        (first <= last).then_some(Ipv4Range { first, last })
+    }
+
+    pub fn iter(&self) -> impl Iterator<Item = Ipv4Addr> {
+        (u32::from(self.first)..=u32::from(self.last)).map(Ipv4Addr::from)
+    }
+}
+
+/// How a Service is exposed (DESIGN.md §4).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Mode {
+    /// One external VIP shared by one virtual service per port; no NAT.
+    SharedVip,
+    /// One internal VIP shared by the ports, a DNAT rule per port.
+    SharedVipOneArm(Ipv4Range),
+    /// An internal VIP per port, a DNAT rule per port (upstream's default).
+    OneArm(Ipv4Range),
+}
+
+impl Mode {
+    pub fn uses_nat(self) -> bool {
+        !matches!(self, Mode::SharedVip)
+    }
+
+    pub fn internal_range(self) -> Option<Ipv4Range> {
+        match self {
+            Mode::SharedVip => None,
+            Mode::SharedVipOneArm(range) | Mode::OneArm(range) => Some(range),
+        }
+    }
+}
+
+fn parse_ip(key: &str, text: &str) -> Result<Ipv4Addr, LbError> {
+    text.trim()
+        .parse()
+        .map_err(|_| LbError::Config(format!("{key}: {text:?} is not an IPv4 address")))
+}
+
+/// Parses `a.b.c.d/n` into the range from network to broadcast address.
+pub fn parse_cidr(key: &str, text: &str) -> Result<Ipv4Range, LbError> {
+    let bad = || {
+        LbError::Config(format!(
+            "{key}: {text:?} is not an IPv4 CIDR such as 203.0.113.0/26"
+        ))
+    };
+    let (ip, prefix) = text.trim().split_once('/').ok_or_else(bad)?;
+    let ip: Ipv4Addr = ip.parse().map_err(|_| bad())?;
+    let prefix: u32 = prefix.parse().ok().filter(|p| *p <= 32).ok_or_else(bad)?;
+    let mask = u32::MAX.checked_shl(32 - prefix).unwrap_or(0);
+    let network = u32::from(ip) & mask;
+    Ok(Ipv4Range {
+        first: Ipv4Addr::from(network),
+        last: Ipv4Addr::from(network | !mask),
+    })
+}
+
+impl LbConfig {
+    pub fn new(cluster_id: &str, vdc: &str, network: &str) -> Self {
+        Self {
+            cluster_id: cluster_id.to_string(),
+            vdc: vdc.to_string(),
+            network: network.to_string(),
+            enable_virtual_service_shared_ip: true,
+            one_arm: None,
+            vip_subnet: None,
+            cert_alias: None,
+        }
+    }
+
+    /// The mode these settings select; the upstream rule applies: without
+    /// the shared IP feature, `oneArm` is required.
+    pub fn mode(&self) -> Result<Mode, LbError> {
+        let range = match &self.one_arm {
+            None => None,
+            Some(one_arm) => {
+                let first = parse_ip("loadbalancer.oneArm.startIP", &one_arm.start_ip)?;
+                let last = parse_ip("loadbalancer.oneArm.endIP", &one_arm.end_ip)?;
+                if first > last {
+                    return Err(LbError::Config(format!(
+                        "loadbalancer.oneArm: startIP {first} is after endIP {last}"
+                    )));
+                }
+                Some(Ipv4Range { first, last })
+            }
+        };
+        match (self.enable_virtual_service_shared_ip, range) {
+            (true, None) => Ok(Mode::SharedVip),
+            (true, Some(range)) => Ok(Mode::SharedVipOneArm(range)),
+            (false, Some(range)) => Ok(Mode::OneArm(range)),
+            (false, None) => Err(LbError::Config(
+                "without loadbalancer.enableVirtualServiceSharedIP, loadbalancer.oneArm (startIP, endIP) must be set".to_string(),
+            )),
+        }
+    }
+
+    pub fn vip_subnet_range(&self) -> Result<Option<Ipv4Range>, LbError> {
+        self.vip_subnet
+            .as_deref()
+            .filter(|s| !s.trim().is_empty())
+            .map(|s| parse_cidr("loadbalancer.vipSubnet", s))
+            .transpose()
+    }
+
+    /// The certificate alias for TLS ports that name none.
+    pub fn effective_cert_alias(&self) -> String {
+        match self.cert_alias.as_deref().map(str::trim) {
+            Some(alias) if !alias.is_empty() => alias.to_string(),
+            _ => format!("{}-cert", self.cluster_id),
+        }
+    }
+
+    /// The default policy's settings carrying `certAlias`.
+    pub fn default_policy_config(&self) -> String {
+        serde_json::json!({"certAlias": self.effective_cert_alias()}).to_string()
+    }
+
+    pub(crate) fn check(&self) -> Result<Mode, LbError> {
+        if self.cluster_id.trim().is_empty() || self.cluster_id.contains(char::is_whitespace) {
+            return Err(LbError::Config(
+                "clusterid must be set and contain no spaces (it is part of every ownership tag)"
+                    .to_string(),
+            ));
+        }
+        if self.network.trim().is_empty() {
+            return Err(LbError::Config(
+                "loadbalancer.network must be set".to_string(),
+            ));
+        }
+        self.vip_subnet_range()?;
+        self.mode()
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cidrs_span_network_to_broadcast() {
+        let range = parse_cidr("k", "203.0.113.17/28").unwrap();
+        assert_eq!(range.first, Ipv4Addr::new(203, 0, 113, 16));
+        assert_eq!(range.last, Ipv4Addr::new(203, 0, 113, 31));
+        assert!(parse_cidr("k", "203.0.113.0").is_err());
+        assert_eq!(
+            parse_cidr("k", "0.0.0.0/0").unwrap().address_count(),
+            1 << 32
+        );
+    }
+
+    #[test]
+    fn modes_follow_the_upstream_keys() {
+        let mut config = LbConfig::new("c1", "vdc1", "net1");
+        assert_eq!(config.check().unwrap(), Mode::SharedVip);
+        config.one_arm = Some(OneArm {
+            start_ip: "192.168.8.2".into(),
+            end_ip: "192.168.8.100".into(),
+        });
+        assert!(matches!(config.check().unwrap(), Mode::SharedVipOneArm(_)));
+        config.enable_virtual_service_shared_ip = false;
+        assert!(matches!(config.check().unwrap(), Mode::OneArm(_)));
+        config.one_arm = None;
+        assert!(config.check().unwrap_err().to_string().contains("oneArm"));
+        assert_eq!(config.effective_cert_alias(), "c1-cert");
+    }
+}

@@ -1,0 +1,46 @@
+//! Builds the policy's `DecisionInput` from the Service, the cluster, the
+//! address pools, the certificate library, the gateway's profiles and the
+//! Service's current address.
+
+use std::net::{IpAddr, Ipv4Addr};
+
+use super::service::ServiceSpec;
+use crate::policy::model::{
+    AddressChoice, AddressPool, AppProfile, Certificate, Cluster, Decision, DecisionInput,
+    IpAddress,
+};
+use crate::vcd::resources::certificate::CertificateItem;
+
+pub struct InputParts<'a> {
+    pub service: &'a ServiceSpec,
+    pub cluster: &'a Cluster,
+    pub pools: Vec<AddressPool>,
+    pub certificates: &'a [CertificateItem],
+    pub profiles: &'a [AppProfile],
+    pub current: Option<Ipv4Addr>,
+}
+
+/// The current decision carries the address only: that is what a policy
+/// needs to keep it stable; the ports are decided afresh every time.
+pub fn build(parts: InputParts<'_>) -> DecisionInput {
+    let (service, namespace) = parts.service.to_policy();
+    DecisionInput {
+        service,
+        namespace,
+        cluster: parts.cluster.clone(),
+        pools: parts.pools,
+        certificates: parts
+            .certificates
+            .iter()
+            .map(|c| Certificate {
+                alias: c.alias.clone(),
+            })
+            .collect(),
+        profiles: parts.profiles.to_vec(),
+        current: parts.current.map(|ip| Decision {
+            address: AddressChoice::Specific(IpAddress::from(IpAddr::V4(ip))),
+            ports: Vec::new(),
+            warnings: Vec::new(),
+        }),
+    }
+}

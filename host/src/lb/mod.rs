@@ -1,0 +1,135 @@
+//! The load balancer: for each LoadBalancer Service, the NSX ALB pools,
+//! virtual services and (one-arm) DNAT rules on the cluster's edge gateway.
+//!
+//! A reconcile observes what the Service owns (by ownership tag), asks the
+//! Service's policy, checks the decision against VCD, plans the objects,
+//! diffs and applies only the differences ([`reconcile`]). `README.md`
+//! beside this file describes modes, names, tags and errors.
+
+// `LbError` wraps the VCD client's rich error; see `vcd/mod.rs`.
+#![allow(clippy::result_large_err)]
+
+mod apply;
+mod catalog;
+pub mod config;
+mod decide;
+pub mod errors;
+mod input;
+pub mod ipam;
+pub mod naming;
+pub mod observe;
+pub mod ownership;
+pub mod plan;
+pub mod rde;
+mod reconcile;
+pub mod service;
+mod sweep;
+
+use std::sync::Arc;
+
+pub use config::{LbConfig, Mode, OneArm};
+pub use errors::LbError;
+pub use service::{Ingress, IpMode, LbStatus, NodeSpec, PortSpec, ServiceSpec};
+pub use sweep::SweepReport;
+
+use catalog::{Catalog, Features};
+use ipam::IpSource;
+use naming::Names;
+use ownership::OwnerTag;
+use rde::RdeStatus;
+
+use crate::policy::Registry;
+use crate::policy::model::{Capabilities, Cluster};
+use crate::vcd::VcdClient;
+use crate::vcd::resources::EntityRef;
+
+/// The load-balancer engine of one cluster on one edge gateway.
+pub struct LoadBalancers {
+    client: VcdClient,
+    registry: Arc<Registry>,
+    config: LbConfig,
+    mode: Mode,
+    gateway: EntityRef,
+    cluster: Cluster,
+    source: IpSource,
+    features: Features,
+    catalog: Catalog,
+    rde: RdeStatus,
+}
+
+impl LoadBalancers {
+    /// Checks the config and reads what stays fixed: the placement (org,
+    /// VDC, network, gateway), the gateway's load-balancer features and its
+    /// address source.
+    pub async fn new(
+        client: VcdClient,
+        registry: Arc<Registry>,
+        config: LbConfig,
+    ) -> Result<Self, LbError> {
+        let mode = config.check()?;
+        let setup = |action: &str| LbError::vcd("(setup)", action.to_string());
+        let placement = client
+            .resolve_placement(&config.vdc, &config.network)
+            .await
+            .map_err(setup("resolving loadbalancer.network and its edge gateway"))?;
+        let gateway = &placement.gateway;
+        let features = Features::read(&client, &gateway.id)
+            .await
+            .map_err(setup("reading the gateway's load balancer"))?;
+        let source = IpSource::discover(&client, gateway, config.vip_subnet_range()?)
+            .await
+            .map_err(setup("reading the gateway's IP Spaces"))?;
+        let cluster = Cluster {
+            cluster_id: config.cluster_id.clone(),
+            org: placement.org.name.clone().unwrap_or_default(),
+            vdc: placement.vdc.name.clone().unwrap_or_default(),
+            gateway: gateway.name.clone(),
+            vcd_api_version: client.api_version().to_string(),
+            capabilities: Capabilities {
+                shared_vip: config.enable_virtual_service_shared_ip,
+                ip_spaces: source.is_spaces(),
+                one_arm: config.one_arm.is_some(),
+                premium: features.premium,
+            },
+        };
+        let rde = RdeStatus::new(client.clone(), &config.cluster_id);
+        Ok(Self {
+            gateway: EntityRef::new(gateway.name.clone(), gateway.id.clone()),
+            client,
+            registry,
+            config,
+            mode,
+            cluster,
+            source,
+            features,
+            catalog: Catalog::default(),
+            rde,
+        })
+    }
+
+    pub fn mode(&self) -> Mode {
+        self.mode
+    }
+
+    pub fn gateway_id(&self) -> &str {
+        &self.gateway.id
+    }
+
+    fn owner(&self, service: &ServiceSpec) -> OwnerTag {
+        OwnerTag {
+            cluster_id: self.config.cluster_id.clone(),
+            namespace: service.namespace.clone(),
+            name: service.name.clone(),
+            uid: service.uid.clone(),
+        }
+    }
+
+    fn names(&self, service: &ServiceSpec) -> Names {
+        Names::new(
+            &self.config.cluster_id,
+            &service.namespace,
+            &service.name,
+            &service.uid,
+        )
+    }
+}

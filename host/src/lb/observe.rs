@@ -1,0 +1,171 @@
+//! Observe: one read per object family of the gateway (virtual services,
+//! pools, and NAT rules in the modes that use them), then the objects of one
+//! Service picked out by ownership tag.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+
+use super::ownership::{OwnerTag, Tagged};
+use crate::vcd::VcdClient;
+use crate::vcd::VcdError;
+use crate::vcd::resources::nat::NatRule;
+use crate::vcd::resources::pool::PoolSummary;
+use crate::vcd::resources::virtual_service::VirtualServiceSummary;
+
+/// Everything of the families we manage on the gateway, whoever owns it.
+#[derive(Debug, Clone, Default)]
+pub struct GatewayView {
+    pub virtual_services: Vec<VirtualServiceSummary>,
+    pub pools: Vec<PoolSummary>,
+    pub nat_rules: Vec<NatRule>,
+}
+
+/// An observed object with its parsed tag.
+#[derive(Debug, Clone)]
+pub struct Owned<T> {
+    pub object: T,
+    pub tag: Tagged,
+}
+
+/// The objects one Service owns, by name.
+#[derive(Debug, Clone, Default)]
+pub struct ServiceObjects {
+    pub virtual_services: BTreeMap<String, Owned<VirtualServiceSummary>>,
+    pub pools: BTreeMap<String, Owned<PoolSummary>>,
+    pub nat_rules: BTreeMap<String, Owned<NatRule>>,
+}
+
+fn tag_of(description: Option<&str>) -> Option<Tagged> {
+    description.and_then(OwnerTag::parse)
+}
+
+impl GatewayView {
+    pub async fn read(
+        client: &VcdClient,
+        gateway_id: &str,
+        with_nat: bool,
+    ) -> Result<Self, VcdError> {
+        let virtual_services = client.virtual_service_summaries(gateway_id).await?;
+        let pools = client.pool_summaries(gateway_id).await?;
+        let nat_rules = if with_nat {
+            client.list_nat_rules(gateway_id).await?
+        } else {
+            Vec::new()
+        };
+        Ok(Self {
+            virtual_services,
+            pools,
+            nat_rules,
+        })
+    }
+
+    /// Only what holds addresses: virtual services, and NAT rules if asked.
+    pub async fn read_addresses(
+        client: &VcdClient,
+        gateway_id: &str,
+        with_nat: bool,
+    ) -> Result<Self, VcdError> {
+        let virtual_services = client.virtual_service_summaries(gateway_id).await?;
+        let nat_rules = if with_nat {
+            client.list_nat_rules(gateway_id).await?
+        } else {
+            Vec::new()
+        };
+        Ok(Self {
+            virtual_services,
+            pools: Vec::new(),
+            nat_rules,
+        })
+    }
+
+    /// The objects whose tag names `owner`'s cluster and Service uid.
+    pub fn owned_by(&self, owner: &OwnerTag) -> ServiceObjects {
+        let mut objects = ServiceObjects::default();
+        let ours = |d: Option<&str>| tag_of(d).filter(|t| t.owner.same_service(owner));
+        for vs in &self.virtual_services {
+            if let Some(tag) = ours(vs.description.as_deref()) {
+                let owned = Owned {
+                    object: vs.clone(),
+                    tag,
+                };
+                objects.virtual_services.insert(vs.name.clone(), owned);
+            }
+        }
+        for pool in &self.pools {
+            if let Some(tag) = ours(pool.description.as_deref()) {
+                let owned = Owned {
+                    object: pool.clone(),
+                    tag,
+                };
+                objects.pools.insert(pool.name.clone(), owned);
+            }
+        }
+        for rule in &self.nat_rules {
+            if let Some(tag) = ours(rule.description.as_deref()) {
+                let owned = Owned {
+                    object: rule.clone(),
+                    tag,
+                };
+                objects.nat_rules.insert(rule.name.clone(), owned);
+            }
+        }
+        objects
+    }
+
+    /// Every IPv4 address a virtual service or NAT rule on the gateway uses.
+    pub fn addresses_in_use(&self) -> Vec<Ipv4Addr> {
+        let vips = self
+            .virtual_services
+            .iter()
+            .filter_map(|vs| vs.virtual_ip_address.as_deref());
+        let nat = self
+            .nat_rules
+            .iter()
+            .map(|rule| rule.external_addresses.as_str());
+        vips.chain(nat).filter_map(|ip| ip.parse().ok()).collect()
+    }
+
+    /// Who else holds `ip` as a VIP or NAT external address, if anyone.
+    pub fn other_holder(&self, ip: &str, owner: &OwnerTag) -> Option<String> {
+        let foreign = |d: Option<&str>| !tag_of(d).is_some_and(|t| t.owner.same_service(owner));
+        let vs = self.virtual_services.iter().find(|vs| {
+            vs.virtual_ip_address.as_deref() == Some(ip) && foreign(vs.description.as_deref())
+        });
+        if let Some(vs) = vs {
+            return Some(super::ownership::describe_holder(
+                vs.description.as_deref(),
+                &format!("virtual service {}", vs.name),
+            ));
+        }
+        self.nat_rules
+            .iter()
+            .find(|r| r.external_addresses == ip && foreign(r.description.as_deref()))
+            .map(|r| {
+                super::ownership::describe_holder(
+                    r.description.as_deref(),
+                    &format!("NAT rule {}", r.name),
+                )
+            })
+    }
+}
+
+impl ServiceObjects {
+    pub fn is_empty(&self) -> bool {
+        self.virtual_services.is_empty() && self.pools.is_empty() && self.nat_rules.is_empty()
+    }
+
+    /// The Service's external address as VCD holds it: the DNAT external
+    /// address in NAT modes, else the virtual services' VIP.
+    pub fn external_ip(&self, uses_nat: bool) -> Option<String> {
+        if uses_nat {
+            self.nat_rules
+                .values()
+                .map(|r| r.object.external_addresses.clone())
+                .next()
+        } else {
+            self.virtual_services
+                .values()
+                .find_map(|vs| vs.object.virtual_ip_address.clone())
+        }
+    }
+}

@@ -1,0 +1,372 @@
+//! Plan: the objects a decision asks for (a pool and a virtual service per
+//! port, plus a DNAT rule per port in one-arm modes), compared with what the
+//! Service owns in VCD, as an ordered list of writes. Each object's
+//! description records a digest of its desired form, so an unchanged
+//! object is recognised from the gateway's summaries and never written.
+
+use std::collections::BTreeMap;
+use std::net::Ipv4Addr;
+
+use serde_json::{Map, json};
+
+use super::config::Mode;
+use super::naming::{Names, PortKey, short_hash};
+use super::observe::ServiceObjects;
+use super::ownership::OwnerTag;
+use super::service::{NodeSpec, ServiceSpec};
+use crate::policy::model::{AppProfile, Decision, HealthMonitor, PortDecision, TrafficPolicy};
+use crate::vcd::resources::EntityRef;
+use crate::vcd::resources::certificate::CertificateItem;
+use crate::vcd::resources::nat::NatRule;
+use crate::vcd::resources::pool::{HealthMonitor as PoolMonitor, Pool, PoolMember};
+use crate::vcd::resources::virtual_service::{ApplicationProfile, ServicePort, VirtualService};
+
+/// The service engine group is filled in when a virtual service is written.
+fn engine_group_placeholder() -> EntityRef {
+    EntityRef {
+        name: None,
+        id: String::new(),
+    }
+}
+
+/// The objects of one Service port.
+#[derive(Debug, Clone)]
+pub struct DesiredPort {
+    pub key: PortKey,
+    pub pool: Pool,
+    pub virtual_service: VirtualService,
+    pub dnat: Option<NatRule>,
+}
+
+/// One write, in the order [`diff`] returns them.
+#[derive(Debug, Clone)]
+pub enum Op {
+    DeleteNat { id: String, name: String },
+    DeleteVirtualService { id: String, name: String },
+    DeletePool { id: String, name: String },
+    UpdatePool(Pool),
+    CreatePool(Pool),
+    UpdateVirtualService(VirtualService),
+    CreateVirtualService(VirtualService),
+    UpdateNat(NatRule),
+    CreateNat(NatRule),
+}
+
+impl Op {
+    fn rank(&self) -> u8 {
+        match self {
+            Op::DeleteNat { .. } => 0,
+            Op::DeleteVirtualService { .. } => 1,
+            Op::DeletePool { .. } => 2,
+            Op::UpdatePool(_) => 3,
+            Op::CreatePool(_) => 4,
+            Op::UpdateVirtualService(_) => 5,
+            Op::CreateVirtualService(_) => 6,
+            Op::UpdateNat(_) => 7,
+            Op::CreateNat(_) => 8,
+        }
+    }
+}
+
+/// Everything the desired objects depend on.
+pub struct Target<'a> {
+    pub mode: Mode,
+    pub gateway: &'a EntityRef,
+    pub names: &'a Names,
+    pub owner: &'a OwnerTag,
+    pub service: &'a ServiceSpec,
+    pub nodes: &'a [NodeSpec],
+    pub decision: &'a Decision,
+    pub certificates: &'a [CertificateItem],
+    pub external_ip: Ipv4Addr,
+    /// The VIP of each port's virtual service in one-arm modes.
+    pub internal_ips: &'a BTreeMap<PortKey, Ipv4Addr>,
+}
+
+fn algorithm(decision: &PortDecision) -> String {
+    decision
+        .algorithm
+        .wit_name()
+        .replace('-', "_")
+        .to_uppercase()
+}
+
+fn monitors(target: &Target<'_>, decision: &PortDecision) -> Vec<PoolMonitor> {
+    let local_check = match (
+        target.service.external_traffic_policy,
+        target.service.health_check_node_port,
+    ) {
+        (TrafficPolicy::Local, Some(port)) if port > 0 => Some(port),
+        _ => None,
+    };
+    if let Some(port) = local_check {
+        // kube-proxy answers 200 on this port only where the Service has
+        // local endpoints, so only those nodes receive traffic.
+        let mut extra = Map::new();
+        extra.insert("monitorPort".into(), json!(port));
+        extra.insert("httpRequest".into(), json!("GET /healthz HTTP/1.0"));
+        return vec![PoolMonitor {
+            monitor_type: "HTTP".into(),
+            extra,
+        }];
+    }
+    let kind = match decision.health_monitor {
+        HealthMonitor::None => return Vec::new(),
+        HealthMonitor::Tcp => "TCP",
+        HealthMonitor::Udp => "UDP",
+        HealthMonitor::Http => "HTTP",
+        HealthMonitor::Https => "HTTPS",
+        HealthMonitor::Ping => "PING",
+    };
+    vec![PoolMonitor {
+        monitor_type: kind.into(),
+        extra: Map::new(),
+    }]
+}
+
+fn members(nodes: &[NodeSpec], node_port: u16) -> Vec<PoolMember> {
+    let mut ips: Vec<&str> = nodes
+        .iter()
+        .filter_map(|n| n.internal_ip.as_deref())
+        .filter(|ip| !ip.is_empty())
+        .collect();
+    ips.sort_unstable();
+    ips.dedup();
+    ips.into_iter()
+        .map(|ip| PoolMember {
+            ip_address: ip.to_string(),
+            port: Some(u32::from(node_port)),
+            ratio: Some(1),
+            enabled: true,
+            extra: Map::new(),
+        })
+        .collect()
+}
+
+fn profile(decision: &PortDecision) -> (ApplicationProfile, bool, &'static str) {
+    let (name, kind, ssl) = match decision.profile {
+        AppProfile::L4Tcp | AppProfile::L4Udp => ("System-L4-Application", "L4", false),
+        AppProfile::L4Tls => ("System-SSL-Application", "L4_TLS", true),
+        AppProfile::Http => ("System-HTTP", "HTTP", false),
+        AppProfile::Https => ("System-Secure-HTTP", "HTTPS", true),
+    };
+    let transport = match decision.profile {
+        AppProfile::L4Udp => "UDP_FAST_PATH",
+        _ => "TCP_PROXY",
+    };
+    let application = ApplicationProfile {
+        name: Some(name.into()),
+        profile_type: kind.into(),
+        system_defined: Some(true),
+    };
+    (application, ssl, transport)
+}
+
+fn digest<T: serde::Serialize>(object: &T) -> String {
+    short_hash(&serde_json::to_string(object).unwrap_or_default())
+}
+
+/// The desired objects of every port that has a node port (pools forward
+/// to node ports; a port without one gets nothing, as upstream).
+pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
+    let mut ports = Vec::new();
+    for spec in &target.service.ports {
+        let Some(node_port) = spec.node_port.filter(|p| *p > 0) else {
+            continue;
+        };
+        let Some(decision) = target
+            .decision
+            .ports
+            .iter()
+            .find(|d| d.service_port == spec.port && d.protocol == spec.protocol)
+        else {
+            continue;
+        };
+        let key = PortKey {
+            protocol: spec.protocol,
+            port: spec.port,
+        };
+        let pool_name = target.names.pool(key);
+        let mut pool = Pool {
+            id: None,
+            name: pool_name.clone(),
+            description: None,
+            enabled: true,
+            default_port: Some(u32::from(node_port)),
+            algorithm: Some(algorithm(decision)),
+            members: members(target.nodes, node_port),
+            health_monitors: monitors(target, decision),
+            gateway_ref: target.gateway.clone(),
+            extra: Map::new(),
+        };
+        pool.description = Some(target.owner.describe(&digest(&pool)));
+
+        let (application_profile, ssl, transport) = profile(decision);
+        let certificate_ref = decision.certificate.as_ref().and_then(|alias| {
+            target
+                .certificates
+                .iter()
+                .find(|c| &c.alias == alias)
+                .map(CertificateItem::reference)
+        });
+        let vip = target
+            .internal_ips
+            .get(&key)
+            .copied()
+            .unwrap_or(target.external_ip);
+        let mut port_extra = Map::new();
+        port_extra.insert("tcpUdpProfile".into(), json!({"type": transport}));
+        let mut virtual_service = VirtualService {
+            id: None,
+            name: target.names.virtual_service(key),
+            description: None,
+            enabled: true,
+            virtual_ip_address: Some(vip.to_string()),
+            load_balancer_pool_ref: EntityRef {
+                name: Some(pool_name),
+                id: String::new(),
+            },
+            gateway_ref: target.gateway.clone(),
+            service_engine_group_ref: engine_group_placeholder(),
+            certificate_ref,
+            service_ports: vec![ServicePort {
+                port_start: u32::from(decision.listen_port),
+                port_end: Some(u32::from(decision.listen_port)),
+                ssl_enabled: Some(ssl),
+                extra: port_extra,
+            }],
+            application_profile,
+            extra: Map::new(),
+        };
+        virtual_service.description = Some(target.owner.describe(&digest(&virtual_service)));
+
+        let dnat = target.mode.uses_nat().then(|| {
+            let mut rule = NatRule {
+                id: None,
+                name: target.names.dnat(key),
+                description: None,
+                enabled: true,
+                rule_type: Some("DNAT".into()),
+                external_addresses: target.external_ip.to_string(),
+                internal_addresses: vip.to_string(),
+                dnat_external_port: Some(decision.listen_port.to_string()),
+                application_port_profile: None,
+                version: None,
+                extra: Map::new(),
+            };
+            rule.description = Some(target.owner.describe(&digest(&rule)));
+            rule
+        });
+        ports.push(DesiredPort {
+            key,
+            pool,
+            virtual_service,
+            dnat,
+        });
+    }
+    ports
+}
+
+fn spec_of(description: Option<&str>) -> Option<String> {
+    description
+        .and_then(OwnerTag::parse)
+        .and_then(|tagged| tagged.spec)
+}
+
+/// The writes that turn `observed` into `desired`, deletes first (NAT,
+/// virtual services, pools), then pools, virtual services and NAT rules.
+/// A virtual service whose VIP changes is replaced: VCD refuses to move a
+/// VIP other virtual services share.
+pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
+    let mut ops = Vec::new();
+    for port in desired {
+        let pool = &port.pool;
+        match observed.pools.get(&pool.name) {
+            None => ops.push(Op::CreatePool(pool.clone())),
+            Some(seen) => {
+                let same = seen.tag.spec.as_deref()
+                    == spec_of(pool.description.as_deref()).as_deref()
+                    && seen.object.member_count == Some(pool.members.len() as u32);
+                if !same {
+                    ops.push(Op::UpdatePool(Pool {
+                        id: Some(seen.object.id.clone()),
+                        ..pool.clone()
+                    }));
+                }
+            }
+        }
+        let vs = &port.virtual_service;
+        match observed.virtual_services.get(&vs.name) {
+            None => ops.push(Op::CreateVirtualService(vs.clone())),
+            Some(seen) if seen.object.virtual_ip_address != vs.virtual_ip_address => {
+                ops.push(Op::DeleteVirtualService {
+                    id: seen.object.id.clone(),
+                    name: seen.object.name.clone(),
+                });
+                ops.push(Op::CreateVirtualService(vs.clone()));
+            }
+            Some(seen) => {
+                if seen.tag.spec.as_deref() != spec_of(vs.description.as_deref()).as_deref() {
+                    ops.push(Op::UpdateVirtualService(VirtualService {
+                        id: Some(seen.object.id.clone()),
+                        ..vs.clone()
+                    }));
+                }
+            }
+        }
+        if let Some(rule) = &port.dnat {
+            match observed.nat_rules.get(&rule.name) {
+                None => ops.push(Op::CreateNat(rule.clone())),
+                Some(seen) => {
+                    if seen.tag.spec.as_deref() != spec_of(rule.description.as_deref()).as_deref() {
+                        ops.push(Op::UpdateNat(NatRule {
+                            id: seen.object.id.clone(),
+                            version: seen.object.version,
+                            ..rule.clone()
+                        }));
+                    }
+                }
+            }
+        }
+    }
+    let wanted = |name: &str| {
+        desired.iter().any(|p| {
+            p.pool.name == name
+                || p.virtual_service.name == name
+                || p.dnat.as_ref().is_some_and(|d| d.name == name)
+        })
+    };
+    for (name, rule) in &observed.nat_rules {
+        if !wanted(name)
+            && let Some(id) = &rule.object.id
+        {
+            ops.push(Op::DeleteNat {
+                id: id.clone(),
+                name: name.clone(),
+            });
+        }
+    }
+    for (name, vs) in &observed.virtual_services {
+        if !wanted(name) {
+            ops.push(Op::DeleteVirtualService {
+                id: vs.object.id.clone(),
+                name: name.clone(),
+            });
+        }
+    }
+    for (name, pool) in &observed.pools {
+        if !wanted(name) {
+            ops.push(Op::DeletePool {
+                id: pool.object.id.clone(),
+                name: name.clone(),
+            });
+        }
+    }
+    ops.sort_by_key(Op::rank);
+    ops
+}
+
+/// Every write that removes what `observed` holds, in order.
+pub fn teardown(observed: &ServiceObjects) -> Vec<Op> {
+    diff(&[], observed)
+}

@@ -1,0 +1,484 @@
+//! The public operations: `get`, `ensure`, `update` and `delete`, and the
+//! reconcile behind `ensure`: observe → decide → plan → apply → verify.
+
+use std::collections::{BTreeMap, HashSet};
+use std::net::Ipv4Addr;
+
+use super::apply::Applier;
+use super::decide::{AddressContext, run_policy};
+use super::input::{InputParts, build};
+use super::ipam::{self, pick_internal};
+use super::naming::{Names, PortKey};
+use super::observe::{GatewayView, ServiceObjects};
+use super::plan::{self, Target};
+use super::rde::RdeRecord;
+use super::{LbError, LbStatus, LoadBalancers, Mode, NodeSpec, ServiceSpec};
+use crate::policy::errors::EvalError;
+use crate::policy::model::{Decision, DecisionError};
+
+/// How often a reconcile moves to another address after losing one to a
+/// concurrent owner before it gives up until the next reconcile.
+const MAX_CLAIM_ATTEMPTS: u32 = 4;
+
+/// How one reconcile pass ended.
+enum Pass {
+    Done {
+        ip: String,
+        writes: usize,
+    },
+    /// Another owner holds `ip` too; start over without it.
+    Contested {
+        ip: Ipv4Addr,
+        holder: String,
+        writes: usize,
+    },
+}
+
+fn policy_needs_certificates(error: &LbError) -> bool {
+    match error {
+        LbError::Policy(EvalError::Declined {
+            error: DecisionError::CertificateNotFound(_),
+            ..
+        }) => true,
+        LbError::Policy(EvalError::InvalidDecision { problem, .. }) => {
+            problem.contains("certificate")
+        }
+        _ => false,
+    }
+}
+
+impl LoadBalancers {
+    /// The Service's load balancer as VCD holds it: `None` when it owns no
+    /// object on the gateway.
+    pub async fn get(&self, service: &ServiceSpec) -> Result<Option<LbStatus>, LbError> {
+        service.check()?;
+        let observed = self.observe(service).await?.1;
+        if observed.is_empty() {
+            return Ok(None);
+        }
+        Ok(Some(match observed.external_ip(self.mode.uses_nat()) {
+            Some(ip) => LbStatus::at(&ip),
+            None => LbStatus::default(),
+        }))
+    }
+
+    /// Creates or converges the Service's load balancer; returns the
+    /// ingress to write to `status.loadBalancer`.
+    pub async fn ensure(
+        &self,
+        service: &ServiceSpec,
+        nodes: &[NodeSpec],
+    ) -> Result<LbStatus, LbError> {
+        let result = self.converge(service, nodes).await;
+        match &result {
+            Ok((ip, writes, existed)) if *writes > 0 => {
+                let event = if *existed {
+                    "UpdatedLoadbalancer"
+                } else {
+                    "CreatedLoadbalancer"
+                };
+                self.rde
+                    .record(RdeRecord::Ensured {
+                        service: service.key(),
+                        ip: ip.clone(),
+                        event,
+                    })
+                    .await;
+            }
+            Ok(_) => {}
+            Err(error) => {
+                self.rde
+                    .record(RdeRecord::Failed {
+                        service: service.key(),
+                        name: "CreateLoadbalancerError",
+                        message: error.to_string(),
+                    })
+                    .await;
+            }
+        }
+        result.map(|(ip, _, _)| LbStatus::at(&ip))
+    }
+
+    /// The node set changed: the same reconcile, which then rewrites only
+    /// the pools' members.
+    pub async fn update(&self, service: &ServiceSpec, nodes: &[NodeSpec]) -> Result<(), LbError> {
+        self.ensure(service, nodes).await.map(|_| ())
+    }
+
+    /// Removes every object the Service owns and releases its IP Space
+    /// allocations. Needs only namespace, name and uid of the Service.
+    pub async fn delete(&self, service: &ServiceSpec) -> Result<(), LbError> {
+        service.check()?;
+        let key = service.key();
+        let result = self.delete_owned(service).await;
+        match &result {
+            Ok(Some(ip)) => {
+                self.rde
+                    .record(RdeRecord::Deleted {
+                        service: key,
+                        ip: Some(ip.clone()),
+                    })
+                    .await
+            }
+            Ok(None) => {}
+            Err(error) => {
+                self.rde
+                    .record(RdeRecord::Failed {
+                        service: key,
+                        name: "DeleteLoadbalancerError",
+                        message: error.to_string(),
+                    })
+                    .await
+            }
+        }
+        result.map(|_| ())
+    }
+
+    async fn delete_owned(&self, service: &ServiceSpec) -> Result<Option<String>, LbError> {
+        let (_, observed) = self.observe(service).await?;
+        let ip = observed.external_ip(self.mode.uses_nat());
+        let ops = plan::teardown(&observed);
+        let mut changed = !ops.is_empty();
+        self.applier(service).apply(ops, &observed).await?;
+        if self.source.is_spaces() {
+            let marker = self.owner(service).format();
+            let vcd = |a: &str| LbError::vcd(&service.key(), a.to_string());
+            let claims = ipam::find_claims(&self.client, self.source.spaces(), &marker)
+                .await
+                .map_err(vcd("finding the Service's IP Space allocations"))?;
+            for (space_id, allocation) in claims {
+                changed = true;
+                self.client
+                    .release_allocation(&space_id, &allocation)
+                    .await
+                    .map_err(vcd(&format!(
+                        "releasing IP Space allocation {}",
+                        allocation.value
+                    )))?;
+            }
+        }
+        Ok(changed.then(|| ip.unwrap_or_default()))
+    }
+
+    fn applier<'a>(&'a self, service: &'a ServiceSpec) -> Applier<'a> {
+        Applier {
+            client: &self.client,
+            catalog: &self.catalog,
+            gateway_id: &self.gateway.id,
+            service: &service.name,
+        }
+    }
+
+    async fn observe(
+        &self,
+        service: &ServiceSpec,
+    ) -> Result<(GatewayView, ServiceObjects), LbError> {
+        let view = GatewayView::read(&self.client, &self.gateway.id, self.mode.uses_nat())
+            .await
+            .map_err(LbError::vcd(
+                &service.key(),
+                "reading the gateway's load balancer objects".into(),
+            ))?;
+        let observed = view.owned_by(&self.owner(service));
+        Ok((view, observed))
+    }
+
+    /// Reconciles until no other owner contests the address; returns the
+    /// address, the writes made and whether the Service had objects before.
+    async fn converge(
+        &self,
+        service: &ServiceSpec,
+        nodes: &[NodeSpec],
+    ) -> Result<(String, usize, bool), LbError> {
+        service.check()?;
+        if !service
+            .ports
+            .iter()
+            .any(|p| p.node_port.is_some_and(|n| n > 0))
+        {
+            return Err(LbError::InvalidService {
+                service: service.key(),
+                problem: "no port has a nodePort; NSX ALB pools forward to node ports (allocateLoadBalancerNodePorts: false is not supported)".to_string(),
+            });
+        }
+        let mut excluded = HashSet::new();
+        let mut writes = 0;
+        let mut existed = None;
+        let mut last = None;
+        for _ in 0..MAX_CLAIM_ATTEMPTS {
+            match self.pass(service, nodes, &excluded, &mut existed).await? {
+                Pass::Done { ip, writes: made } => {
+                    return Ok((ip, writes + made, existed.unwrap_or(false)));
+                }
+                Pass::Contested {
+                    ip,
+                    holder,
+                    writes: made,
+                } => {
+                    tracing::info!(service = %service.key(), %ip, %holder, "address taken by another owner at the same time; moving to another");
+                    writes += made;
+                    excluded.insert(ip);
+                    last = Some((ip, holder));
+                }
+            }
+        }
+        let (ip, holder) = last.unwrap_or((Ipv4Addr::UNSPECIFIED, String::new()));
+        Err(LbError::ClaimLost {
+            service: service.key(),
+            ip: ip.to_string(),
+            holder,
+            attempts: MAX_CLAIM_ATTEMPTS,
+        })
+    }
+
+    async fn decide(
+        &self,
+        service: &ServiceSpec,
+        view: &GatewayView,
+        current: Option<Ipv4Addr>,
+    ) -> Result<
+        (
+            Decision,
+            Vec<crate::vcd::resources::certificate::CertificateItem>,
+        ),
+        LbError,
+    > {
+        let in_use: HashSet<Ipv4Addr> = view.addresses_in_use().into_iter().collect();
+        let mut fresh = false;
+        loop {
+            let certificates = self
+                .catalog
+                .certificates(&self.client, fresh)
+                .await
+                .map_err(LbError::vcd(
+                    &service.key(),
+                    "reading the certificate library".into(),
+                ))?;
+            let input = build(InputParts {
+                service,
+                cluster: &self.cluster,
+                pools: self.source.address_pools(&in_use),
+                certificates: &certificates,
+                profiles: &self.features.profiles,
+                current,
+            });
+            match run_policy(&self.registry, input, &service.key()).await {
+                Ok(decision) => return Ok((decision, certificates)),
+                // The library may have gained the certificate since it was read.
+                Err(error) if !fresh && policy_needs_certificates(&error) => fresh = true,
+                Err(error) => return Err(error),
+            }
+        }
+    }
+
+    async fn pass(
+        &self,
+        service: &ServiceSpec,
+        nodes: &[NodeSpec],
+        excluded: &HashSet<Ipv4Addr>,
+        existed: &mut Option<bool>,
+    ) -> Result<Pass, LbError> {
+        let (view, observed) = self.observe(service).await?;
+        existed.get_or_insert(!observed.is_empty());
+        let uses_nat = self.mode.uses_nat();
+        let current = observed
+            .external_ip(uses_nat)
+            .and_then(|ip| ip.parse::<Ipv4Addr>().ok())
+            .filter(|ip| !excluded.contains(ip));
+        let (decision, certificates) = self.decide(service, &view, current).await?;
+        for warning in &decision.warnings {
+            tracing::warn!(service = %service.key(), %warning, "policy warning");
+        }
+        let owner = self.owner(service);
+        let marker = owner.format();
+        let names = self.names(service);
+        let seed = format!("{}/{}", self.config.cluster_id, service.uid);
+        let address = AddressContext {
+            client: &self.client,
+            gateway_id: &self.gateway.id,
+            source: &self.source,
+            service: &service.key(),
+            marker: &marker,
+            seed: &seed,
+            current,
+            excluded,
+        }
+        .resolve(&decision.address)
+        .await?;
+        let (internal_ips, fresh_internal) =
+            self.internal_ips(service, &names, &view, &observed, excluded, &seed)?;
+        let target = Target {
+            mode: self.mode,
+            gateway: &self.gateway,
+            names: &names,
+            owner: &owner,
+            service,
+            nodes,
+            decision: &decision,
+            certificates: &certificates,
+            external_ip: address.ip,
+            internal_ips: &internal_ips,
+        };
+        let desired = plan::desired(&target);
+        let ops = plan::diff(&desired, &observed);
+        let mut unreserved = fresh_internal;
+        if address.verify_claim {
+            unreserved.push(address.ip);
+        }
+        let applied = self.applier(service).apply(ops, &observed).await;
+        // A write refused because a racing owner took the address first is
+        // a lost claim too, not a failure.
+        let writes = match applied {
+            Err(error) if unreserved.is_empty() => return Err(error),
+            Err(error) => match self.verify(service, &owner, &unreserved).await? {
+                Some((ip, holder)) => {
+                    return Ok(Pass::Contested {
+                        ip,
+                        holder,
+                        writes: 0,
+                    });
+                }
+                None => return Err(error),
+            },
+            Ok(writes) => writes,
+        };
+        if !unreserved.is_empty()
+            && let Some((ip, holder)) = self.verify(service, &owner, &unreserved).await?
+        {
+            return Ok(Pass::Contested { ip, holder, writes });
+        }
+        if self.source.is_spaces() && current.is_some_and(|c| c != address.ip) {
+            self.release_other_claims(service, &marker, address.ip)
+                .await?;
+        }
+        Ok(Pass::Done {
+            ip: address.ip.to_string(),
+            writes,
+        })
+    }
+
+    /// One-arm: each port's internal VIP (kept from its virtual service when
+    /// it has one), and which were newly picked.
+    fn internal_ips(
+        &self,
+        service: &ServiceSpec,
+        names: &Names,
+        view: &GatewayView,
+        observed: &ServiceObjects,
+        excluded: &HashSet<Ipv4Addr>,
+        seed: &str,
+    ) -> Result<(BTreeMap<PortKey, Ipv4Addr>, Vec<Ipv4Addr>), LbError> {
+        let Some(range) = self.mode.internal_range() else {
+            return Ok((BTreeMap::new(), Vec::new()));
+        };
+        let keys: Vec<PortKey> = service
+            .ports
+            .iter()
+            .filter(|p| p.node_port.is_some_and(|n| n > 0))
+            .map(|p| PortKey {
+                protocol: p.protocol,
+                port: p.port,
+            })
+            .collect();
+        let existing_of = |key: &PortKey| {
+            observed
+                .virtual_services
+                .get(&names.virtual_service(*key))
+                .and_then(|vs| vs.object.virtual_ip_address.as_deref()?.parse().ok())
+                .filter(|ip: &Ipv4Addr| range.contains(*ip) && !excluded.contains(ip))
+        };
+        let in_use: HashSet<Ipv4Addr> = view
+            .virtual_services
+            .iter()
+            .filter_map(|vs| vs.virtual_ip_address.as_deref()?.parse().ok())
+            .collect();
+        let exhausted = || LbError::OneArmExhausted {
+            service: service.key(),
+            start: range.first.to_string(),
+            end: range.last.to_string(),
+        };
+        let mut chosen = BTreeMap::new();
+        let mut fresh = Vec::new();
+        match self.mode {
+            Mode::SharedVipOneArm(_) => {
+                let ip = match keys.iter().find_map(existing_of) {
+                    Some(ip) => ip,
+                    None => {
+                        let ip = *pick_internal(range, &in_use, excluded, 1, seed)
+                            .first()
+                            .ok_or_else(exhausted)?;
+                        fresh.push(ip);
+                        ip
+                    }
+                };
+                chosen.extend(keys.iter().map(|k| (*k, ip)));
+            }
+            Mode::OneArm(_) => {
+                let missing = keys.iter().filter(|k| existing_of(k).is_none()).count();
+                let mut taken: HashSet<Ipv4Addr> = in_use;
+                taken.extend(keys.iter().filter_map(existing_of));
+                let mut picks = pick_internal(range, &taken, excluded, missing, seed).into_iter();
+                for key in &keys {
+                    let ip = match existing_of(key) {
+                        Some(ip) => ip,
+                        None => {
+                            let ip = picks.next().ok_or_else(exhausted)?;
+                            fresh.push(ip);
+                            ip
+                        }
+                    };
+                    chosen.insert(*key, ip);
+                }
+            }
+            Mode::SharedVip => {}
+        }
+        Ok((chosen, fresh))
+    }
+
+    /// Reads the gateway again and reports an address of `ips` that another
+    /// owner holds too (IP blocks reserve nothing; both of a racing pair
+    /// see each other and move, so no address ends up shared).
+    async fn verify(
+        &self,
+        service: &ServiceSpec,
+        owner: &super::ownership::OwnerTag,
+        ips: &[Ipv4Addr],
+    ) -> Result<Option<(Ipv4Addr, String)>, LbError> {
+        let view =
+            GatewayView::read_addresses(&self.client, &self.gateway.id, self.mode.uses_nat())
+                .await
+                .map_err(LbError::vcd(
+                    &service.key(),
+                    "verifying the address claim".into(),
+                ))?;
+        Ok(ips.iter().find_map(|ip| {
+            view.other_holder(&ip.to_string(), owner)
+                .map(|holder| (*ip, holder))
+        }))
+    }
+
+    /// IP Spaces: after moving to `keep`, releases the Service's other claims.
+    async fn release_other_claims(
+        &self,
+        service: &ServiceSpec,
+        marker: &str,
+        keep: Ipv4Addr,
+    ) -> Result<(), LbError> {
+        let vcd = |a: String| LbError::vcd(&service.key(), a);
+        let claims = ipam::find_claims(&self.client, self.source.spaces(), marker)
+            .await
+            .map_err(vcd("finding the Service's IP Space allocations".into()))?;
+        for (space_id, allocation) in claims {
+            if allocation.value != keep.to_string() {
+                self.client
+                    .release_allocation(&space_id, &allocation)
+                    .await
+                    .map_err(vcd(format!(
+                        "releasing IP Space allocation {}",
+                        allocation.value
+                    )))?;
+            }
+        }
+        Ok(())
+    }
+}

@@ -1,0 +1,157 @@
+//! The plain inputs and output of the load-balancer API: what the controller
+//! extracts from a Kubernetes Service and its node list, and the ingress it
+//! writes back. No Kubernetes types on purpose.
+
+use std::collections::BTreeMap;
+
+use crate::policy::model::{self, IpFamily, Protocol, TrafficPolicy};
+
+/// One `spec.ports[]` entry.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PortSpec {
+    pub name: String,
+    pub protocol: Protocol,
+    pub port: u16,
+    /// `None` (or 0 upstream) when the Service allocates no node port.
+    pub node_port: Option<u16>,
+    pub app_protocol: Option<String>,
+}
+
+/// The parts of a Service the load balancer and its policy read.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ServiceSpec {
+    pub namespace: String,
+    pub name: String,
+    pub uid: String,
+    pub annotations: BTreeMap<String, String>,
+    pub labels: BTreeMap<String, String>,
+    /// Labels of the Service's namespace (policy selection and input).
+    pub namespace_labels: BTreeMap<String, String>,
+    pub ports: Vec<PortSpec>,
+    pub load_balancer_ip: Option<String>,
+    pub load_balancer_class: Option<String>,
+    pub external_traffic_policy: TrafficPolicy,
+    pub health_check_node_port: Option<u16>,
+    pub ip_families: Vec<IpFamily>,
+}
+
+impl ServiceSpec {
+    /// `namespace/name`, for messages.
+    pub fn key(&self) -> String {
+        format!("{}/{}", self.namespace, self.name)
+    }
+
+    pub(crate) fn check(&self) -> Result<(), super::LbError> {
+        let problem = if self.namespace.is_empty() || self.name.is_empty() {
+            Some("namespace and name must be set")
+        } else if self.uid.trim().is_empty() || self.uid.contains(char::is_whitespace) {
+            Some("uid must be set and contain no spaces (it is part of the ownership tag)")
+        } else {
+            None
+        };
+        match problem {
+            Some(problem) => Err(super::LbError::InvalidService {
+                service: self.key(),
+                problem: problem.to_string(),
+            }),
+            None => Ok(()),
+        }
+    }
+
+    pub(crate) fn to_policy(&self) -> (model::Service, model::Namespace) {
+        let pairs = |map: &BTreeMap<String, String>| {
+            map.iter()
+                .map(|(k, v)| (k.clone(), v.clone()))
+                .collect::<Vec<_>>()
+        };
+        let service = model::Service {
+            namespace: self.namespace.clone(),
+            name: self.name.clone(),
+            uid: self.uid.clone(),
+            labels: pairs(&self.labels),
+            annotations: pairs(&self.annotations),
+            ports: self
+                .ports
+                .iter()
+                .map(|p| model::ServicePort {
+                    name: p.name.clone(),
+                    protocol: p.protocol,
+                    port: p.port,
+                    node_port: p.node_port,
+                    app_protocol: p.app_protocol.clone(),
+                })
+                .collect(),
+            load_balancer_ip: self
+                .load_balancer_ip
+                .clone()
+                .filter(|ip| !ip.trim().is_empty()),
+            load_balancer_class: self.load_balancer_class.clone(),
+            external_traffic_policy: self.external_traffic_policy,
+            health_check_node_port: self.health_check_node_port,
+            ip_families: self.ip_families.clone(),
+        };
+        let namespace = model::Namespace {
+            name: self.namespace.clone(),
+            labels: pairs(&self.namespace_labels),
+        };
+        (service, namespace)
+    }
+}
+
+/// A node the controller put behind the load balancer.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NodeSpec {
+    pub name: String,
+    /// The node's `InternalIP`; nodes without one receive no traffic.
+    pub internal_ip: Option<String>,
+}
+
+impl NodeSpec {
+    pub fn new(name: impl Into<String>, internal_ip: impl Into<String>) -> Self {
+        Self {
+            name: name.into(),
+            internal_ip: Some(internal_ip.into()),
+        }
+    }
+}
+
+/// `status.loadBalancer.ingress[].ipMode`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum IpMode {
+    Vip,
+    /// NSX ALB proxies (and may terminate TLS), so nodes must not
+    /// short-circuit traffic to the address.
+    Proxy,
+}
+
+impl IpMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            IpMode::Vip => "VIP",
+            IpMode::Proxy => "Proxy",
+        }
+    }
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Ingress {
+    pub ip: String,
+    pub ip_mode: IpMode,
+}
+
+/// What `status.loadBalancer` should say.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct LbStatus {
+    pub ingress: Vec<Ingress>,
+}
+
+impl LbStatus {
+    pub(crate) fn at(ip: &str) -> Self {
+        Self {
+            ingress: vec![Ingress {
+                ip: ip.to_string(),
+                ip_mode: IpMode::Proxy,
+            }],
+        }
+    }
+}
