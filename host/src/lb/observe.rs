@@ -39,6 +39,29 @@ fn tag_of(description: Option<&str>) -> Option<Tagged> {
     description.and_then(OwnerTag::parse)
 }
 
+/// The items tagged for `owner`'s Service, by name; `identity` gives an item's
+/// name and description.
+fn owned<T: Clone>(
+    items: &[T],
+    owner: &OwnerTag,
+    identity: impl Fn(&T) -> (&String, Option<&str>),
+) -> BTreeMap<String, Owned<T>> {
+    items
+        .iter()
+        .filter_map(|item| {
+            let (name, description) = identity(item);
+            let tag = tag_of(description).filter(|t| t.owner.same_service(owner))?;
+            Some((
+                name.clone(),
+                Owned {
+                    object: item.clone(),
+                    tag,
+                },
+            ))
+        })
+        .collect()
+}
+
 impl GatewayView {
     pub async fn read(
         client: &VcdClient,
@@ -80,36 +103,17 @@ impl GatewayView {
 
     /// The objects whose tag names `owner`'s cluster and Service uid.
     pub fn owned_by(&self, owner: &OwnerTag) -> ServiceObjects {
-        let mut objects = ServiceObjects::default();
-        let ours = |d: Option<&str>| tag_of(d).filter(|t| t.owner.same_service(owner));
-        for vs in &self.virtual_services {
-            if let Some(tag) = ours(vs.description.as_deref()) {
-                let owned = Owned {
-                    object: vs.clone(),
-                    tag,
-                };
-                objects.virtual_services.insert(vs.name.clone(), owned);
-            }
+        ServiceObjects {
+            virtual_services: owned(&self.virtual_services, owner, |vs| {
+                (&vs.name, vs.description.as_deref())
+            }),
+            pools: owned(&self.pools, owner, |pool| {
+                (&pool.name, pool.description.as_deref())
+            }),
+            nat_rules: owned(&self.nat_rules, owner, |rule| {
+                (&rule.name, rule.description.as_deref())
+            }),
         }
-        for pool in &self.pools {
-            if let Some(tag) = ours(pool.description.as_deref()) {
-                let owned = Owned {
-                    object: pool.clone(),
-                    tag,
-                };
-                objects.pools.insert(pool.name.clone(), owned);
-            }
-        }
-        for rule in &self.nat_rules {
-            if let Some(tag) = ours(rule.description.as_deref()) {
-                let owned = Owned {
-                    object: rule.clone(),
-                    tag,
-                };
-                objects.nat_rules.insert(rule.name.clone(), owned);
-            }
-        }
-        objects
     }
 
     /// Every IPv4 address a virtual service or NAT rule on the gateway uses.
