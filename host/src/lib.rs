@@ -3,5 +3,6 @@
 
 pub mod cli;
 pub mod commands;
+pub mod instances;
 pub mod policy;
 pub mod vcd;
