@@ -48,7 +48,13 @@ fn add_worker(sim: &Sim, name: &str, ip: &str) {
     )
     .unwrap();
     sim.with_world(|w| {
-        let vapp = w.vapps.iter().find(|a| a.name == "cluster1").unwrap().id.clone();
+        let vapp = w
+            .vapps
+            .iter()
+            .find(|a| a.name == "cluster1")
+            .unwrap()
+            .id
+            .clone();
         w.add_vm(&vapp, &spec).unwrap();
     });
 }
@@ -172,8 +178,16 @@ async fn a_failing_load_surfaces_its_error_to_every_waiter_and_the_next_call_rec
         .instance_exists(&NodeRef::named("worker-0"))
         .await
         .unwrap_err();
-    assert!(matches!(error, InstancesError::PowerState { .. }), "{error}");
-    assert!(instances.instance_exists(&NodeRef::named("worker-0")).await.unwrap());
+    assert!(
+        matches!(error, InstancesError::PowerState { .. }),
+        "{error}"
+    );
+    assert!(
+        instances
+            .instance_exists(&NodeRef::named("worker-0"))
+            .await
+            .unwrap()
+    );
 }
 
 #[tokio::test]
@@ -187,8 +201,14 @@ async fn initialising_100_nodes_takes_at_most_5_calls() {
     let mut provider_ids = Vec::new();
     for i in 0..100 {
         let name = format!("worker-{i}");
-        let metadata = instances.instance_metadata(&NodeRef::named(&name)).await.unwrap();
-        assert_eq!(metadata.addresses[0].address, format!("10.0.0.{}", i % 200 + 10));
+        let metadata = instances
+            .instance_metadata(&NodeRef::named(&name))
+            .await
+            .unwrap();
+        assert_eq!(
+            metadata.addresses[0].address,
+            format!("10.0.0.{}", i % 200 + 10)
+        );
         provider_ids.push((name, metadata.provider_id));
     }
     let init_calls = vcd_support::total_calls(&sim);
@@ -213,6 +233,9 @@ async fn initialising_100_nodes_takes_at_most_5_calls() {
     println!("  total including connect: {}", connect_calls + init_calls);
     println!("  again by providerID within the cache period: {refresh_calls} calls");
     println!("  (upstream CCM: 13 calls per node, 1300 in total)");
-    assert!(connect_calls + init_calls <= 5, "{connect_calls} + {init_calls}");
+    assert!(
+        connect_calls + init_calls <= 5,
+        "{connect_calls} + {init_calls}"
+    );
     assert_eq!(refresh_calls, 0);
 }

@@ -39,7 +39,12 @@ async fn a_deleted_vm_does_not_exist_and_is_not_shut_down() {
     assert!(!instances.instance_shutdown(&by_id).await.unwrap());
     assert!(instances.instance_metadata(&by_id).await.is_err());
     // The others are untouched.
-    assert!(instances.instance_exists(&NodeRef::named("worker-0")).await.unwrap());
+    assert!(
+        instances
+            .instance_exists(&NodeRef::named("worker-0"))
+            .await
+            .unwrap()
+    );
 }
 
 #[tokio::test]
@@ -49,7 +54,12 @@ async fn a_vm_recreated_under_the_same_name_is_found_by_name_not_by_old_id() {
     config.power_state_max_age = Duration::ZERO;
     let instances = instances(&sim, config).await;
     let old_id = provider_id(&sim, "worker-2");
-    assert!(instances.instance_exists(&NodeRef::named("worker-2")).await.unwrap());
+    assert!(
+        instances
+            .instance_exists(&NodeRef::named("worker-2"))
+            .await
+            .unwrap()
+    );
 
     let old_urn = vm_urn(&sim, "worker-2");
     sim.with_world(|w| {
@@ -58,7 +68,12 @@ async fn a_vm_recreated_under_the_same_name_is_found_by_name_not_by_old_id() {
         let spec = serde_json::from_value(serde_json::json!({"name": "worker-2"})).unwrap();
         w.add_vm(&vapp, &spec).unwrap();
     });
-    assert!(instances.instance_exists(&NodeRef::named("worker-2")).await.unwrap());
+    assert!(
+        instances
+            .instance_exists(&NodeRef::named("worker-2"))
+            .await
+            .unwrap()
+    );
     let stale = NodeRef::named("worker-2").with_provider_id(&old_id);
     assert!(!instances.instance_exists(&stale).await.unwrap());
 }
@@ -69,12 +84,22 @@ async fn powered_off_and_suspended_vms_are_shut_down() {
     set_power(&sim, "worker-0", PowerState::PoweredOff);
     set_power(&sim, "worker-1", PowerState::Suspended);
     let instances = instances(&sim, single_zone()).await;
-    let shutdown = async |name: &str| instances.instance_shutdown(&NodeRef::named(name)).await.unwrap();
+    let shutdown = async |name: &str| {
+        instances
+            .instance_shutdown(&NodeRef::named(name))
+            .await
+            .unwrap()
+    };
     assert!(shutdown("worker-0").await);
     assert!(shutdown("worker-1").await);
     assert!(!shutdown("worker-2").await);
     // A powered-off VM still exists: the node keeps its object, with a taint.
-    assert!(instances.instance_exists(&NodeRef::named("worker-0")).await.unwrap());
+    assert!(
+        instances
+            .instance_exists(&NodeRef::named("worker-0"))
+            .await
+            .unwrap()
+    );
     // A node whose VM is unknown is not shut down.
     assert!(!shutdown("worker-99").await);
 }

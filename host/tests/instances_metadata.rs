@@ -43,7 +43,11 @@ async fn metadata_by_name_and_by_provider_id_agree() {
         .unwrap();
     let expected_id = provider_id(&sim, "worker-0");
     assert_eq!(by_name.provider_id, expected_id);
-    assert!(by_name.provider_id.starts_with("vmware-cloud-director://urn:vcloud:vm:"));
+    assert!(
+        by_name
+            .provider_id
+            .starts_with("vmware-cloud-director://urn:vcloud:vm:")
+    );
     assert_eq!(
         by_name.addresses,
         vec![
@@ -51,8 +55,14 @@ async fn metadata_by_name_and_by_provider_id_agree() {
             address(AddressType::Hostname, "worker-0"),
         ]
     );
-    assert_eq!(by_name.instance_type.as_deref(), Some("vcd-vm.cpu-4.mem-8GiB"));
-    assert_eq!((by_name.zone.as_deref(), by_name.region.as_deref()), (None, None));
+    assert_eq!(
+        by_name.instance_type.as_deref(),
+        Some("vcd-vm.cpu-4.mem-8GiB")
+    );
+    assert_eq!(
+        (by_name.zone.as_deref(), by_name.region.as_deref()),
+        (None, None)
+    );
 
     // The providerID wins over the name, and may be upper-case.
     let shouting = format!(
@@ -74,7 +84,10 @@ async fn vms_outside_the_cluster_vapp_and_bad_provider_ids_are_errors() {
         .instance_metadata(&NodeRef::named("other-0"))
         .await
         .unwrap_err();
-    assert!(matches!(missing, InstancesError::NotFound { .. }), "{missing}");
+    assert!(
+        matches!(missing, InstancesError::NotFound { .. }),
+        "{missing}"
+    );
     assert_eq!(
         missing.to_string(),
         "no VM named 'other-0' among the VMs of vApp 'cluster1'"
@@ -90,7 +103,10 @@ async fn vms_outside_the_cluster_vapp_and_bad_provider_ids_are_errors() {
         .instance_metadata(&NodeRef::named("worker-0").with_provider_id("aws:///eu-west-1a/i-0abc"))
         .await
         .unwrap_err();
-    assert!(matches!(foreign, InstancesError::InvalidProviderId { .. }), "{foreign}");
+    assert!(
+        matches!(foreign, InstancesError::InvalidProviderId { .. }),
+        "{foreign}"
+    );
     // An empty providerID means "not set yet": the name is used.
     let by_name = instances
         .instance_metadata(&NodeRef::named("worker-0").with_provider_id(""))
@@ -161,8 +177,14 @@ async fn instance_type_is_the_sizing_policy_else_cpu_and_memory() {
             .instance_type
     };
     assert_eq!(type_of("multi-0").await.as_deref(), Some("Large--4-vCPU"));
-    assert_eq!(type_of("worker-0").await.as_deref(), Some("vcd-vm.cpu-4.mem-8GiB"));
-    assert_eq!(type_of("odd-0").await.as_deref(), Some("vcd-vm.cpu-1.mem-1536MiB"));
+    assert_eq!(
+        type_of("worker-0").await.as_deref(),
+        Some("vcd-vm.cpu-4.mem-8GiB")
+    );
+    assert_eq!(
+        type_of("odd-0").await.as_deref(),
+        Some("vcd-vm.cpu-1.mem-1536MiB")
+    );
 }
 
 #[tokio::test]
@@ -190,12 +212,21 @@ async fn multi_zone_reads_every_zone_vapp_and_maps_vdcs_to_zones() {
         (
             "vdc-a",
             vec![
-                ("placeholder-a", vec![worker("a-0", "10.1.0.10"), worker("a-1", "10.1.0.11")]),
+                (
+                    "placeholder-a",
+                    vec![worker("a-0", "10.1.0.10"), worker("a-1", "10.1.0.11")],
+                ),
                 ("decoy", vec![worker("decoy-0", "10.1.0.99")]),
             ],
         ),
-        ("vdc-b", vec![("placeholder-b", vec![worker("b-0", "10.2.0.10")])]),
-        ("vdc-c", vec![("placeholder-c", vec![worker("c-0", "10.3.0.10")])]),
+        (
+            "vdc-b",
+            vec![("placeholder-b", vec![worker("b-0", "10.2.0.10")])],
+        ),
+        (
+            "vdc-c",
+            vec![("placeholder-c", vec![worker("c-0", "10.3.0.10")])],
+        ),
     ]);
     let sim = start(&yaml).await;
     // CAPVCD names a zone's vApp `<cluster>_<VDC uuid>_<machine deployment>`;
@@ -226,7 +257,10 @@ async fn multi_zone_reads_every_zone_vapp_and_maps_vdcs_to_zones() {
     let instances = instances(&sim, config).await;
     sim.reset_log();
     for (node, zone) in [("a-0", "zone-a"), ("a-1", "zone-a"), ("b-0", "zone-b")] {
-        let metadata = instances.instance_metadata(&NodeRef::named(node)).await.unwrap();
+        let metadata = instances
+            .instance_metadata(&NodeRef::named(node))
+            .await
+            .unwrap();
         assert_eq!(metadata.zone.as_deref(), Some(zone), "{node}");
         assert_eq!(metadata.region.as_deref(), Some("region-1"));
     }
@@ -238,7 +272,9 @@ async fn multi_zone_reads_every_zone_vapp_and_maps_vdcs_to_zones() {
             .await
             .unwrap_err();
         assert!(
-            error.to_string().contains("the vApps named 'cluster1_<VDC uuid>…'"),
+            error
+                .to_string()
+                .contains("the vApps named 'cluster1_<VDC uuid>…'"),
             "{error}"
         );
     }

@@ -51,7 +51,10 @@ mod tests {
     #[test]
     fn policy_names_become_label_values() {
         assert_eq!(label_value("gpu.large").as_deref(), Some("gpu.large"));
-        assert_eq!(label_value(" Large (4 vCPU) ").as_deref(), Some("Large--4-vCPU"));
+        assert_eq!(
+            label_value(" Large (4 vCPU) ").as_deref(),
+            Some("Large--4-vCPU")
+        );
         assert_eq!(label_value("ü"), None);
         assert_eq!(label_value(&"x".repeat(80)).map(|v| v.len()), Some(63));
     }

@@ -46,7 +46,11 @@ struct Snapshot {
 }
 
 impl Snapshot {
-    fn find(&self, key: &VmKey, vapps: &ClusterVApps) -> Result<Option<Arc<CachedVm>>, InstancesError> {
+    fn find(
+        &self,
+        key: &VmKey,
+        vapps: &ClusterVApps,
+    ) -> Result<Option<Arc<CachedVm>>, InstancesError> {
         match key {
             VmKey::Urn(urn) => Ok(self.by_urn.get(urn).cloned()),
             VmKey::Name(name) => {

@@ -118,14 +118,14 @@ impl Instances {
         &self,
         node: &NodeRef<'_>,
     ) -> Result<InstanceMetadata, InstancesError> {
-        let cached = self
-            .inventory
-            .lookup(&node.key()?)
-            .await?
-            .ok_or_else(|| InstancesError::NotFound {
-                node: node.describe(),
-                scope: self.inventory.vapps().describe(),
-            })?;
+        let cached =
+            self.inventory
+                .lookup(&node.key()?)
+                .await?
+                .ok_or_else(|| InstancesError::NotFound {
+                    node: node.describe(),
+                    scope: self.inventory.vapps().describe(),
+                })?;
         Ok(self.metadata_of(&cached))
     }
 

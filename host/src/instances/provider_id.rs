@@ -50,9 +50,15 @@ mod tests {
     fn round_trips_and_normalises() {
         let urn = format!("urn:vcloud:vm:{UUID}");
         assert_eq!(vm_urn(&provider_id(&urn)).unwrap(), urn);
-        let shouting = format!(" vmware-cloud-director:// URN:VCLOUD:VM:{} ", UUID.to_uppercase());
+        let shouting = format!(
+            " vmware-cloud-director:// URN:VCLOUD:VM:{} ",
+            UUID.to_uppercase()
+        );
         assert_eq!(vm_urn(&shouting).unwrap(), urn);
-        assert_eq!(vm_urn(&format!("vmware-cloud-director://{UUID}")).unwrap(), urn);
+        assert_eq!(
+            vm_urn(&format!("vmware-cloud-director://{UUID}")).unwrap(),
+            urn
+        );
     }
 
     #[test]

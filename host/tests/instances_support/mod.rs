@@ -40,7 +40,12 @@ pub fn worker(name: &str, ip: &str) -> String {
 /// `count` workers `worker-<i>` with IPs 10.0.<i/200>.<i%200+10>.
 pub fn workers(count: usize) -> Vec<String> {
     (0..count)
-        .map(|i| worker(&format!("worker-{i}"), &format!("10.0.{}.{}", i / 200, i % 200 + 10)))
+        .map(|i| {
+            worker(
+                &format!("worker-{i}"),
+                &format!("10.0.{}.{}", i / 200, i % 200 + 10),
+            )
+        })
         .collect()
 }
 

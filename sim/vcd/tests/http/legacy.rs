@@ -187,8 +187,10 @@ async fn vms_carry_sizing_policy_and_computer_name_and_vapps_match_by_prefix() {
     let vapp_id = sim.with_world(|w| w.vapps[0].id.clone());
     let added: serde_json::Value = crate::support::http()
         .post(format!("{}/_sim/vapps/{vapp_id}/vms", sim.base_url()))
-        .json(&json!({"name": "gpu-0", "sizingPolicy": "gpu.large", "computerName": "gpu-host",
-            "nics": [{"network": "net1", "ip": "10.0.0.98"}]}))
+        .json(
+            &json!({"name": "gpu-0", "sizingPolicy": "gpu.large", "computerName": "gpu-host",
+            "nics": [{"network": "net1", "ip": "10.0.0.98"}]}),
+        )
         .send()
         .await
         .unwrap()
