@@ -14,9 +14,11 @@ use crate::vcd_support;
 pub const QUERY: &str = "GET /api/query";
 pub const VAPP_OR_VM: &str = "GET /api/vApp/{reference}";
 
-/// A tenant org `org1` with `vdcs`, each given as (VDC name, vApps), each
-/// vApp as (name, VM lines in the scenario's YAML flow form).
-pub fn world_yaml(vdcs: &[(&str, Vec<(&str, Vec<String>)>)]) -> String {
+/// A vApp: its name and its VMs as lines in the scenario's YAML flow form.
+pub type VAppSpec<'a> = (&'a str, Vec<String>);
+
+/// A tenant org `org1` with `vdcs`, each given as (VDC name, vApps).
+pub fn world_yaml(vdcs: &[(&str, Vec<VAppSpec>)]) -> String {
     let mut yaml = String::from(
         "orgs:\n  - name: org1\n    users:\n      - {name: k8s-cpi, password: pw, apiTokens: [org1-token]}\n    vdcs:\n",
     );
