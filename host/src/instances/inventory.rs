@@ -248,3 +248,45 @@ fn cluster_vapps(records: &[VmRecord], vapps: &ClusterVApps) -> BTreeMap<String,
     }
     found
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn record(vapp: &str, vdc_uuid: &str) -> VmRecord {
+        VmRecord {
+            name: "vm".into(),
+            href: "https://h/api/vApp/vm-1".into(),
+            container_name: Some(vapp.into()),
+            container: Some(format!("https://h/api/vApp/vapp-{vapp}")),
+            vdc: Some(format!("https://h/api/vdc/{vdc_uuid}")),
+            vdc_name: Some(format!("vdc-{vdc_uuid}")),
+            status: None,
+            ip_address: None,
+        }
+    }
+
+    #[test]
+    fn membership_is_exact_although_the_query_is_a_case_insensitive_glob() {
+        let records = [
+            record("cluster1", "u1"),
+            record("CLUSTER1", "u1"),
+            record("cluster1_u1_md0", "u1"),
+            record("cluster1_u2_md0", "u1"),
+            record("Cluster1_u1_md1", "u1"),
+        ];
+        let named = cluster_vapps(&records, &ClusterVApps::Named("cluster1".into()));
+        assert_eq!(
+            named.keys().collect::<Vec<_>>(),
+            ["https://h/api/vApp/vapp-cluster1"]
+        );
+        let zoned = cluster_vapps(&records, &ClusterVApps::ZonePrefix("cluster1".into()));
+        assert_eq!(
+            zoned.into_iter().collect::<Vec<_>>(),
+            [(
+                "https://h/api/vApp/vapp-cluster1_u1_md0".to_string(),
+                Some("vdc-u1".to_string())
+            )]
+        );
+    }
+}
