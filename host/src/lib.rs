@@ -3,6 +3,7 @@
 
 pub mod cli;
 pub mod commands;
+pub mod instances;
 pub mod lb;
 pub mod policy;
 pub mod vcd;

@@ -477,3 +477,51 @@ async fn vm_inventory_by_vapp_and_by_id() {
         "{gone}"
     );
 }
+
+#[tokio::test]
+async fn vapp_with_vms_carries_sizing_computer_name_and_nics() {
+    let sim = sim().await;
+    let client = tenant_client(&sim).await;
+    let vapp_id = sim.with_world(|w| w.vapps[0].id.clone());
+    let spec: vcdsim::scenario::VmSpec = serde_json::from_value(json!({
+        "name": "gpu-0", "cpus": 8, "memoryMb": 32768, "sizingPolicy": "gpu.large",
+        "computerName": "gpu-host-0", "primaryNic": 1,
+        "nics": [{"network": "net1", "ip": "10.0.0.50"}, {"network": "net1", "ip": "10.0.0.51"}],
+    }))
+    .unwrap();
+    sim.with_world(|w| w.add_vm(&vapp_id, &spec)).unwrap();
+
+    let records = client
+        .query_vms(&VmScope::VAppPrefix("clus".into()))
+        .await
+        .unwrap();
+    assert_eq!(records.len(), 4);
+    assert!(
+        client
+            .query_vms(&VmScope::VAppPrefix("other".into()))
+            .await
+            .unwrap()
+            .is_empty()
+    );
+    let record = records.iter().find(|r| r.name == "gpu-0").unwrap();
+    assert_eq!(record.vdc_name.as_deref(), Some("vdc1"));
+    assert!(record.vdc.as_deref().unwrap().contains("/api/vdc/"));
+
+    let vapp = client
+        .get_vapp_with_vms(record.container.as_deref().unwrap())
+        .await
+        .unwrap();
+    assert_eq!(vapp.name, "cluster1");
+    assert_eq!(vapp.vms.len(), 4);
+    let gpu = vapp.vms.iter().find(|vm| vm.name == "gpu-0").unwrap();
+    assert_eq!(gpu.sizing_policy.as_deref(), Some("gpu.large"));
+    assert_eq!(gpu.computer_name.as_deref(), Some("gpu-host-0"));
+    assert_eq!((gpu.cpus, gpu.memory_mb), (Some(8), Some(32768)));
+    assert_eq!(
+        gpu.primary_nic().and_then(|n| n.ip_address.as_deref()),
+        Some("10.0.0.51")
+    );
+    let worker = vapp.vms.iter().find(|vm| vm.name == "worker-0").unwrap();
+    assert_eq!(worker.sizing_policy, None);
+    assert_eq!(worker.computer_name.as_deref(), Some("worker-0"));
+}

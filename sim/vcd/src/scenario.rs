@@ -323,6 +323,12 @@ pub struct VmSpec {
     pub nics: Vec<Nic>,
     #[serde(default)]
     pub primary_nic: usize,
+    /// The name of the VM sizing policy (a VDC compute policy) it uses.
+    #[serde(default)]
+    pub sizing_policy: Option<String>,
+    /// The guest OS computer name; the VM name when absent.
+    #[serde(default)]
+    pub computer_name: Option<String>,
 }
 
 fn powered_on() -> PowerState {

@@ -8,7 +8,7 @@ use crate::scenario::{
 };
 use crate::world::World;
 use crate::world::alb::{SegAssignment, ServiceEngineGroup};
-use crate::world::compute::{VApp, Vdc, Vm};
+use crate::world::compute::{SizingPolicy, VApp, Vdc, Vm};
 use crate::world::identity::{ApiToken, Org, SYSTEM_ORG, User};
 use crate::world::ip::{Cidr, IpRange, parse_ip};
 use crate::world::ip_space::{IpSpace, IpSpaceRange};
@@ -373,6 +373,14 @@ pub fn vm_from_spec(spec: &VmSpec, vapp_id: &str) -> Vm {
         guest_os: spec.guest_os.clone(),
         nics,
         primary_nic: spec.primary_nic,
+        sizing_policy: spec.sizing_policy.as_ref().map(|name| SizingPolicy {
+            id: new_urn("vdcComputePolicy"),
+            name: name.clone(),
+        }),
+        computer_name: spec
+            .computer_name
+            .clone()
+            .unwrap_or_else(|| spec.name.clone()),
     }
 }
 

@@ -1,6 +1,7 @@
 //! VM inventory through the legacy API (JSON form): the query service for
-//! many VMs at once (by vApp or the whole org, paged), a VM by id with its
-//! power state and NICs, and the vApp a VM belongs to.
+//! many VMs at once (by vApp, vApp name prefix or the whole org, paged), a VM
+//! by id with its power state, NICs, sizing and computer name, the vApp a VM
+//! belongs to, and a vApp with every VM in it.
 
 use serde::Deserialize;
 
@@ -14,6 +15,9 @@ use crate::vcd::paging::MAX_PAGE_SIZE;
 pub enum VmScope {
     /// The VMs of the vApp with this name.
     VApp(String),
+    /// The VMs of every vApp whose name starts with this (VCD's `*`
+    /// wildcard, which is case-insensitive: callers compare exactly).
+    VAppPrefix(String),
     /// Every VM the session can see.
     Org,
 }
@@ -26,6 +30,10 @@ pub struct VmRecord {
     pub href: String,
     /// The vApp's name.
     pub container_name: Option<String>,
+    /// The vApp's legacy href.
+    pub container: Option<String>,
+    /// The VDC's legacy href.
+    pub vdc: Option<String>,
     pub vdc_name: Option<String>,
     /// E.g. `POWERED_ON`.
     pub status: Option<String>,
@@ -87,6 +95,12 @@ pub struct Vm {
     pub primary_nic_index: Option<u32>,
     /// The legacy href of the VM's vApp.
     pub vapp_href: Option<String>,
+    pub cpus: Option<u32>,
+    pub memory_mb: Option<u64>,
+    /// The name of the VM sizing policy, when the VM has one.
+    pub sizing_policy: Option<String>,
+    /// The guest OS computer name from the guest customization section.
+    pub computer_name: Option<String>,
 }
 
 impl Vm {
@@ -100,6 +114,14 @@ impl Vm {
 pub struct VApp {
     pub id: String,
     pub name: String,
+}
+
+/// A vApp with the full document of every VM in it.
+#[derive(Debug, Clone)]
+pub struct VAppWithVms {
+    pub id: String,
+    pub name: String,
+    pub vms: Vec<Vm>,
 }
 
 #[derive(Deserialize)]
@@ -122,6 +144,7 @@ struct NetworkConnection {
     is_connected: bool,
 }
 
+/// A section of the VM document; which fields are set depends on `_type`.
 #[derive(Deserialize)]
 #[serde(rename_all = "camelCase")]
 struct Section {
@@ -130,6 +153,30 @@ struct Section {
     primary_network_connection_index: Option<u32>,
     #[serde(default)]
     network_connection: Vec<NetworkConnection>,
+    computer_name: Option<String>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VmSpecSection {
+    num_cpus: Option<u32>,
+    memory_resource_mb: Option<MemoryResource>,
+}
+
+#[derive(Deserialize)]
+struct MemoryResource {
+    configured: Option<u64>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct ComputePolicy {
+    vm_sizing_policy: Option<PolicyRef>,
+}
+
+#[derive(Deserialize)]
+struct PolicyRef {
+    name: Option<String>,
 }
 
 #[derive(Deserialize)]
@@ -142,14 +189,21 @@ struct VmBody {
     link: Vec<Link>,
     #[serde(default)]
     section: Vec<Section>,
+    vm_spec_section: Option<VmSpecSection>,
+    compute_policy: Option<ComputePolicy>,
 }
 
 impl From<VmBody> for Vm {
     fn from(body: VmBody) -> Self {
-        let network = body
-            .section
-            .into_iter()
-            .find(|s| s.section_type.as_deref() == Some("NetworkConnectionSectionType"));
+        let mut network = None;
+        let mut computer_name = None;
+        for section in body.section {
+            match section.section_type.as_deref() {
+                Some("NetworkConnectionSectionType") => network = Some(section),
+                Some("GuestCustomizationSectionType") => computer_name = section.computer_name,
+                _ => {}
+            }
+        }
         let vapp_href = body
             .link
             .into_iter()
@@ -179,6 +233,16 @@ impl From<VmBody> for Vm {
             nics,
             primary_nic_index,
             vapp_href,
+            cpus: body.vm_spec_section.as_ref().and_then(|s| s.num_cpus),
+            memory_mb: body
+                .vm_spec_section
+                .and_then(|s| s.memory_resource_mb)
+                .and_then(|m| m.configured),
+            sizing_policy: body
+                .compute_policy
+                .and_then(|p| p.vm_sizing_policy)
+                .and_then(|p| p.name),
+            computer_name: computer_name.filter(|name| !name.is_empty()),
         }
     }
 }
@@ -198,8 +262,12 @@ impl VcdClient {
     pub async fn query_vms(&self, scope: &VmScope) -> Result<Vec<VmRecord>, VcdError> {
         let query_type = if self.is_provider() { "adminVM" } else { "vm" };
         let mut filter = Filter::eq("isVAppTemplate", "false");
-        if let VmScope::VApp(name) = scope {
-            filter = filter.and(Filter::eq("containerName", name));
+        match scope {
+            VmScope::VApp(name) => filter = filter.and(Filter::eq("containerName", name)),
+            VmScope::VAppPrefix(prefix) => {
+                filter = filter.and(Filter::eq("containerName", &format!("{prefix}*")));
+            }
+            VmScope::Org => {}
         }
         let mut records = Vec::new();
         for page in 1.. {
@@ -249,6 +317,32 @@ impl VcdClient {
             name: body.name,
         })
     }
+
+    /// The vApp at `vapp_href` (a query record's `container`) with the full
+    /// document of each of its VMs: one call for the whole vApp.
+    #[tracing::instrument(skip(self))]
+    pub async fn get_vapp_with_vms(&self, vapp_href: &str) -> Result<VAppWithVms, VcdError> {
+        #[derive(Deserialize)]
+        struct Children {
+            #[serde(default)]
+            vm: Vec<VmBody>,
+        }
+        #[derive(Deserialize)]
+        struct VAppBody {
+            id: String,
+            name: String,
+            children: Option<Children>,
+        }
+        let body: VAppBody = self
+            .fetch(ApiRequest::get("get_vapp", path_of(vapp_href)).legacy())
+            .await?;
+        let vms = body.children.map(|c| c.vm).unwrap_or_default();
+        Ok(VAppWithVms {
+            id: body.id,
+            name: body.name,
+            vms: vms.into_iter().map(Vm::from).collect(),
+        })
+    }
 }
 
 #[cfg(test)]
@@ -261,6 +355,8 @@ mod tests {
             name: "w".into(),
             href: "https://h/api/vApp/vm-1234".into(),
             container_name: None,
+            container: None,
+            vdc: None,
             vdc_name: None,
             status: None,
             ip_address: None,

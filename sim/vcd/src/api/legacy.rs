@@ -253,7 +253,21 @@ fn vm_body(state: &AppState, vm: &Vm) -> Value {
             "info": {"value": "Specifies the available VM network connections"},
             "primaryNetworkConnectionIndex": vm.primary_nic,
             "networkConnection": connections,
+        }, {
+            "_type": "GuestCustomizationSectionType",
+            "href": format!("{href}/guestCustomizationSection/"),
+            "type": "application/vnd.vmware.vcloud.guestCustomizationSection+json",
+            "enabled": true,
+            "computerName": vm.computer_name,
         }],
+        "computePolicy": {
+            "vmSizingPolicy": vm.sizing_policy.as_ref().map(|policy| json!({
+                "href": format!("{}/cloudapi/2.0.0/vdcComputePolicies/{}", state.base_url, policy.id),
+                "id": policy.id,
+                "name": policy.name,
+                "type": "application/json",
+            })),
+        },
         "vmSpecSection": {
             "numCpus": vm.cpus,
             "memoryResourceMb": {"configured": vm.memory_mb},

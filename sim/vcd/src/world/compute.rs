@@ -73,6 +73,16 @@ pub struct Vm {
     pub guest_os: String,
     pub nics: Vec<Nic>,
     pub primary_nic: usize,
+    pub sizing_policy: Option<SizingPolicy>,
+    pub computer_name: String,
+}
+
+/// A VM sizing policy reference (`urn:vcloud:vdcComputePolicy:<uuid>`).
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct SizingPolicy {
+    pub id: String,
+    pub name: String,
 }
 
 impl Vm {

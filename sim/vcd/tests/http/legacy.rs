@@ -179,3 +179,51 @@ async fn org_and_vdc_documents() {
     let vdc = client.get(vdc_link["href"].as_str().unwrap()).await.body;
     assert_eq!(vdc["name"], "vdc1");
 }
+
+#[tokio::test]
+async fn vms_carry_sizing_policy_and_computer_name_and_vapps_match_by_prefix() {
+    let sim = start(Scenario::default_scenario()).await;
+    let client = Client::tenant(&sim).await;
+    let vapp_id = sim.with_world(|w| w.vapps[0].id.clone());
+    let added: serde_json::Value = crate::support::http()
+        .post(format!("{}/_sim/vapps/{vapp_id}/vms", sim.base_url()))
+        .json(
+            &json!({"name": "gpu-0", "sizingPolicy": "gpu.large", "computerName": "gpu-host",
+            "nics": [{"network": "net1", "ip": "10.0.0.98"}]}),
+        )
+        .send()
+        .await
+        .unwrap()
+        .json()
+        .await
+        .unwrap();
+    let uuid = added["id"].as_str().unwrap().rsplit(':').next().unwrap();
+    let vm = client.get(&format!("/api/vApp/vm-{uuid}")).await.body;
+    assert_eq!(vm["computePolicy"]["vmSizingPolicy"]["name"], "gpu.large");
+    assert!(
+        vm["computePolicy"]["vmSizingPolicy"]["id"]
+            .as_str()
+            .unwrap()
+            .starts_with("urn:vcloud:vdcComputePolicy:")
+    );
+    let guest = vm["section"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .find(|s| s["_type"] == "GuestCustomizationSectionType")
+        .unwrap();
+    assert_eq!(guest["computerName"], "gpu-host");
+
+    // Without them: no sizing policy, and the computer name is the VM name.
+    let records = client
+        .get("/api/query?type=vm&filter=containerName==CLUS*")
+        .await
+        .body;
+    assert_eq!(records["total"], 4);
+    let worker = client
+        .get(records["record"][0]["href"].as_str().unwrap())
+        .await
+        .body;
+    assert!(worker["computePolicy"]["vmSizingPolicy"].is_null());
+    assert_eq!(worker["section"][1]["computerName"], worker["name"]);
+}

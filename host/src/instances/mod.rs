@@ -1,0 +1,148 @@
+//! The node side: the equivalent of k8s.io/cloud-provider's `InstancesV2`
+//! (`InstanceExists`, `InstanceShutdown`, `InstanceMetadata`) as a plain
+//! async API over the VCD client, with no Kubernetes types. A node is named
+//! by its name and, once set, its providerID; the providerID wins.
+//!
+//! Not-found semantics follow the cloud-provider contract: a VM that is gone
+//! makes `instance_exists` false (the lifecycle controller may then delete a
+//! NotReady node) and `instance_shutdown` false, while `instance_metadata`
+//! fails (the node stays uninitialised and is retried). Any other failure is
+//! an error, which the controllers log and retry.
+
+pub mod addresses;
+pub mod config;
+pub mod errors;
+pub mod instance_type;
+mod inventory;
+pub mod provider_id;
+pub mod zones;
+
+pub use addresses::{AddressType, NodeAddress};
+pub use config::{AddressPolicy, ClusterVApps, HostnameSource, InstancesConfig, NicRole};
+pub use errors::InstancesError;
+pub use zones::{ZoneMap, ZonesError};
+
+use crate::vcd::VcdClient;
+use crate::vcd::resources::vm::PowerState;
+use inventory::{CachedVm, Inventory, VmKey};
+
+/// How the node controllers name a node.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeRef<'a> {
+    pub name: &'a str,
+    /// `spec.providerID`; empty counts as unset.
+    pub provider_id: Option<&'a str>,
+}
+
+impl<'a> NodeRef<'a> {
+    pub fn named(name: &'a str) -> Self {
+        Self {
+            name,
+            provider_id: None,
+        }
+    }
+
+    pub fn with_provider_id(self, provider_id: &'a str) -> Self {
+        Self {
+            provider_id: Some(provider_id),
+            ..self
+        }
+    }
+
+    fn key(&self) -> Result<VmKey, InstancesError> {
+        match self.provider_id.filter(|id| !id.trim().is_empty()) {
+            Some(id) => provider_id::vm_urn(id).map(VmKey::Urn),
+            None => Ok(VmKey::Name(self.name.to_string())),
+        }
+    }
+
+    fn describe(&self) -> String {
+        match self.provider_id.filter(|id| !id.trim().is_empty()) {
+            Some(id) => format!("with providerID '{id}' (node '{}')", self.name),
+            None => format!("named '{}'", self.name),
+        }
+    }
+}
+
+/// What the cloud node controller writes on a node.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct InstanceMetadata {
+    /// `vmware-cloud-director://urn:vcloud:vm:<uuid>`.
+    pub provider_id: String,
+    /// The `node.kubernetes.io/instance-type` label.
+    pub instance_type: Option<String>,
+    pub addresses: Vec<NodeAddress>,
+    /// The `topology.kubernetes.io/zone` label.
+    pub zone: Option<String>,
+    /// The `topology.kubernetes.io/region` label.
+    pub region: Option<String>,
+}
+
+pub struct Instances {
+    config: InstancesConfig,
+    inventory: Inventory,
+}
+
+impl Instances {
+    pub fn new(client: VcdClient, config: InstancesConfig) -> Result<Self, InstancesError> {
+        config.validate()?;
+        let inventory = Inventory::new(client, config.vapps.clone(), config.cache_period);
+        Ok(Self { config, inventory })
+    }
+
+    /// Whether the node's VM still exists, as of at most
+    /// `power_state_max_age` ago.
+    #[tracing::instrument(skip_all, fields(node = node.name))]
+    pub async fn instance_exists(&self, node: &NodeRef<'_>) -> Result<bool, InstancesError> {
+        let found = self
+            .inventory
+            .lookup_fresh(&node.key()?, self.config.power_state_max_age)
+            .await?;
+        Ok(found.is_some())
+    }
+
+    /// Whether the node's VM is shut down (anything but powered on, as
+    /// upstream). A VM that is gone is not shut down.
+    #[tracing::instrument(skip_all, fields(node = node.name))]
+    pub async fn instance_shutdown(&self, node: &NodeRef<'_>) -> Result<bool, InstancesError> {
+        let found = self
+            .inventory
+            .lookup_fresh(&node.key()?, self.config.power_state_max_age)
+            .await?;
+        Ok(found.is_some_and(|cached| cached.vm.power != PowerState::PoweredOn))
+    }
+
+    /// The node's providerID, addresses, instance type, zone and region.
+    #[tracing::instrument(skip_all, fields(node = node.name))]
+    pub async fn instance_metadata(
+        &self,
+        node: &NodeRef<'_>,
+    ) -> Result<InstanceMetadata, InstancesError> {
+        let cached =
+            self.inventory
+                .lookup(&node.key()?)
+                .await?
+                .ok_or_else(|| InstancesError::NotFound {
+                    node: node.describe(),
+                    scope: self.inventory.vapps().describe(),
+                })?;
+        Ok(self.metadata_of(&cached))
+    }
+
+    fn metadata_of(&self, cached: &CachedVm) -> InstanceMetadata {
+        let zone = cached.vdc_name.as_deref().and_then(|vdc| {
+            let zone = self.config.zones.zone_of(vdc);
+            if zone.is_none() && !self.config.zones.is_empty() {
+                tracing::warn!(vdc, vm = %cached.vm.name, "the zones file does not list the VM's VDC; no zone label");
+            }
+            zone.map(str::to_string)
+        });
+        InstanceMetadata {
+            provider_id: provider_id::provider_id(&cached.urn),
+            instance_type: instance_type::instance_type(&cached.vm),
+            addresses: addresses::node_addresses(&cached.vm, &self.config.addresses),
+            zone,
+            region: self.config.region.clone(),
+        }
+    }
+}

@@ -1,0 +1,129 @@
+//! The VDC → zone map, read from the upstream CCM's zones ConfigMap
+//! (`vcloud-capvcd-zones`, key `vcloud-cse-zones.yaml`):
+//!
+//! ```yaml
+//! zoneType: dcgroup      # not interpreted, as upstream
+//! zones:
+//!   - name: zone-a
+//!     ovdcName: vdc-a
+//! ```
+//!
+//! Parsing is strict like upstream's: unknown keys are errors. It is also
+//! stricter where upstream silently lets the last entry win: an empty name
+//! and a VDC listed twice are errors.
+
+use std::collections::BTreeMap;
+use std::path::{Path, PathBuf};
+
+use serde::Deserialize;
+
+#[derive(Debug, thiserror::Error)]
+pub enum ZonesError {
+    #[error("cannot read the zones file {path}: {source}")]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the zones file {origin} is not valid: {detail}")]
+    Syntax { origin: String, detail: String },
+    #[error("the zones file {origin}: zones[{index}] has an empty {field}")]
+    EmptyField {
+        origin: String,
+        index: usize,
+        field: &'static str,
+    },
+    #[error(
+        "the zones file {origin}: VDC '{vdc}' is listed twice, in zone '{first}' (zones[{first_index}]) and zone '{second}' (zones[{second_index}]); a VDC belongs to one zone"
+    )]
+    DuplicateVdc {
+        origin: String,
+        vdc: String,
+        first: String,
+        first_index: usize,
+        second: String,
+        second_index: usize,
+    },
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ZonesFile {
+    /// Accepted and, like upstream, not interpreted.
+    #[serde(default, rename = "zoneType")]
+    _zone_type: Option<String>,
+    zones: Vec<ZoneEntry>,
+}
+
+#[derive(Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+struct ZoneEntry {
+    name: String,
+    ovdc_name: String,
+}
+
+/// Which zone each VDC (by name) is in.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct ZoneMap {
+    by_vdc: BTreeMap<String, String>,
+}
+
+impl ZoneMap {
+    /// Reads and parses the zones file at `path`.
+    pub fn load(path: &Path) -> Result<Self, ZonesError> {
+        let text = std::fs::read_to_string(path).map_err(|source| ZonesError::Read {
+            path: path.to_path_buf(),
+            source,
+        })?;
+        Self::parse(&text, &path.display().to_string())
+    }
+
+    /// Parses the zones file's text; `origin` names it in errors.
+    pub fn parse(text: &str, origin: &str) -> Result<Self, ZonesError> {
+        let file: ZonesFile =
+            serde_yaml_ng::from_str(text).map_err(|error| ZonesError::Syntax {
+                origin: origin.to_string(),
+                detail: error.to_string(),
+            })?;
+        let mut by_vdc: BTreeMap<String, (usize, String)> = BTreeMap::new();
+        for (index, entry) in file.zones.into_iter().enumerate() {
+            let empty = |field| ZonesError::EmptyField {
+                origin: origin.to_string(),
+                index,
+                field,
+            };
+            if entry.name.trim().is_empty() {
+                return Err(empty("name"));
+            }
+            if entry.ovdc_name.trim().is_empty() {
+                return Err(empty("ovdcName"));
+            }
+            if let Some((first_index, first)) = by_vdc.get(&entry.ovdc_name) {
+                return Err(ZonesError::DuplicateVdc {
+                    origin: origin.to_string(),
+                    vdc: entry.ovdc_name,
+                    first: first.clone(),
+                    first_index: *first_index,
+                    second: entry.name,
+                    second_index: index,
+                });
+            }
+            by_vdc.insert(entry.ovdc_name, (index, entry.name));
+        }
+        Ok(Self {
+            by_vdc: by_vdc
+                .into_iter()
+                .map(|(vdc, (_, zone))| (vdc, zone))
+                .collect(),
+        })
+    }
+
+    /// The zone of the VDC named `vdc`.
+    pub fn zone_of(&self, vdc: &str) -> Option<&str> {
+        self.by_vdc.get(vdc).map(String::as_str)
+    }
+
+    pub fn is_empty(&self) -> bool {
+        self.by_vdc.is_empty()
+    }
+}
