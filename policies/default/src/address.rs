@@ -6,10 +6,13 @@ use std::net::IpAddr;
 use crate::annotations::{ADDRESS_POOL, Annotations};
 use crate::ip::{family, family_name, from_std, in_range, to_std};
 use crate::vcd::lb_policy::types::{
-    AddressChoice, AddressPool, DecisionError, DecisionInput, IpFamily, InvalidField,
+    AddressChoice, AddressPool, DecisionError, DecisionInput, InvalidField, IpFamily,
 };
 
-pub fn decide(input: &DecisionInput, annotations: &Annotations) -> Result<AddressChoice, DecisionError> {
+pub fn decide(
+    input: &DecisionInput,
+    annotations: &Annotations,
+) -> Result<AddressChoice, DecisionError> {
     let families = &input.service.ip_families;
     let requested_pool = match &annotations.address_pool {
         Some(name) => Some(find_pool(input, name)?),
@@ -35,10 +38,15 @@ pub fn decide(input: &DecisionInput, annotations: &Annotations) -> Result<Addres
             let wanted: Vec<&str> = families.iter().map(|f| family_name(*f)).collect();
             return Err(DecisionError::InvalidAnnotation(InvalidField {
                 key: key.into(),
-                message: format!("{ip} is an {} address but the Service's ipFamilies are {wanted:?}", family_name(family(ip))),
+                message: format!(
+                    "{ip} is an {} address but the Service's ipFamilies are {wanted:?}",
+                    family_name(family(ip))
+                ),
             }));
         }
-        let mut candidates = requested_pool.into_iter().chain(input.pools.iter().filter(|_| requested_pool.is_none()));
+        let mut candidates = requested_pool
+            .into_iter()
+            .chain(input.pools.iter().filter(|_| requested_pool.is_none()));
         return if candidates.any(|pool| contains(pool, ip)) {
             Ok(AddressChoice::Specific(from_std(ip)))
         } else {
@@ -59,10 +67,19 @@ pub fn decide(input: &DecisionInput, annotations: &Annotations) -> Result<Addres
     if current.is_some() {
         return Ok(AddressChoice::KeepCurrent);
     }
-    let wanted: &[IpFamily] = if families.is_empty() { &[IpFamily::Ipv4] } else { families };
+    let wanted: &[IpFamily] = if families.is_empty() {
+        &[IpFamily::Ipv4]
+    } else {
+        families
+    };
     let mut of_families = wanted
         .iter()
-        .flat_map(|family| input.pools.iter().filter(move |pool| pool_family(pool) == Some(*family)))
+        .flat_map(|family| {
+            input
+                .pools
+                .iter()
+                .filter(move |pool| pool_family(pool) == Some(*family))
+        })
         .peekable();
     if of_families.peek().is_none() {
         return Err(DecisionError::UnsupportedIpFamily(wanted[0]));
@@ -74,13 +91,17 @@ pub fn decide(input: &DecisionInput, annotations: &Annotations) -> Result<Addres
 }
 
 fn find_pool<'a>(input: &'a DecisionInput, name: &str) -> Result<&'a AddressPool, DecisionError> {
-    input.pools.iter().find(|pool| pool.name == name).ok_or_else(|| {
-        let names: Vec<&str> = input.pools.iter().map(|pool| pool.name.as_str()).collect();
-        DecisionError::InvalidAnnotation(InvalidField {
-            key: ADDRESS_POOL.into(),
-            message: format!("no address pool named {name:?}; this Service may use {names:?}"),
+    input
+        .pools
+        .iter()
+        .find(|pool| pool.name == name)
+        .ok_or_else(|| {
+            let names: Vec<&str> = input.pools.iter().map(|pool| pool.name.as_str()).collect();
+            DecisionError::InvalidAnnotation(InvalidField {
+                key: ADDRESS_POOL.into(),
+                message: format!("no address pool named {name:?}; this Service may use {names:?}"),
+            })
         })
-    })
 }
 
 fn contains(pool: &AddressPool, ip: IpAddr) -> bool {
@@ -88,5 +109,7 @@ fn contains(pool: &AddressPool, ip: IpAddr) -> bool {
 }
 
 fn pool_family(pool: &AddressPool) -> Option<IpFamily> {
-    pool.ranges.first().map(|range| family(to_std(&range.first)))
+    pool.ranges
+        .first()
+        .map(|range| family(to_std(&range.first)))
 }

@@ -3,7 +3,9 @@
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
-use crate::vcd::lb_policy::types::{DecisionError, HealthMonitor, InvalidField, PoolAlgorithm, Protocol, Service};
+use crate::vcd::lb_policy::types::{
+    DecisionError, HealthMonitor, InvalidField, PoolAlgorithm, Protocol, Service,
+};
 
 /// Comma-separated Service ports whose TLS terminates at the load balancer (upstream).
 pub const SSL_PORTS: &str = "service.beta.kubernetes.io/vcloud-avi-ssl-ports";
@@ -33,11 +35,18 @@ pub struct Annotations {
 }
 
 fn invalid(key: &str, message: String) -> DecisionError {
-    DecisionError::InvalidAnnotation(InvalidField { key: key.into(), message })
+    DecisionError::InvalidAnnotation(InvalidField {
+        key: key.into(),
+        message,
+    })
 }
 
 fn get<'a>(service: &'a Service, key: &str) -> Option<&'a str> {
-    service.annotations.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    service
+        .annotations
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
 }
 
 impl Annotations {
@@ -47,15 +56,26 @@ impl Annotations {
             Some(value) => match value.trim().to_ascii_lowercase().as_str() {
                 "true" => true,
                 "false" | "" => false,
-                _ => return Err(invalid(SSL_NO_TERMINATION, format!("{value:?} is not a boolean: use \"true\" or \"false\""))),
+                _ => {
+                    return Err(invalid(
+                        SSL_NO_TERMINATION,
+                        format!("{value:?} is not a boolean: use \"true\" or \"false\""),
+                    ));
+                }
             },
         };
         Ok(Annotations {
             ssl_ports: ssl_ports(service)?,
-            cert_alias: get(service, SSL_CERT_ALIAS).map(str::trim).filter(|a| !a.is_empty()).map(String::from),
+            cert_alias: get(service, SSL_CERT_ALIAS)
+                .map(str::trim)
+                .filter(|a| !a.is_empty())
+                .map(String::from),
             no_termination,
             requested_ip: requested_ip(service)?,
-            address_pool: get(service, ADDRESS_POOL).map(str::trim).filter(|p| !p.is_empty()).map(String::from),
+            address_pool: get(service, ADDRESS_POOL)
+                .map(str::trim)
+                .filter(|p| !p.is_empty())
+                .map(String::from),
             health_monitor: parse_named(service, HEALTH_MONITOR, parse_health_monitor)?,
             algorithm: parse_named(service, POOL_ALGORITHM, parse_algorithm)?,
         })
@@ -67,13 +87,22 @@ fn parse_named<T>(
     key: &str,
     parse: fn(&str) -> Result<T, String>,
 ) -> Result<Option<T>, DecisionError> {
-    get(service, key).map(|value| parse(value.trim()).map_err(|message| invalid(key, message))).transpose()
+    get(service, key)
+        .map(|value| parse(value.trim()).map_err(|message| invalid(key, message)))
+        .transpose()
 }
 
 /// The ssl-ports list: each entry must be a TCP port of the Service.
 fn ssl_ports(service: &Service) -> Result<BTreeSet<u16>, DecisionError> {
-    let Some(value) = get(service, SSL_PORTS).filter(|v| !v.trim().is_empty()) else { return Ok(BTreeSet::new()) };
-    let tcp_ports: Vec<u16> = service.ports.iter().filter(|p| p.protocol == Protocol::Tcp).map(|p| p.port).collect();
+    let Some(value) = get(service, SSL_PORTS).filter(|v| !v.trim().is_empty()) else {
+        return Ok(BTreeSet::new());
+    };
+    let tcp_ports: Vec<u16> = service
+        .ports
+        .iter()
+        .filter(|p| p.protocol == Protocol::Tcp)
+        .map(|p| p.port)
+        .collect();
     let mut ports = BTreeSet::new();
     for entry in value.split(',').map(str::trim) {
         let port: u16 = entry
@@ -82,7 +111,10 @@ fn ssl_ports(service: &Service) -> Result<BTreeSet<u16>, DecisionError> {
             .filter(|p| *p > 0)
             .ok_or_else(|| invalid(SSL_PORTS, format!("{entry:?} is not a port number (1-65535); expected a comma-separated list such as \"443,8443\"")))?;
         if !tcp_ports.contains(&port) {
-            return Err(invalid(SSL_PORTS, format!("port {port} is not a TCP port of this Service (TCP ports: {tcp_ports:?})")));
+            return Err(invalid(
+                SSL_PORTS,
+                format!("port {port} is not a TCP port of this Service (TCP ports: {tcp_ports:?})"),
+            ));
         }
         ports.insert(port);
     }
@@ -100,7 +132,9 @@ fn requested_ip(service: &Service) -> Result<Option<(IpAddr, &'static str)>, Dec
             .map(|ip| (ip, key))
             .map_err(|_| invalid(key, format!("{value:?} is not an IPv4 or IPv6 address")))
     };
-    let from_annotation = get(service, LOAD_BALANCER_IP).map(|v| parse(LOAD_BALANCER_IP, v)).transpose()?;
+    let from_annotation = get(service, LOAD_BALANCER_IP)
+        .map(|v| parse(LOAD_BALANCER_IP, v))
+        .transpose()?;
     let from_spec = service
         .load_balancer_ip
         .as_deref()
@@ -108,9 +142,10 @@ fn requested_ip(service: &Service) -> Result<Option<(IpAddr, &'static str)>, Dec
         .map(|v| parse(SPEC_FIELD, v))
         .transpose()?;
     match (from_annotation, from_spec) {
-        (Some((a, _)), Some((s, _))) if a != s => {
-            Err(invalid(LOAD_BALANCER_IP, format!("{a} contradicts {SPEC_FIELD} {s}; set only one of them")))
-        }
+        (Some((a, _)), Some((s, _))) if a != s => Err(invalid(
+            LOAD_BALANCER_IP,
+            format!("{a} contradicts {SPEC_FIELD} {s}; set only one of them"),
+        )),
         (Some(requested), _) | (None, Some(requested)) => Ok(Some(requested)),
         (None, None) => Ok(None),
     }
@@ -141,14 +176,21 @@ const ALGORITHMS: [(&str, PoolAlgorithm); 9] = [
 
 fn parse_named_value<T: Copy>(table: &[(&str, T)], what: &str, value: &str) -> Result<T, String> {
     let wanted = value.to_ascii_lowercase();
-    table.iter().find(|(name, _)| *name == wanted).map(|(_, v)| *v).ok_or_else(|| {
-        let names: Vec<&str> = table.iter().map(|(name, _)| *name).collect();
-        format!("{value:?} is not a {what}: use one of {}", names.join(", "))
-    })
+    table
+        .iter()
+        .find(|(name, _)| *name == wanted)
+        .map(|(_, v)| *v)
+        .ok_or_else(|| {
+            let names: Vec<&str> = table.iter().map(|(name, _)| *name).collect();
+            format!("{value:?} is not a {what}: use one of {}", names.join(", "))
+        })
 }
 
 fn name_of<T: PartialEq>(table: &[(&'static str, T)], value: &T) -> &'static str {
-    table.iter().find(|(_, v)| v == value).map_or("?", |(name, _)| name)
+    table
+        .iter()
+        .find(|(_, v)| v == value)
+        .map_or("?", |(name, _)| name)
 }
 
 pub fn parse_health_monitor(value: &str) -> Result<HealthMonitor, String> {

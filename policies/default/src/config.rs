@@ -29,9 +29,13 @@ impl Config {
         };
         let algorithm = match raw.algorithm.as_deref() {
             None => PoolAlgorithm::RoundRobin,
-            Some(name) => parse_algorithm(name).map_err(|message| format!("default policy config: algorithm: {message}"))?,
+            Some(name) => parse_algorithm(name)
+                .map_err(|message| format!("default policy config: algorithm: {message}"))?,
         };
         let cert_alias = raw.cert_alias.filter(|alias| !alias.is_empty());
-        Ok(Config { cert_alias, algorithm })
+        Ok(Config {
+            cert_alias,
+            algorithm,
+        })
     }
 }

@@ -7,7 +7,9 @@ use crate::vcd::lb_policy::types::{IpAddress, IpFamily, IpRange};
 pub fn to_std(address: &IpAddress) -> IpAddr {
     match *address {
         IpAddress::Ipv4((a, b, c, d)) => IpAddr::V4(Ipv4Addr::new(a, b, c, d)),
-        IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => IpAddr::V6(Ipv6Addr::new(a, b, c, d, e, f, g, h)),
+        IpAddress::Ipv6((a, b, c, d, e, f, g, h)) => {
+            IpAddr::V6(Ipv6Addr::new(a, b, c, d, e, f, g, h))
+        }
     }
 }
 

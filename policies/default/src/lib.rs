@@ -20,7 +20,10 @@ struct DefaultPolicy;
 
 impl Guest for DefaultPolicy {
     fn describe() -> PolicyInfo {
-        PolicyInfo { name: "default".into(), version: env!("CARGO_PKG_VERSION").into() }
+        PolicyInfo {
+            name: "default".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
     }
 
     fn validate_config(config: String) -> Result<(), String> {
@@ -33,7 +36,11 @@ impl Guest for DefaultPolicy {
         let mut warnings = Vec::new();
         let ports = ports::decide(&input, &config, &annotations, &mut warnings)?;
         let address = address::decide(&input, &annotations)?;
-        Ok(Decision { address, ports, warnings })
+        Ok(Decision {
+            address,
+            ports,
+            warnings,
+        })
     }
 }
 

@@ -1,12 +1,13 @@
 //! Per-port decisions: profile, certificate, health monitor and pool algorithm.
 
 use crate::annotations::{
-    Annotations, HEALTH_MONITOR, POOL_ALGORITHM, SSL_CERT_ALIAS, algorithm_name, monitor_name, protocol_name,
+    Annotations, HEALTH_MONITOR, POOL_ALGORITHM, SSL_CERT_ALIAS, algorithm_name, monitor_name,
+    protocol_name,
 };
 use crate::config::Config;
 use crate::vcd::lb_policy::types::{
-    AppProfile, DecisionError, DecisionInput, HealthMonitor, InvalidField, PoolAlgorithm, PortDecision, Protocol,
-    ServicePort, UnsupportedPort,
+    AppProfile, DecisionError, DecisionInput, HealthMonitor, InvalidField, PoolAlgorithm,
+    PortDecision, Protocol, ServicePort, UnsupportedPort,
 };
 
 /// What the port's `appProtocol` asks for, as far as the upstream CCM understood it.
@@ -28,7 +29,10 @@ pub fn decide(
     }
     let algorithm = annotations.algorithm.unwrap_or(config.algorithm);
     if !is_basic(algorithm) && !input.cluster.capabilities.premium {
-        let message = format!("{} needs the PREMIUM load balancer feature set on the gateway", algorithm_name(algorithm));
+        let message = format!(
+            "{} needs the PREMIUM load balancer feature set on the gateway",
+            algorithm_name(algorithm)
+        );
         return Err(match annotations.algorithm {
             Some(_) => invalid(POOL_ALGORITHM, message),
             None => DecisionError::Other(format!("policy setting algorithm: {message}")),
@@ -68,7 +72,9 @@ fn decide_port(
         return Err(DecisionError::ProfileUnavailable(profile));
     }
     let certificate = match profile {
-        AppProfile::L4Tls | AppProfile::Https => Some(certificate(port, input, config, annotations)?),
+        AppProfile::L4Tls | AppProfile::Https => {
+            Some(certificate(port, input, config, annotations)?)
+        }
         _ => None,
     };
     let health_monitor = match annotations.health_monitor {
@@ -88,11 +94,20 @@ fn decide_port(
 
 /// The upstream rules: `appProtocol` http/https/tcp picks the application, the
 /// ssl-ports annotation adds TLS termination, no-termination forces plain L4.
-fn tcp_profile(port: &ServicePort, annotations: &Annotations, warnings: &mut Vec<String>) -> AppProfile {
+fn tcp_profile(
+    port: &ServicePort,
+    annotations: &Annotations,
+    warnings: &mut Vec<String>,
+) -> AppProfile {
     if annotations.no_termination {
         return AppProfile::L4Tcp;
     }
-    let application = match port.app_protocol.as_deref().map(str::to_ascii_lowercase).as_deref() {
+    let application = match port
+        .app_protocol
+        .as_deref()
+        .map(str::to_ascii_lowercase)
+        .as_deref()
+    {
         None | Some("tcp") => Application::Tcp,
         Some("http") => Application::Http,
         Some("https") => Application::Https,
@@ -145,23 +160,41 @@ fn default_monitor(profile: AppProfile) -> HealthMonitor {
     }
 }
 
-fn fitting_monitor(monitor: HealthMonitor, port: &ServicePort) -> Result<HealthMonitor, DecisionError> {
+fn fitting_monitor(
+    monitor: HealthMonitor,
+    port: &ServicePort,
+) -> Result<HealthMonitor, DecisionError> {
     let fits = match port.protocol {
-        Protocol::Udp => matches!(monitor, HealthMonitor::None | HealthMonitor::Udp | HealthMonitor::Ping),
+        Protocol::Udp => matches!(
+            monitor,
+            HealthMonitor::None | HealthMonitor::Udp | HealthMonitor::Ping
+        ),
         _ => !matches!(monitor, HealthMonitor::Udp),
     };
     if fits {
         Ok(monitor)
     } else {
         let (monitor, protocol) = (monitor_name(monitor), protocol_name(port.protocol));
-        Err(invalid(HEALTH_MONITOR, format!("a {monitor} monitor cannot probe {protocol} port {}", port.port)))
+        Err(invalid(
+            HEALTH_MONITOR,
+            format!(
+                "a {monitor} monitor cannot probe {protocol} port {}",
+                port.port
+            ),
+        ))
     }
 }
 
 fn is_basic(algorithm: PoolAlgorithm) -> bool {
-    matches!(algorithm, PoolAlgorithm::LeastConnections | PoolAlgorithm::RoundRobin | PoolAlgorithm::ConsistentHash)
+    matches!(
+        algorithm,
+        PoolAlgorithm::LeastConnections | PoolAlgorithm::RoundRobin | PoolAlgorithm::ConsistentHash
+    )
 }
 
 fn invalid(key: &str, message: String) -> DecisionError {
-    DecisionError::InvalidAnnotation(InvalidField { key: key.into(), message })
+    DecisionError::InvalidAnnotation(InvalidField {
+        key: key.into(),
+        message,
+    })
 }

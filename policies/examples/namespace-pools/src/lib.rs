@@ -12,8 +12,8 @@ wit_bindgen::generate!({ path: "../../../wit", world: "lb-policy" });
 use exports::vcd::lb_policy::policy::Guest;
 use serde::Deserialize;
 use vcd::lb_policy::types::{
-    AddressChoice, AppProfile, Decision, DecisionError, DecisionInput, HealthMonitor, IpAddress, IpRange, PolicyInfo,
-    PoolAlgorithm, PortDecision, Protocol, ServicePort, UnsupportedPort,
+    AddressChoice, AppProfile, Decision, DecisionError, DecisionInput, HealthMonitor, IpAddress,
+    IpRange, PolicyInfo, PoolAlgorithm, PortDecision, Protocol, ServicePort, UnsupportedPort,
 };
 
 #[derive(Deserialize)]
@@ -44,14 +44,20 @@ impl Settings {
 }
 
 fn label<'a>(labels: &'a [(String, String)], key: &str) -> Option<&'a str> {
-    labels.iter().find(|(k, _)| k == key).map(|(_, v)| v.as_str())
+    labels
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.as_str())
 }
 
 struct NamespacePools;
 
 impl Guest for NamespacePools {
     fn describe() -> PolicyInfo {
-        PolicyInfo { name: "namespace-pools".into(), version: env!("CARGO_PKG_VERSION").into() }
+        PolicyInfo {
+            name: "namespace-pools".into(),
+            version: env!("CARGO_PKG_VERSION").into(),
+        }
     }
 
     fn validate_config(config: String) -> Result<(), String> {
@@ -86,10 +92,15 @@ impl Guest for NamespacePools {
             .collect::<Result<_, _>>()?;
         // Keep the current address while it lies in the namespace's pool: a
         // relabelled namespace moves to its new pool.
-        let current_in_pool = input.current.as_ref().is_some_and(|current| match current.address {
-            AddressChoice::Specific(address) => pool.ranges.iter().any(|range| in_range(address, range)),
-            _ => false,
-        });
+        let current_in_pool = input
+            .current
+            .as_ref()
+            .is_some_and(|current| match current.address {
+                AddressChoice::Specific(address) => {
+                    pool.ranges.iter().any(|range| in_range(address, range))
+                }
+                _ => false,
+            });
         let address = if current_in_pool {
             AddressChoice::KeepCurrent
         } else if pool.free_count == 0 {
@@ -97,7 +108,11 @@ impl Guest for NamespacePools {
         } else {
             AddressChoice::FromPool(pool.name.clone())
         };
-        Ok(Decision { address, ports, warnings: Vec::new() })
+        Ok(Decision {
+            address,
+            ports,
+            warnings: Vec::new(),
+        })
     }
 }
 
@@ -117,19 +132,30 @@ fn decide_port(
     input: &DecisionInput,
 ) -> Result<PortDecision, DecisionError> {
     let refuse = |message: String| {
-        DecisionError::UnsupportedPort(UnsupportedPort { port: port.port, protocol: port.protocol, message })
+        DecisionError::UnsupportedPort(UnsupportedPort {
+            port: port.port,
+            protocol: port.protocol,
+            message,
+        })
     };
     let (profile, certificate, health_monitor) = match (port.protocol, port.port) {
         (Protocol::Tcp, 443) => {
             if !input.certificates.iter().any(|c| c.alias == certificate) {
                 return Err(DecisionError::CertificateNotFound(certificate.into()));
             }
-            (AppProfile::Https, Some(certificate.to_string()), HealthMonitor::Http)
+            (
+                AppProfile::Https,
+                Some(certificate.to_string()),
+                HealthMonitor::Http,
+            )
         }
         (Protocol::Tcp, _) => (AppProfile::L4Tcp, None, HealthMonitor::Tcp),
         (Protocol::Udp, _) if udp_allowed => (AppProfile::L4Udp, None, HealthMonitor::None),
         (Protocol::Udp, _) => {
-            return Err(refuse(format!("UDP is not enabled for namespace {}", input.namespace.name)));
+            return Err(refuse(format!(
+                "UDP is not enabled for namespace {}",
+                input.namespace.name
+            )));
         }
         (Protocol::Sctp, _) => return Err(refuse("SCTP is not supported".into())),
     };

@@ -13,14 +13,19 @@ struct Misbehaving;
 
 impl Guest for Misbehaving {
     fn describe() -> PolicyInfo {
-        PolicyInfo { name: "misbehaving".into(), version: "0.1.0".into() }
+        PolicyInfo {
+            name: "misbehaving".into(),
+            version: "0.1.0".into(),
+        }
     }
 
     fn validate_config(config: String) -> Result<(), String> {
         if BEHAVIOURS.contains(&behaviour(&config)) {
             Ok(())
         } else {
-            Err(format!("config must be one of {BEHAVIOURS:?}, got {config:?}"))
+            Err(format!(
+                "config must be one of {BEHAVIOURS:?}, got {config:?}"
+            ))
         }
     }
 
@@ -45,7 +50,11 @@ impl Guest for Misbehaving {
                 }
                 Err(DecisionError::Other("flooded".into()))
             }
-            _ => Ok(Decision { address: AddressChoice::KeepCurrent, ports: Vec::new(), warnings: Vec::new() }),
+            _ => Ok(Decision {
+                address: AddressChoice::KeepCurrent,
+                ports: Vec::new(),
+                warnings: Vec::new(),
+            }),
         }
     }
 }
