@@ -15,6 +15,7 @@ use super::plan::Op;
 use crate::vcd::client::ApiRequest;
 use crate::vcd::errors::CallSite;
 use crate::vcd::resources::virtual_service::VirtualService;
+use crate::vcd::tasks::Task;
 use crate::vcd::{VcdClient, VcdError};
 
 const POOLS: &str = "/cloudapi/1.0.0/loadBalancer/pools";
@@ -209,12 +210,8 @@ impl Applier<'_> {
                     let task = self
                         .client
                         .write_on_gateway(self.gateway_id, request)
-                        .await?
-                        .ok_or_else(|| VcdError::Unexpected {
-                            call: call.clone(),
-                            detail: "VCD created the object without a task".to_string(),
-                        })?;
-                    task.owner_id(call).map(str::to_string)
+                        .await?;
+                    Task::created_id(task, call, "object")
                 },
                 find_existing,
             )

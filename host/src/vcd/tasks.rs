@@ -44,6 +44,16 @@ impl Task {
     }
 
     /// The id of the object the task created or changed.
+    /// The id of the object a create made, from the create's answer: VCD
+    /// answers creates with a task naming the new object.
+    pub fn created_id(task: Option<Task>, call: &CallSite, what: &str) -> Result<String, VcdError> {
+        let task = task.ok_or_else(|| VcdError::Unexpected {
+            call: call.clone(),
+            detail: format!("VCD created the {what} without a task"),
+        })?;
+        task.owner_id(call).map(str::to_string)
+    }
+
     pub fn owner_id(&self, call: &CallSite) -> Result<&str, VcdError> {
         self.owner
             .as_ref()

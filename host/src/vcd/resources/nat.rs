@@ -9,6 +9,7 @@ use super::EntityRef;
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::{CallSite, VcdError};
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::tasks::Task;
 
 fn rules_path(gateway_id: &str) -> String {
     format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/nat/rules")
@@ -89,11 +90,8 @@ impl VcdClient {
                 let request =
                     ApiRequest::new("create_nat_rule", Method::POST, path).json(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
-                let task = task.ok_or_else(|| VcdError::Unexpected {
-                    call: call.clone(),
-                    detail: "VCD created the NAT rule without a task".to_string(),
-                })?;
-                self.get_nat_rule(gateway_id, task.owner_id(call)?).await
+                self.get_nat_rule(gateway_id, &Task::created_id(task, call, "NAT rule")?)
+                    .await
             },
             || async move {
                 let rules = self.list_nat_rules(gateway_id).await?;

@@ -10,6 +10,7 @@ use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::tasks::Task;
 
 const POOLS: &str = "/cloudapi/1.0.0/loadBalancer/pools";
 
@@ -91,11 +92,7 @@ impl VcdClient {
                 let request =
                     ApiRequest::new("create_pool", Method::POST, POOLS).json(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
-                let task = task.ok_or_else(|| VcdError::Unexpected {
-                    call: call.clone(),
-                    detail: "VCD created the pool without a task".to_string(),
-                })?;
-                self.get_pool(task.owner_id(call)?).await
+                self.get_pool(&Task::created_id(task, call, "pool")?).await
             },
             || async move {
                 match self.find_pool(gateway_id, &pool.name).await? {

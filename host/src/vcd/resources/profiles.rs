@@ -10,6 +10,7 @@ use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::{CallSite, VcdError};
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::tasks::Task;
 
 const PROFILES: &str = "/cloudapi/1.0.0/applicationPortProfiles";
 
@@ -115,14 +116,9 @@ impl VcdClient {
             || async move {
                 let request = ApiRequest::new("create_port_profile", Method::POST, PROFILES)
                     .json(body.clone());
-                let task = self
-                    .write(request)
-                    .await?
-                    .ok_or_else(|| VcdError::Unexpected {
-                        call: call.clone(),
-                        detail: "VCD created the port profile without a task".to_string(),
-                    })?;
-                self.get_port_profile(task.owner_id(call)?).await
+                let task = self.write(request).await?;
+                self.get_port_profile(&Task::created_id(task, call, "port profile")?)
+                    .await
             },
             || self.find_port_profile(&profile.scope, &profile.name),
         )

@@ -10,6 +10,7 @@ use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::{CallSite, VcdError};
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::tasks::Task;
 
 const SERVICES: &str = "/cloudapi/1.0.0/loadBalancer/virtualServices";
 
@@ -102,11 +103,8 @@ impl VcdClient {
                 let request = ApiRequest::new("create_virtual_service", Method::POST, SERVICES)
                     .json(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
-                let task = task.ok_or_else(|| VcdError::Unexpected {
-                    call: call.clone(),
-                    detail: "VCD created the virtual service without a task".to_string(),
-                })?;
-                self.get_virtual_service(task.owner_id(call)?).await
+                self.get_virtual_service(&Task::created_id(task, call, "virtual service")?)
+                    .await
             },
             || async move {
                 match self.find_virtual_service(gateway_id, &service.name).await? {
