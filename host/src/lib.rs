@@ -3,7 +3,10 @@
 
 pub mod cli;
 pub mod commands;
+pub mod config;
+pub mod controllers;
 pub mod instances;
 pub mod lb;
 pub mod policy;
+pub mod serve;
 pub mod vcd;

@@ -1,0 +1,14 @@
+//! The Kubernetes side, with the semantics of k8s.io/cloud-provider: the
+//! service controller, the cloud node controller, the cloud node lifecycle
+//! controller, the Events they write and leader election.
+//! `README.md` beside this file describes each one.
+
+pub mod events;
+pub mod leader;
+pub mod lifecycle;
+pub mod node;
+pub mod ready;
+pub mod service;
+
+pub use events::{EventRecorder, EventType};
+pub use ready::{CacheSync, SyncedFlag};
