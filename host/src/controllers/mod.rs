@@ -4,11 +4,13 @@
 //! `README.md` beside this file describes each one.
 
 pub mod events;
+mod informer;
 pub mod leader;
 pub mod lifecycle;
 pub mod node;
 pub mod ready;
 pub mod service;
+mod workqueue;
 
 pub use events::{EventRecorder, EventType};
 pub use ready::{CacheSync, SyncedFlag};

@@ -1,0 +1,82 @@
+//! The service controller's metrics: upstream's `service_controller_*`
+//! family, plus reconcile durations by operation and outcome.
+
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ReconcileLabels {
+    /// ensure, update or delete.
+    pub operation: &'static str,
+    /// success or error.
+    pub outcome: &'static str,
+}
+
+#[derive(Clone)]
+pub struct ServiceMetrics {
+    pub loadbalancer_sync: Counter,
+    pub nodesync_error: Counter,
+    pub nodesync_latency: Histogram,
+    pub update_host_latency: Histogram,
+    pub reconcile_duration: Family<ReconcileLabels, Histogram>,
+    pub queue_depth: Gauge,
+    pub queue_retries: Counter,
+}
+
+impl ServiceMetrics {
+    pub fn register(registry: &mut Registry) -> Self {
+        let metrics = Self {
+            loadbalancer_sync: Counter::default(),
+            nodesync_error: Counter::default(),
+            nodesync_latency: Histogram::new(exponential_buckets(1.0, 2.0, 15)),
+            update_host_latency: Histogram::new(exponential_buckets(1.0, 2.0, 15)),
+            reconcile_duration: Family::new_with_constructor(|| {
+                Histogram::new(exponential_buckets(0.01, 2.0, 14))
+            }),
+            queue_depth: Gauge::default(),
+            queue_retries: Counter::default(),
+        };
+        let upstream = registry.sub_registry_with_prefix("service_controller");
+        upstream.register(
+            "loadbalancer_sync",
+            "Load balancer updates caused by node changes",
+            metrics.loadbalancer_sync.clone(),
+        );
+        upstream.register(
+            "nodesync_error",
+            "Node syncs that failed",
+            metrics.nodesync_error.clone(),
+        );
+        upstream.register(
+            "nodesync_latency_seconds",
+            "How long one sync of every Service's node set took",
+            metrics.nodesync_latency.clone(),
+        );
+        upstream.register(
+            "update_loadbalancer_host_latency_seconds",
+            "How long one load balancer's node update took",
+            metrics.update_host_latency.clone(),
+        );
+        registry.register(
+            "vcd_ccm_service_reconcile_duration_seconds",
+            "Service load balancer reconciles by operation and outcome",
+            metrics.reconcile_duration.clone(),
+        );
+        let queue = registry.sub_registry_with_label(("name".into(), "service".into()));
+        queue.register(
+            "workqueue_depth",
+            "Service keys waiting",
+            metrics.queue_depth.clone(),
+        );
+        queue.register(
+            "workqueue_retries",
+            "Service syncs retried after a failure",
+            metrics.queue_retries.clone(),
+        );
+        metrics
+    }
+}

@@ -1,0 +1,295 @@
+//! The service controller: LoadBalancer Services → the cloud side's load
+//! balancers, with k8s.io/cloud-provider's semantics (see `README.md` in
+//! the parent folder): which Services and changes count, the cleanup
+//! finalizer, the node set, Events, backoff, and node changes → `update`.
+
+mod metrics;
+mod nodesync;
+pub mod predicates;
+pub mod spec;
+mod sync;
+mod writes;
+
+use std::collections::{HashMap, HashSet};
+use std::sync::{Arc, Mutex, MutexGuard};
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Namespace, Node, ObjectReference, Service};
+use kube::runtime::reflector::Store;
+use kube::{Api, Client};
+use prometheus_client::registry::Registry;
+use tokio::sync::Notify;
+use tokio::task::JoinSet;
+
+use super::informer::{Change, informer};
+use super::workqueue::{Backoff, WorkQueue};
+use super::{EventRecorder, EventType, SyncedFlag};
+use crate::lb::LoadBalancers;
+use metrics::ServiceMetrics;
+use predicates::{
+    ClassFilter, has_finalizer, in_node_set, needs_cleanup, should_sync_updated_node,
+};
+use spec::NodeKey;
+use sync::service_key;
+use writes::ServiceWrites;
+
+/// Services needing cleanup are queued again this often (upstream's
+/// informer resync of the service handler).
+const CLEANUP_RESYNC: Duration = Duration::from_secs(30);
+
+#[derive(Debug, Clone)]
+pub struct ServiceControllerConfig {
+    /// `--concurrent-service-syncs`: workers, and node-sync parallelism.
+    pub workers: usize,
+    /// `--load-balancer-class`: served besides Services with no class.
+    pub load_balancer_class: Option<String>,
+    /// First retry delay after a failed sync; doubles up to `max_backoff`.
+    pub base_backoff: Duration,
+    pub max_backoff: Duration,
+}
+
+impl Default for ServiceControllerConfig {
+    fn default() -> Self {
+        Self {
+            workers: 1,
+            load_balancer_class: None,
+            base_backoff: Duration::from_secs(5),
+            max_backoff: Duration::from_secs(300),
+        }
+    }
+}
+
+pub(crate) struct Shared {
+    lb: Arc<LoadBalancers>,
+    writes: ServiceWrites,
+    recorder: EventRecorder,
+    class: ClassFilter,
+    workers: usize,
+    services: Store<Service>,
+    nodes: Store<Node>,
+    namespaces: Store<Namespace>,
+    /// Services synced since start (upstream's serviceCache).
+    synced: Mutex<HashMap<String, Arc<Service>>>,
+    /// The node set each Service's load balancer was last given.
+    last_nodes: Mutex<HashMap<String, Vec<NodeKey>>>,
+    /// A Service's sync and its node update never run at the same time:
+    /// both write the same VCD objects.
+    in_progress: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    queue: Arc<WorkQueue<String>>,
+    backoff: Backoff<String>,
+    metrics: ServiceMetrics,
+}
+
+type Watch = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
+
+pub struct ServiceController {
+    shared: Arc<Shared>,
+    watches: Vec<Watch>,
+    nodes_changed: Arc<Notify>,
+}
+
+impl ServiceController {
+    pub fn new(
+        client: Client,
+        lb: Arc<LoadBalancers>,
+        recorder: EventRecorder,
+        config: ServiceControllerConfig,
+        registry: &mut Registry,
+    ) -> Self {
+        let class = ClassFilter(config.load_balancer_class.clone());
+        let queue = WorkQueue::new();
+        let nodes_changed = Arc::new(Notify::new());
+
+        let (services, service_watch) = {
+            let (queue, class) = (queue.clone(), class.clone());
+            informer(Api::<Service>::all(client.clone()), move |change| {
+                let enqueue = match &change {
+                    Change::Added(new) => class.wants_load_balancer(new) || needs_cleanup(new),
+                    Change::Updated { old, new } => {
+                        class.needs_update(old, new) || needs_cleanup(new)
+                    }
+                    // Deletion arrives as an update setting deletionTimestamp.
+                    Change::Deleted => false,
+                };
+                if let (true, Change::Added(s) | Change::Updated { new: s, .. }) =
+                    (enqueue, &change)
+                {
+                    queue.add(service_key(s));
+                }
+            })
+        };
+        let (nodes, node_watch) = {
+            let changed = nodes_changed.clone();
+            informer(Api::<Node>::all(client.clone()), move |change| {
+                if match &change {
+                    Change::Added(_) | Change::Deleted => true,
+                    Change::Updated { old, new } => should_sync_updated_node(old, new),
+                } {
+                    changed.notify_one();
+                }
+            })
+        };
+        let (namespaces, namespace_watch) = informer(Api::<Namespace>::all(client.clone()), |_| {});
+        let shared = Arc::new(Shared {
+            lb,
+            writes: ServiceWrites::new(client),
+            recorder,
+            class,
+            workers: config.workers.max(1),
+            services,
+            nodes,
+            namespaces,
+            synced: Mutex::default(),
+            last_nodes: Mutex::default(),
+            in_progress: Mutex::default(),
+            queue,
+            backoff: Backoff::new(config.base_backoff, config.max_backoff),
+            metrics: ServiceMetrics::register(registry),
+        });
+        Self {
+            shared,
+            watches: vec![
+                Box::pin(service_watch),
+                Box::pin(node_watch),
+                Box::pin(namespace_watch),
+            ],
+            nodes_changed,
+        }
+    }
+
+    /// Runs until dropped: waits for the caches, sweeps objects of
+    /// Services that no longer exist, then serves the queues.
+    pub async fn run(self, synced: SyncedFlag) {
+        let mut tasks = JoinSet::new();
+        for watch in self.watches {
+            tasks.spawn(watch);
+        }
+        let shared = self.shared;
+        let ready = async {
+            shared.services.wait_until_ready().await.is_ok()
+                && shared.nodes.wait_until_ready().await.is_ok()
+                && shared.namespaces.wait_until_ready().await.is_ok()
+        };
+        if !ready.await {
+            return;
+        }
+        shared.sweep().await;
+        synced.set();
+        for _ in 0..shared.workers {
+            tasks.spawn(worker(shared.clone()));
+        }
+        tasks.spawn(node_sync_loop(shared.clone(), self.nodes_changed));
+        tasks.spawn(cleanup_resync_loop(shared.clone()));
+        while let Some(result) = tasks.join_next().await {
+            if let Err(error) = result {
+                tracing::error!(%error, "a service controller task ended");
+            }
+        }
+    }
+}
+
+async fn worker(shared: Arc<Shared>) {
+    loop {
+        let key = shared.queue.next().await;
+        shared.metrics.queue_depth.set(shared.queue.len() as i64);
+        match shared.sync(&key).await {
+            Ok(()) => shared.backoff.forget(&key),
+            Err(error) => {
+                let delay = shared.backoff.next_delay(key.clone());
+                tracing::warn!(service = %key, %error, retry_in = ?delay, "service sync failed");
+                shared.metrics.queue_retries.inc();
+                shared.queue.add_after(key.clone(), delay);
+            }
+        }
+        shared.queue.done(&key);
+    }
+}
+
+async fn node_sync_loop(shared: Arc<Shared>, changed: Arc<Notify>) {
+    loop {
+        changed.notified().await;
+        shared.sync_nodes().await;
+    }
+}
+
+async fn cleanup_resync_loop(shared: Arc<Shared>) {
+    loop {
+        tokio::time::sleep(CLEANUP_RESYNC).await;
+        for service in shared.services.state() {
+            if needs_cleanup(&service) {
+                shared.queue.add(service_key(&service));
+            }
+        }
+    }
+}
+
+impl Shared {
+    /// Deletes objects tagged for Services that no longer exist (crash
+    /// leftovers). Runs before any sync, so it cannot race one.
+    async fn sweep(&self) {
+        let live: HashSet<String> = self
+            .services
+            .state()
+            .iter()
+            .filter(|s| self.class.wants_load_balancer(s) || has_finalizer(s))
+            .filter_map(|s| s.metadata.uid.clone())
+            .collect();
+        match self.lb.sweep(&live).await {
+            Ok(report) => {
+                tracing::info!(?report, "swept load-balancer objects of deleted Services")
+            }
+            Err(error) => {
+                tracing::warn!(%error, "the sweep of deleted Services' objects failed; it runs again at the next start")
+            }
+        }
+    }
+
+    fn node_set(&self) -> Vec<NodeKey> {
+        let mut nodes: Vec<NodeKey> = self
+            .nodes
+            .state()
+            .iter()
+            .filter(|n| in_node_set(n))
+            .map(|n| NodeKey::of(n))
+            .collect();
+        nodes.sort();
+        nodes
+    }
+
+    fn cache(&self) -> MutexGuard<'_, HashMap<String, Arc<Service>>> {
+        self.synced.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    fn cached(&self, key: &str) -> Option<Arc<Service>> {
+        self.cache().get(key).cloned()
+    }
+
+    fn remember(&self, key: &str, service: &Arc<Service>) {
+        self.cache().insert(key.to_string(), service.clone());
+    }
+
+    fn forget(&self, key: &str) {
+        self.cache().remove(key);
+        self.last_synced().remove(key);
+    }
+
+    /// Held while the Service's load balancer is being written.
+    async fn exclusive(&self, key: &str) -> tokio::sync::OwnedMutexGuard<()> {
+        let lock = self
+            .in_progress
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .entry(key.to_string())
+            .or_default()
+            .clone();
+        lock.lock_owned().await
+    }
+
+    fn last_synced(&self) -> MutexGuard<'_, HashMap<String, Vec<NodeKey>>> {
+        self.last_nodes.lock().unwrap_or_else(|p| p.into_inner())
+    }
+
+    async fn event(&self, object: &ObjectReference, kind: EventType, reason: &str, message: &str) {
+        self.recorder.publish(object, kind, reason, message).await;
+    }
+}

@@ -1,0 +1,129 @@
+//! Node changes: every Service this controller has synced whose node set
+//! changed gets `update`, as upstream's `syncNodes`. A failed update sends
+//! the Service back to the service queue for a full ensure.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use futures::StreamExt;
+use k8s_openapi::api::core::v1::Service;
+
+use super::Shared;
+use super::spec::NodeKey;
+use super::sync::{object_ref, service_key};
+use crate::controllers::EventType::{Normal, Warning};
+
+/// Upstream caps the node names in a failure message at this many.
+const MAX_NODE_NAMES: usize = 20;
+
+impl Shared {
+    pub(super) async fn sync_nodes(self: &Arc<Self>) {
+        let started = Instant::now();
+        let services: Vec<Arc<Service>> = self
+            .cache()
+            .values()
+            .filter(|s| self.class.wants_load_balancer(s))
+            .cloned()
+            .collect();
+        let retries: Vec<String> = futures::stream::iter(services)
+            .map(|service| {
+                let shared = Arc::clone(self);
+                async move { shared.sync_service_nodes(&service).await }
+            })
+            .buffer_unordered(self.workers)
+            .filter_map(|retry| async move { retry })
+            .collect()
+            .await;
+        for key in retries {
+            self.queue.add(key);
+        }
+        self.metrics
+            .nodesync_latency
+            .observe(started.elapsed().as_secs_f64());
+    }
+
+    /// Returns the Service's key when it must be retried.
+    async fn sync_service_nodes(&self, service: &Service) -> Option<String> {
+        let key = service_key(service);
+        let _exclusive = self.exclusive(&key).await;
+        if !self.cache().contains_key(&key) {
+            return None; // deleted meanwhile
+        }
+        let nodes = self.node_set();
+        let previous = self.last_synced().insert(key.clone(), nodes.clone());
+        if previous.as_ref() == Some(&nodes) || (previous.is_none() && nodes.is_empty()) {
+            return None;
+        }
+        self.metrics.loadbalancer_sync.inc();
+        let spec = self.spec_of(service);
+        let members: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
+        let started = Instant::now();
+        let result = self.timed("update", self.lb.update(&spec, &members)).await;
+        self.metrics
+            .update_host_latency
+            .observe(started.elapsed().as_secs_f64());
+        let reference = object_ref(service);
+        match result {
+            Ok(()) if nodes.is_empty() => {
+                let message = "There are no available nodes for LoadBalancer";
+                self.event(&reference, Warning, "UnAvailableLoadBalancer", message)
+                    .await;
+                None
+            }
+            Ok(()) => {
+                let message = "Updated load balancer with new hosts";
+                self.event(&reference, Normal, "UpdatedLoadBalancer", message)
+                    .await;
+                None
+            }
+            Err(error) => {
+                if let Ok(None) = self.lb.get(&spec).await {
+                    return None;
+                }
+                self.metrics.nodesync_error.inc();
+                let message = format!(
+                    "Error updating load balancer with new hosts {} [node names limited, total number of nodes: {}], error: {error}",
+                    node_names(&nodes),
+                    nodes.len()
+                );
+                self.event(&reference, Warning, "UpdateLoadBalancerFailed", &message)
+                    .await;
+                Some(key)
+            }
+        }
+    }
+}
+
+/// Sorted names, at most [`MAX_NODE_NAMES`], as Go prints a slice.
+fn node_names(nodes: &[NodeKey]) -> String {
+    let mut names: Vec<&str> = nodes.iter().map(|n| n.name.as_str()).collect();
+    names.sort_unstable();
+    let more = names.len().saturating_sub(MAX_NODE_NAMES);
+    names.truncate(MAX_NODE_NAMES);
+    let mut listed = names.join(" ");
+    if more > 0 {
+        listed.push_str(&format!(" <{more} more>"));
+    }
+    format!("[{listed}]")
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn failure_messages_list_at_most_twenty_sorted_names() {
+        let nodes: Vec<NodeKey> = (0..23)
+            .rev()
+            .map(|i| NodeKey {
+                name: format!("n{i:02}"),
+                provider_id: None,
+                internal_ip: None,
+            })
+            .collect();
+        let listed = node_names(&nodes);
+        assert!(listed.starts_with("[n00 n01"), "{listed}");
+        assert!(listed.ends_with("n19 <3 more>]"), "{listed}");
+        assert_eq!(node_names(&nodes[..1]), "[n22]");
+    }
+}

@@ -1,0 +1,107 @@
+//! From Kubernetes objects to the load balancer's plain inputs.
+
+use std::collections::BTreeMap;
+
+use k8s_openapi::api::core::v1::{LoadBalancerIngress, Node, Service};
+
+use super::predicates::internal_ip;
+use crate::lb::{LbStatus, NodeSpec, PortSpec, ServiceSpec};
+use crate::policy::model::{IpFamily, Protocol, TrafficPolicy};
+
+/// The Service as the load balancer sees it; `namespace_labels` come from
+/// the Service's Namespace (policy selection).
+pub fn service_spec(service: &Service, namespace_labels: BTreeMap<String, String>) -> ServiceSpec {
+    let meta = &service.metadata;
+    let spec = service.spec.clone().unwrap_or_default();
+    let protocol = |p: Option<&str>| match p {
+        Some("UDP") => Protocol::Udp,
+        Some("SCTP") => Protocol::Sctp,
+        _ => Protocol::Tcp,
+    };
+    let port = |n: i32| u16::try_from(n).ok().filter(|n| *n > 0);
+    ServiceSpec {
+        namespace: meta.namespace.clone().unwrap_or_default(),
+        name: meta.name.clone().unwrap_or_default(),
+        uid: meta.uid.clone().unwrap_or_default(),
+        annotations: meta.annotations.clone().unwrap_or_default(),
+        labels: meta.labels.clone().unwrap_or_default(),
+        namespace_labels,
+        ports: spec
+            .ports
+            .unwrap_or_default()
+            .into_iter()
+            .map(|p| PortSpec {
+                name: p.name.unwrap_or_default(),
+                protocol: protocol(p.protocol.as_deref()),
+                port: port(p.port).unwrap_or_default(),
+                node_port: p.node_port.and_then(port),
+                app_protocol: p.app_protocol,
+            })
+            .collect(),
+        load_balancer_ip: spec.load_balancer_ip,
+        load_balancer_class: spec.load_balancer_class,
+        external_traffic_policy: match spec.external_traffic_policy.as_deref() {
+            Some("Local") => TrafficPolicy::Local,
+            _ => TrafficPolicy::Cluster,
+        },
+        health_check_node_port: spec.health_check_node_port.and_then(port),
+        ip_families: spec
+            .ip_families
+            .unwrap_or_default()
+            .iter()
+            .map(|f| match f.as_str() {
+                "IPv6" => IpFamily::Ipv6,
+                _ => IpFamily::Ipv4,
+            })
+            .collect(),
+    }
+}
+
+/// What identifies a node in a load balancer's node set: its name, its
+/// providerID (upstream compares these) and the address pools use.
+#[derive(Debug, Clone, PartialEq, Eq, PartialOrd, Ord)]
+pub struct NodeKey {
+    pub name: String,
+    pub provider_id: Option<String>,
+    pub internal_ip: Option<String>,
+}
+
+impl NodeKey {
+    pub fn of(node: &Node) -> Self {
+        Self {
+            name: node.metadata.name.clone().unwrap_or_default(),
+            provider_id: node.spec.as_ref().and_then(|s| s.provider_id.clone()),
+            internal_ip: internal_ip(node),
+        }
+    }
+
+    pub fn node_spec(&self) -> NodeSpec {
+        NodeSpec {
+            name: self.name.clone(),
+            internal_ip: self.internal_ip.clone(),
+        }
+    }
+}
+
+/// `status.loadBalancer.ingress` as the load balancer reports it.
+pub fn ingress_of(status: &LbStatus) -> Vec<LoadBalancerIngress> {
+    status
+        .ingress
+        .iter()
+        .map(|i| LoadBalancerIngress {
+            ip: Some(i.ip.clone()),
+            ip_mode: Some(i.ip_mode.as_str().to_string()),
+            ..LoadBalancerIngress::default()
+        })
+        .collect()
+}
+
+/// The Service's current ingress (absent and empty are the same).
+pub fn current_ingress(service: &Service) -> Vec<LoadBalancerIngress> {
+    service
+        .status
+        .as_ref()
+        .and_then(|s| s.load_balancer.as_ref())
+        .and_then(|lb| lb.ingress.clone())
+        .unwrap_or_default()
+}

@@ -1,0 +1,261 @@
+//! One Service sync, as upstream's `syncService`: ensure (finalizer first)
+//! or clean up (finalizer last), Events with the upstream reasons, and a
+//! status patch only when the ingress changed.
+
+use std::sync::Arc;
+use std::time::Instant;
+
+use k8s_openapi::api::core::v1::{ObjectReference, Service};
+use kube::Resource;
+use kube::runtime::reflector::ObjectRef;
+
+use super::Shared;
+use super::metrics::ReconcileLabels;
+use super::predicates::{has_finalizer, needs_cleanup};
+use super::spec::{NodeKey, current_ingress, ingress_of, service_spec};
+use crate::controllers::EventType::{Normal, Warning};
+use crate::lb::{LbError, ServiceSpec};
+
+/// Why a sync failed, worded as upstream's error chain.
+#[derive(Debug, thiserror::Error)]
+pub enum SyncError {
+    #[error("unexpected key format: {0:?}")]
+    Key(String),
+    #[error("failed to check if load balancer exists before cleanup: {0}")]
+    CheckBeforeCleanup(#[source] LbError),
+    #[error("failed to delete load balancer: {0}")]
+    Delete(#[source] LbError),
+    #[error("failed to ensure load balancer: {0}")]
+    Ensure(#[source] LbError),
+    #[error("failed to add load balancer cleanup finalizer: {0}")]
+    AddFinalizer(#[source] kube::Error),
+    #[error("failed to remove load balancer cleanup finalizer: {0}")]
+    RemoveFinalizer(#[source] kube::Error),
+    #[error("failed to update load balancer status: {0}")]
+    Status(#[source] kube::Error),
+}
+
+pub fn object_ref(service: &Service) -> ObjectReference {
+    service.object_ref(&())
+}
+
+impl Shared {
+    pub(super) async fn sync(&self, key: &str) -> Result<(), SyncError> {
+        let (namespace, name) = key
+            .split_once('/')
+            .ok_or_else(|| SyncError::Key(key.to_string()))?;
+        let found = self.services.get(&ObjectRef::new(name).within(namespace));
+        match found {
+            None => self.process_deletion(key).await,
+            Some(service) => self.process_create_or_update(key, service).await,
+        }
+    }
+
+    /// The Service is gone without our finalizer having run (it was
+    /// removed by someone else): delete what the cache says it had.
+    async fn process_deletion(&self, key: &str) -> Result<(), SyncError> {
+        let Some(cached) = self.cached(key) else {
+            return Ok(());
+        };
+        if self.class.wants_load_balancer(&cached) {
+            self.legacy_delete(&cached).await?;
+        }
+        self.forget(key);
+        Ok(())
+    }
+
+    async fn legacy_delete(&self, service: &Service) -> Result<(), SyncError> {
+        let reference = object_ref(service);
+        self.event(
+            &reference,
+            Normal,
+            "DeletingLoadBalancer",
+            "Deleting load balancer",
+        )
+        .await;
+        let spec = service_spec(service, Default::default());
+        if let Err(error) = self.timed("delete", self.lb.delete(&spec)).await {
+            let message = format!("Error deleting load balancer: {error}");
+            self.event(&reference, Warning, "DeleteLoadBalancerFailed", &message)
+                .await;
+            return Err(SyncError::Delete(error));
+        }
+        self.event(
+            &reference,
+            Normal,
+            "DeletedLoadBalancer",
+            "Deleted load balancer",
+        )
+        .await;
+        Ok(())
+    }
+
+    async fn process_create_or_update(
+        &self,
+        key: &str,
+        service: Arc<Service>,
+    ) -> Result<(), SyncError> {
+        if let Some(cached) = self.cached(key)
+            && cached.metadata.uid != service.metadata.uid
+            && self.class.wants_load_balancer(&cached)
+        {
+            // Deleted and created again under the same name.
+            self.legacy_delete(&cached).await?;
+        }
+        self.remember(key, &service);
+        let result = self.sync_load_balancer(&service).await;
+        match &result {
+            Err(error) => {
+                let message = format!("Error syncing load balancer: {error}");
+                self.event(
+                    &object_ref(&service),
+                    Warning,
+                    "SyncLoadBalancerFailed",
+                    &message,
+                )
+                .await;
+            }
+            Ok(Outcome::Deleted) => self.forget(key),
+            Ok(Outcome::Ensured) => {}
+        }
+        result.map(drop)
+    }
+
+    async fn sync_load_balancer(&self, service: &Service) -> Result<Outcome, SyncError> {
+        let previous = current_ingress(service);
+        let (wanted, outcome) =
+            if !self.class.wants_load_balancer(service) || needs_cleanup(service) {
+                self.clean_up(service).await?;
+                (Vec::new(), Outcome::Deleted)
+            } else {
+                (self.ensure(service).await?, Outcome::Ensured)
+            };
+        if previous != wanted {
+            self.writes
+                .set_ingress(service, &wanted)
+                .await
+                .map_err(SyncError::Status)?;
+        }
+        Ok(outcome)
+    }
+
+    async fn clean_up(&self, service: &Service) -> Result<(), SyncError> {
+        let reference = object_ref(service);
+        let spec = service_spec(service, Default::default());
+        let exists = self
+            .lb
+            .get(&spec)
+            .await
+            .map_err(SyncError::CheckBeforeCleanup)?
+            .is_some();
+        if exists {
+            self.event(
+                &reference,
+                Normal,
+                "DeletingLoadBalancer",
+                "Deleting load balancer",
+            )
+            .await;
+            self.timed("delete", self.lb.delete(&spec))
+                .await
+                .map_err(SyncError::Delete)?;
+        }
+        if has_finalizer(service) {
+            self.writes
+                .remove_finalizer(service)
+                .await
+                .map_err(SyncError::RemoveFinalizer)?;
+        }
+        self.event(
+            &reference,
+            Normal,
+            "DeletedLoadBalancer",
+            "Deleted load balancer",
+        )
+        .await;
+        Ok(())
+    }
+
+    async fn ensure(
+        &self,
+        service: &Service,
+    ) -> Result<Vec<k8s_openapi::api::core::v1::LoadBalancerIngress>, SyncError> {
+        let reference = object_ref(service);
+        self.event(
+            &reference,
+            Normal,
+            "EnsuringLoadBalancer",
+            "Ensuring load balancer",
+        )
+        .await;
+        self.writes
+            .add_finalizer(service)
+            .await
+            .map_err(SyncError::AddFinalizer)?;
+        let nodes = self.node_set();
+        if nodes.is_empty() {
+            self.event(
+                &reference,
+                Warning,
+                "UnAvailableLoadBalancer",
+                "There are no available nodes for LoadBalancer",
+            )
+            .await;
+        }
+        let key = service_key(service);
+        self.last_synced().insert(key, nodes.clone());
+        let spec = self.spec_of(service);
+        let node_specs: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
+        let status = self
+            .timed("ensure", self.lb.ensure(&spec, &node_specs))
+            .await
+            .map_err(SyncError::Ensure)?;
+        self.event(
+            &reference,
+            Normal,
+            "EnsuredLoadBalancer",
+            "Ensured load balancer",
+        )
+        .await;
+        Ok(ingress_of(&status))
+    }
+
+    /// The Service with its namespace's labels (policies select on them).
+    pub(super) fn spec_of(&self, service: &Service) -> ServiceSpec {
+        let namespace = service.metadata.namespace.as_deref().unwrap_or_default();
+        let labels = self
+            .namespaces
+            .get(&ObjectRef::new(namespace))
+            .and_then(|ns| ns.metadata.labels.clone())
+            .unwrap_or_default();
+        service_spec(service, labels)
+    }
+
+    pub(super) async fn timed<T>(
+        &self,
+        operation: &'static str,
+        call: impl Future<Output = Result<T, LbError>>,
+    ) -> Result<T, LbError> {
+        let started = Instant::now();
+        let result = call.await;
+        let outcome = if result.is_ok() { "success" } else { "error" };
+        self.metrics
+            .reconcile_duration
+            .get_or_create(&ReconcileLabels { operation, outcome })
+            .observe(started.elapsed().as_secs_f64());
+        result
+    }
+}
+
+enum Outcome {
+    Ensured,
+    Deleted,
+}
+
+pub fn service_key(service: &Service) -> String {
+    format!(
+        "{}/{}",
+        service.metadata.namespace.as_deref().unwrap_or_default(),
+        service.metadata.name.as_deref().unwrap_or_default()
+    )
+}

@@ -1,0 +1,262 @@
+//! The end-to-end harness of the service controller: vcdsim and kubesim in
+//! process, the real load balancer and controller between them, and the
+//! waits and reads the tests share.
+
+#![allow(dead_code)] // each test binary uses its own subset
+
+use std::future::Future;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Event, Node, Service};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
+use kubesim::KubeSim;
+use prometheus_client::registry::Registry;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+use vcd_ccm::controllers::service::{ServiceController, ServiceControllerConfig};
+use vcd_ccm::controllers::{CacheSync, EventRecorder};
+use vcd_ccm::lb::{LbConfig, LoadBalancers};
+use vcdsim::Sim;
+
+use crate::{lb_support, vcd_support};
+
+pub const CLUSTER: &str = "NO_RDE_e2e";
+
+pub struct Cluster {
+    pub vcd: Sim,
+    pub kube: KubeSim,
+    pub client: kube::Client,
+    pub registry: Registry,
+    controller: Option<JoinHandle<()>>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(task) = self.controller.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Quick retries so failure paths finish within a test's patience.
+pub fn fast_config() -> ServiceControllerConfig {
+    ServiceControllerConfig {
+        workers: 2,
+        base_backoff: Duration::from_millis(200),
+        max_backoff: Duration::from_secs(2),
+        ..ServiceControllerConfig::default()
+    }
+}
+
+impl Cluster {
+    pub async fn start() -> Self {
+        Self::start_with(fast_config(), |_| {}).await
+    }
+
+    /// Seeds the clusters before the controller starts (`seed` sees both).
+    pub async fn start_with(config: ServiceControllerConfig, seed: impl FnOnce(&Self)) -> Self {
+        let vcd = vcd_support::sim_from(lb_support::blocks_scenario()).await;
+        let kube = KubeSim::start().await.expect("kubesim starts");
+        let client = kube.client().expect("a kube client");
+        let mut cluster = Self {
+            vcd,
+            kube,
+            client,
+            registry: Registry::default(),
+            controller: None,
+        };
+        seed(&cluster);
+        cluster.start_controller(config).await;
+        cluster
+    }
+
+    /// (Re)starts the controller, as a restarted process would.
+    pub async fn start_controller(&mut self, config: ServiceControllerConfig) {
+        if let Some(task) = self.controller.take() {
+            task.abort();
+        }
+        let lb_config = LbConfig::new(CLUSTER, "vdc1", "net1");
+        let registry = lb_support::default_registry(&lb_config);
+        let lb = LoadBalancers::new(lb_support::client(&self.vcd).await, registry, lb_config)
+            .await
+            .expect("the load balancer engine starts");
+        let recorder = EventRecorder::new(self.client.clone(), "service-controller", "test");
+        let mut metrics = Registry::default();
+        let controller = ServiceController::new(
+            self.client.clone(),
+            Arc::new(lb),
+            recorder,
+            config,
+            &mut metrics,
+        );
+        self.registry = metrics;
+        let sync = CacheSync::default();
+        let flag = sync.register("service");
+        self.controller = Some(tokio::spawn(controller.run(flag)));
+        wait_for("the service controller's caches", || async {
+            sync.pending().is_empty().then_some(())
+        })
+        .await;
+    }
+
+    /// Stops the controller, as a crashed process would.
+    pub fn controller_stop(&mut self) {
+        if let Some(task) = self.controller.take() {
+            task.abort();
+        }
+    }
+
+    pub fn services(&self, namespace: &str) -> Api<Service> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    pub fn nodes(&self) -> Api<Node> {
+        Api::all(self.client.clone())
+    }
+
+    pub async fn create_service(&self, namespace: &str, body: Value) -> Service {
+        let service: Service = serde_json::from_value(body).expect("a Service");
+        self.services(namespace)
+            .create(&PostParams::default(), &service)
+            .await
+            .expect("the Service is created")
+    }
+
+    pub async fn patch_service(&self, namespace: &str, name: &str, patch: Value) {
+        self.services(namespace)
+            .patch(name, &PatchParams::default(), &Patch::Merge(patch))
+            .await
+            .expect("the Service is patched");
+    }
+
+    pub async fn delete_service(&self, namespace: &str, name: &str) {
+        self.services(namespace)
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("the Service is deleted");
+    }
+
+    pub async fn add_node(&self, name: &str, ip: &str) {
+        self.nodes()
+            .create(&PostParams::default(), &node(name, ip))
+            .await
+            .expect("the Node is created");
+    }
+
+    pub async fn delete_node(&self, name: &str) {
+        self.nodes()
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("the Node is deleted");
+    }
+
+    pub async fn service(&self, namespace: &str, name: &str) -> Option<Service> {
+        self.services(namespace)
+            .get_opt(name)
+            .await
+            .expect("a read")
+    }
+
+    /// The Service's `status.loadBalancer.ingress[0].ip`, once set.
+    pub async fn wait_for_ip(&self, namespace: &str, name: &str) -> String {
+        wait_for("the Service's external IP", || async {
+            let service = self.service(namespace, name).await?;
+            let ingress = service.status?.load_balancer?.ingress?;
+            ingress.first()?.ip.clone()
+        })
+        .await
+    }
+
+    /// (reason, message) of the Events about one object, oldest first.
+    pub async fn events(&self, namespace: &str, name: &str) -> Vec<(String, String)> {
+        let api: Api<Event> = Api::namespaced(self.client.clone(), namespace);
+        let mut events: Vec<Event> = api.list(&Default::default()).await.expect("events").items;
+        events.sort_by_key(|e| e.metadata.creation_timestamp.clone().map(|t| t.0));
+        events
+            .into_iter()
+            .filter(|e| e.involved_object.name.as_deref() == Some(name))
+            .map(|e| (e.reason.unwrap_or_default(), e.message.unwrap_or_default()))
+            .collect()
+    }
+
+    pub async fn wait_for_event(&self, namespace: &str, name: &str, reason: &str) -> String {
+        wait_for(
+            &format!("a {reason} Event on {namespace}/{name}"),
+            || async {
+                self.events(namespace, name)
+                    .await
+                    .into_iter()
+                    .find(|(r, _)| r == reason)
+                    .map(|(_, message)| message)
+            },
+        )
+        .await
+    }
+
+    /// Pool member IPs of the Service's pools, sorted, per pool.
+    pub fn pool_members(&self, uid: &str) -> Vec<Vec<String>> {
+        let needle = format!(" uid={uid}");
+        self.vcd.with_world(|w| {
+            w.pools
+                .iter()
+                .filter(|p| {
+                    p.description
+                        .as_deref()
+                        .unwrap_or_default()
+                        .contains(&needle)
+                })
+                .map(|p| {
+                    let mut ips: Vec<String> =
+                        p.members.iter().map(|m| m.ip_address.clone()).collect();
+                    ips.sort();
+                    ips
+                })
+                .collect()
+        })
+    }
+}
+
+pub fn node(name: &str, ip: &str) -> Node {
+    serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "status": {
+            "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
+            "conditions": [{"type": "Ready", "status": "True"}]
+        }
+    }))
+    .expect("a Node")
+}
+
+/// A LoadBalancer Service with plain TCP ports (port, nodePort).
+pub fn lb_service(name: &str, ports: &[(i32, i32)]) -> Value {
+    json!({
+        "metadata": {"name": name},
+        "spec": {
+            "type": "LoadBalancer",
+            "selector": {"app": name},
+            "ports": ports.iter().map(|(port, node_port)| json!({
+                "name": format!("p{port}"), "port": port, "protocol": "TCP", "nodePort": node_port
+            })).collect::<Vec<_>>()
+        }
+    })
+}
+
+/// Polls `probe` every 50 ms until it yields, for at most 20 s.
+pub async fn wait_for<T, F, Fut>(what: &str, mut probe: F) -> T
+where
+    F: FnMut() -> Fut,
+    Fut: Future<Output = Option<T>>,
+{
+    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
+    loop {
+        if let Some(value) = probe().await {
+            return value;
+        }
+        assert!(
+            tokio::time::Instant::now() < deadline,
+            "timed out waiting for {what}"
+        );
+        tokio::time::sleep(Duration::from_millis(50)).await;
+    }
+}
