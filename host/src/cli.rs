@@ -1,6 +1,10 @@
-//! The command line: `vcd-ccm policy {test,eval,inspect}`.
+//! The command line: `vcd-ccm run`, `vcd-ccm demo` and
+//! `vcd-ccm policy {test,eval,inspect}`. `run` takes the Go CCM's flags
+//! where they exist, so existing Deployments keep their command lines.
 
+use std::net::IpAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
@@ -17,6 +21,10 @@ pub struct Cli {
 
 #[derive(Subcommand)]
 pub enum Command {
+    /// Run the cloud-controller-manager against a cluster and VCD.
+    Run(Box<RunArgs>),
+    /// Run the controllers against embedded VCD and Kubernetes simulators.
+    Demo(DemoArgs),
     /// Work with load-balancer policies.
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -67,4 +75,91 @@ pub struct EvalArgs {
 pub struct InspectArgs {
     /// The policy component (.wasm).
     pub component: PathBuf,
+}
+
+fn duration(text: &str) -> Result<Duration, String> {
+    humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration such as 15s or 5m: {e}"))
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct RunArgs {
+    /// The upstream cloud config (`vcloud-ccm-config.yaml`).
+    #[arg(long, default_value = "/etc/kubernetes/vcloud/vcloud-ccm-config.yaml")]
+    pub cloud_config: PathBuf,
+    /// The mounted credential Secret (`username`, `password`, `refreshToken`).
+    #[arg(long, default_value = "/etc/kubernetes/vcloud/basic-auth")]
+    pub credentials_dir: PathBuf,
+    /// Provider policies (`policies.yaml` and `<name>.wasm`); absent means
+    /// the built-in default policy only.
+    #[arg(long, default_value = "/etc/vcd-ccm/policies")]
+    pub policy_dir: PathBuf,
+    /// A kubeconfig; without it, the in-cluster config (or $KUBECONFIG).
+    #[arg(long)]
+    pub kubeconfig: Option<PathBuf>,
+    /// Controllers to run: `*`, names or aliases, `-name` to disable.
+    #[arg(long, value_delimiter = ',', default_value = "*")]
+    pub controllers: Vec<String>,
+    /// Services synced at once (also the node-update parallelism).
+    #[arg(long, default_value_t = 1)]
+    pub concurrent_service_syncs: usize,
+    /// Nodes initialised at once.
+    #[arg(long, default_value_t = 1)]
+    pub concurrent_node_syncs: usize,
+    /// How often initialised nodes' addresses are refreshed.
+    #[arg(long, value_parser = duration, default_value = "5m")]
+    pub node_status_update_frequency: Duration,
+    /// How often NotReady nodes are checked against their VMs.
+    #[arg(long, value_parser = duration, default_value = "5s")]
+    pub node_monitor_period: Duration,
+    /// Serve Services of this `spec.loadBalancerClass` too (besides unset).
+    #[arg(long)]
+    pub load_balancer_class: Option<String>,
+    /// Elect a leader among replicas through a Lease.
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub leader_elect: bool,
+    #[arg(long, value_parser = duration, default_value = "15s")]
+    pub leader_elect_lease_duration: Duration,
+    #[arg(long, value_parser = duration, default_value = "10s")]
+    pub leader_elect_renew_deadline: Duration,
+    #[arg(long, value_parser = duration, default_value = "2s")]
+    pub leader_elect_retry_period: Duration,
+    #[arg(long, default_value = "kube-system")]
+    pub leader_elect_resource_namespace: String,
+    #[arg(long, default_value = "cloud-controller-manager")]
+    pub leader_elect_resource_name: String,
+    /// Address of /healthz, /readyz and /metrics.
+    #[arg(long, default_value = "0.0.0.0")]
+    pub bind_address: IpAddr,
+    /// HTTPS port (self-signed unless --tls-cert-file is given); 0 serves nothing.
+    #[arg(long, default_value_t = 10258)]
+    pub secure_port: u16,
+    /// Serve plain HTTP on this port instead of HTTPS (local runs).
+    #[arg(long)]
+    pub port: Option<u16>,
+    #[arg(long, requires = "tls_private_key_file")]
+    pub tls_cert_file: Option<PathBuf>,
+    #[arg(long, requires = "tls_cert_file")]
+    pub tls_private_key_file: Option<PathBuf>,
+    /// Accepted for drop-in command lines; must name this provider if set.
+    #[arg(long)]
+    pub cloud_provider: Option<String>,
+    /// Accepted for drop-in command lines (upstream's deprecated flag).
+    #[arg(long, default_value_t = false, action = clap::ArgAction::Set, num_args = 0..=1, default_missing_value = "true")]
+    pub allow_untagged_cloud: bool,
+    /// Accepted for drop-in command lines; objects are named after `clusterid`.
+    #[arg(long, default_value = "kubernetes")]
+    pub cluster_name: String,
+}
+
+#[derive(clap::Args, Debug, Clone)]
+pub struct DemoArgs {
+    /// Exit after convergence with a summary (non-zero if it fails).
+    #[arg(long)]
+    pub once: bool,
+    /// Where to write a kubeconfig for the embedded API server.
+    #[arg(long, default_value = "vcd-ccm-demo.kubeconfig")]
+    pub kubeconfig_out: PathBuf,
+    /// How long `--once` waits for convergence.
+    #[arg(long, value_parser = duration, default_value = "60s")]
+    pub timeout: Duration,
 }

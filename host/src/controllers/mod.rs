@@ -3,6 +3,7 @@
 //! controller, the Events they write and leader election.
 //! `README.md` beside this file describes each one.
 
+pub mod enabled;
 pub mod events;
 mod informer;
 pub mod leader;
@@ -12,5 +13,6 @@ pub mod ready;
 pub mod service;
 mod workqueue;
 
+pub use enabled::EnabledControllers;
 pub use events::{EventRecorder, EventType};
 pub use ready::{CacheSync, SyncedFlag};
