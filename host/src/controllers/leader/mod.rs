@@ -237,28 +237,30 @@ impl LeaderElector {
         }
         tracing::info!(lease = %config.lease_key(), identity = %config.identity, "acquired the leader lease");
         self.master_status.set(1);
-        let message = format!("{} became leader", config.identity);
-        self.recorder
-            .publish(
-                &self.lock.reference(),
-                EventType::Normal,
-                "LeaderElection",
-                &message,
-            )
-            .await;
         let (report, lost) = watch::channel(None);
         let renewer = tokio::spawn(keep_renewing(
             self.lock.clone(),
             self.master_status.clone(),
             report,
         ));
-        Leadership {
+        // Renewing already runs, so a slow Event write cannot cost the Lease;
+        // and should this future be dropped meanwhile, so is the renewer.
+        let leadership = Leadership {
             lost,
             renewer,
             health: self.health(),
             master_status: self.master_status.clone(),
             lease: config.lease_key(),
+        };
+        let lease = self.lock.reference();
+        let message = format!("{} became leader", config.identity);
+        let event = self
+            .recorder
+            .publish(&lease, EventType::Normal, "LeaderElection", &message);
+        if timeout(config.renew_deadline, event).await.is_err() {
+            tracing::warn!(lease = %config.lease_key(), "recording the LeaderElection Event timed out");
         }
+        leadership
     }
 }
 
