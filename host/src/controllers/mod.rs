@@ -7,6 +7,7 @@ pub mod events;
 pub mod leader;
 pub mod lifecycle;
 pub mod node;
+pub mod node_helpers;
 pub mod ready;
 pub mod service;
 
