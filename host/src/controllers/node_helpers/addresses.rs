@@ -135,7 +135,8 @@ mod tests {
         let internal = ("InternalIP", "10.0.0.1");
         let external = ("ExternalIP", "132.143.154.163");
         let hostname = ("Hostname", "hostname.zone.region.aws.test");
-        let cases: &[(&str, &[(&str, &str)], &[(&str, &str)], bool)] = &[
+        type Pairs<'a> = &'a [(&'a str, &'a str)];
+        let cases: &[(&str, Pairs, Pairs, bool)] = &[
             ("same", &[internal, external], &[internal, external], false),
             (
                 "external IP changed",

@@ -73,11 +73,8 @@ mod tests {
 
     #[test]
     fn beta_labels_are_copied_to_ga_labels() {
-        let cases: Vec<(
-            &str,
-            Option<BTreeMap<String, String>>,
-            BTreeMap<String, String>,
-        )> = vec![
+        type Labels = BTreeMap<String, String>;
+        let cases: Vec<(&str, Option<Labels>, Labels)> = vec![
             ("no labels", None, map(&[])),
             ("no topology labels", Some(map(&[("app", "x")])), map(&[])),
             (

@@ -63,7 +63,8 @@ mod tests {
 
     #[test]
     fn readiness_follows_the_ready_condition_only() {
-        let cases: &[(&str, Option<Vec<(&str, &str)>>, bool)] = &[
+        type Conditions<'a> = Option<Vec<(&'a str, &'a str)>>;
+        let cases: &[(&str, Conditions, bool)] = &[
             ("ready", Some(vec![("Ready", "True")]), true),
             ("not ready", Some(vec![("Ready", "False")]), false),
             ("unknown", Some(vec![("Ready", "Unknown")]), false),

@@ -98,6 +98,9 @@ mod tests {
         }
     }
 
+    /// A name, the taints before, the taints after (`None`: unchanged).
+    type EditCase = (&'static str, Vec<Taint>, Option<Vec<Taint>>);
+
     fn uninitialized(effect: &str) -> Taint {
         taint(UNINITIALIZED_TAINT_KEY, Some("true"), effect)
     }
@@ -156,7 +159,7 @@ mod tests {
             ..shutdown.clone()
         };
         let other_effect = taint(SHUTDOWN_TAINT_KEY, None, "NoExecute");
-        let cases: Vec<(&str, Vec<Taint>, Option<Vec<Taint>>)> = vec![
+        let cases: Vec<EditCase> = vec![
             ("none yet", vec![], Some(vec![shutdown.clone()])),
             (
                 "appended after others",
@@ -191,7 +194,7 @@ mod tests {
         let other = taint("dedicated", Some("gpu"), "NoSchedule");
         let with_value = taint(SHUTDOWN_TAINT_KEY, Some("x"), "NoSchedule");
         let other_effect = taint(SHUTDOWN_TAINT_KEY, None, "NoExecute");
-        let cases: Vec<(&str, Vec<Taint>, Option<Vec<Taint>>)> = vec![
+        let cases: Vec<EditCase> = vec![
             ("absent", vec![other.clone()], None),
             ("empty", vec![], None),
             (
