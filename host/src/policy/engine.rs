@@ -8,6 +8,7 @@ use std::time::Duration;
 use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use super::metrics::EvaluationMetrics;
 use super::model::LogLevel;
 use super::sandbox::Sandbox;
 
@@ -26,6 +27,7 @@ const TYPES_INTERFACE: &str = "vcd:lb-policy/types@0.1.0";
 pub struct PolicyEngine {
     pub(super) engine: Engine,
     pub(super) linker: Linker<Sandbox>,
+    pub(super) metrics: EvaluationMetrics,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -62,7 +64,11 @@ impl PolicyEngine {
         linker.instance(TYPES_INTERFACE).map_err(fail)?;
         spawn_ticker(engine.weak())
             .map_err(|e| EngineError(format!("epoch ticker thread: {e}")))?;
-        Ok(Arc::new(PolicyEngine { engine, linker }))
+        Ok(Arc::new(PolicyEngine {
+            engine,
+            linker,
+            metrics: EvaluationMetrics::default(),
+        }))
     }
 
     /// Epoch ticks that cover `timeout`: at least `timeout`, at most one tick more.

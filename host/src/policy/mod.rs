@@ -6,7 +6,8 @@
 //! (per-call store state and limits), `runtime` (calls and error mapping),
 //! [`validate`] (contract checks on decisions), [`registry`] (which policy
 //! serves which Service), [`manifest`] and [`directory`] (the provider's
-//! policy ConfigMap and its hot reload), [`suite`] (policy test suites).
+//! policy ConfigMap and its hot reload), [`suite`] (policy test suites),
+//! [`metrics`] (evaluations, loaded policies and reloads for `/metrics`).
 
 pub mod builtin;
 pub mod directory;
@@ -15,6 +16,7 @@ pub mod errors;
 pub mod imports;
 pub mod loader;
 pub mod manifest;
+pub mod metrics;
 pub mod model;
 pub mod registry;
 mod runtime;

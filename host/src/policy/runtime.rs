@@ -2,6 +2,7 @@
 //! and the epoch deadline; failures come back as typed errors.
 
 use std::sync::Arc;
+use std::time::Instant;
 
 use wasmtime::component::{Instance, TypedFunc};
 use wasmtime::{Store, Trap};
@@ -9,6 +10,7 @@ use wasmtime::{Store, Trap};
 use super::engine::PolicyEngine;
 use super::errors::{CallError, EvalError};
 use super::loader::{Compiled, Exports, Policy};
+use super::metrics::Outcome;
 use super::model::{Decision, DecisionError, DecisionInput, PolicyInfo};
 use super::sandbox::{Limits, Sandbox};
 use super::validate;
@@ -89,6 +91,16 @@ impl Compiled {
 impl Policy {
     /// Asks the policy for a decision and checks it against the contract.
     pub fn decide(&self, input: &DecisionInput) -> Result<Decision, EvalError> {
+        let started = Instant::now();
+        let result = self.decide_checked(input);
+        self.compiled
+            .engine
+            .metrics
+            .record(&self.name, Outcome::of(&result), started.elapsed());
+        result
+    }
+
+    fn decide_checked(&self, input: &DecisionInput) -> Result<Decision, EvalError> {
         let policy = || self.name.to_string();
         let outcome = self
             .compiled

@@ -1,0 +1,299 @@
+//! The health and metrics server: `/healthz` (and `/healthz/<check>`),
+//! `/readyz` and `/metrics`, over HTTPS on port 10258 as upstream, or plain
+//! HTTP for local runs.
+//!
+//! Checks are closures supplied by the caller (leader election health, VCD
+//! reachability, …), so this module knows nothing of Kubernetes or VCD.
+//! Answers follow the apiserver's healthz format: `ok`, or one line per check
+//! (`[+]name ok` / `[-]name failed: reason`) and a closing line, with 500.
+
+mod tls;
+
+use std::net::SocketAddr;
+use std::path::PathBuf;
+use std::sync::{Arc, RwLock};
+use std::time::Duration;
+
+use axum::Router;
+use axum::extract::{Path, State};
+use axum::http::{StatusCode, header};
+use axum::response::{IntoResponse, Response};
+use axum::routing::get;
+use prometheus_client::registry::Registry;
+use tokio::net::TcpListener;
+use tokio::sync::oneshot;
+use tokio::task::JoinHandle;
+
+pub use self::tls::Certificate;
+use crate::controllers::ready::CacheSync;
+
+/// Upstream's `--secure-port` default (`CloudControllerManagerPort`).
+pub const DEFAULT_SECURE_PORT: u16 = 10258;
+
+pub const OPENMETRICS_CONTENT_TYPE: &str =
+    "application/openmetrics-text; version=1.0.0; charset=utf-8";
+
+/// How long [`Server::stop`] lets open requests finish.
+const STOP_GRACE: Duration = Duration::from_secs(5);
+
+/// The metrics registry the server encodes on every scrape; metrics may be
+/// registered after the server has started.
+pub type SharedRegistry = Arc<RwLock<Registry>>;
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Transport {
+    Https(Certificate),
+    /// Plain HTTP, for local runs and the demo.
+    Http,
+}
+
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ServeConfig {
+    pub listen: SocketAddr,
+    pub transport: Transport,
+}
+
+impl Default for ServeConfig {
+    /// `0.0.0.0:10258`, HTTPS with a self-signed certificate: upstream's defaults.
+    fn default() -> Self {
+        Self {
+            listen: SocketAddr::from(([0, 0, 0, 0], DEFAULT_SECURE_PORT)),
+            transport: Transport::Https(Certificate::SelfSigned),
+        }
+    }
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum ServeError {
+    #[error("cannot listen on {addr}: {source}")]
+    Bind {
+        addr: SocketAddr,
+        source: std::io::Error,
+    },
+    #[error("cannot read the TLS certificate file {}: {reason}", path.display())]
+    CertificateFile { path: PathBuf, reason: String },
+    #[error("cannot read the TLS private key file {}: {reason}", path.display())]
+    KeyFile { path: PathBuf, reason: String },
+    #[error("the TLS certificate {} and key {} cannot be used together: {source}", cert.display(), key.display())]
+    KeyPair {
+        cert: PathBuf,
+        key: PathBuf,
+        source: tokio_rustls::rustls::Error,
+    },
+    #[error("cannot generate the self-signed serving certificate: {0}")]
+    SelfSigned(#[from] rcgen::Error),
+    #[error("cannot configure TLS: {0}")]
+    Tls(tokio_rustls::rustls::Error),
+}
+
+/// A named check; `Err` carries the reason shown on the failing line.
+#[derive(Clone)]
+pub struct Check {
+    name: Arc<str>,
+    run: Arc<dyn Fn() -> Result<(), String> + Send + Sync>,
+}
+
+impl Check {
+    pub fn new(name: &str, run: impl Fn() -> Result<(), String> + Send + Sync + 'static) -> Check {
+        Check {
+            name: Arc::from(name),
+            run: Arc::new(run),
+        }
+    }
+
+    pub fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn outcome(&self) -> (String, Result<(), String>) {
+        (self.name.to_string(), (self.run)())
+    }
+}
+
+/// What `/healthz` and `/readyz` consult.
+#[derive(Clone, Default)]
+pub struct Probes {
+    /// `/healthz`: e.g. `leaderElection` from
+    /// [`LeaderHealth::check`](crate::controllers::leader::LeaderHealth::check).
+    pub health: Vec<Check>,
+    /// `/readyz`, besides the caches: e.g. `vcd`, true once VCD was reached.
+    pub ready: Vec<Check>,
+    /// `/readyz` fails (check `informer-sync`) while a cache is not synced.
+    pub caches: CacheSync,
+}
+
+#[derive(Clone)]
+struct AppState {
+    probes: Arc<Probes>,
+    metrics: SharedRegistry,
+}
+
+/// A running server; dropping it stops it too, without waiting.
+pub struct Server {
+    addr: SocketAddr,
+    scheme: &'static str,
+    shutdown: Option<oneshot::Sender<()>>,
+    task: Option<JoinHandle<()>>,
+}
+
+impl Server {
+    /// The bound address (the actual port when asked for port 0).
+    pub fn local_addr(&self) -> SocketAddr {
+        self.addr
+    }
+
+    /// `https://<bound address>` or `http://…`.
+    pub fn url(&self) -> String {
+        format!("{}://{}", self.scheme, self.addr)
+    }
+
+    /// Stops accepting, lets open requests finish for a few seconds, and
+    /// releases the port.
+    pub async fn stop(mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+        if let Some(mut task) = self.task.take()
+            && tokio::time::timeout(STOP_GRACE, &mut task).await.is_err()
+        {
+            task.abort();
+        }
+    }
+}
+
+impl Drop for Server {
+    fn drop(&mut self) {
+        if let Some(shutdown) = self.shutdown.take() {
+            let _ = shutdown.send(());
+        }
+    }
+}
+
+/// Binds `config.listen` and serves until the returned [`Server`] is stopped.
+pub async fn start(
+    config: ServeConfig,
+    probes: Probes,
+    metrics: SharedRegistry,
+) -> Result<Server, ServeError> {
+    let bind_error = |source| ServeError::Bind {
+        addr: config.listen,
+        source,
+    };
+    // The certificate is checked before the port is taken.
+    let acceptor = match &config.transport {
+        Transport::Https(certificate) => Some(tls::acceptor(certificate, config.listen)?),
+        Transport::Http => None,
+    };
+    let tcp = TcpListener::bind(config.listen).await.map_err(bind_error)?;
+    let addr = tcp.local_addr().map_err(bind_error)?;
+    let app = router(AppState {
+        probes: Arc::new(probes),
+        metrics,
+    });
+    let (shutdown, signal) = oneshot::channel::<()>();
+    let signal = async {
+        let _ = signal.await;
+    };
+    let (scheme, task) = match acceptor {
+        Some(acceptor) => {
+            let listener = tls::TlsListener::new(tcp, acceptor).map_err(bind_error)?;
+            let served = axum::serve(listener, app).with_graceful_shutdown(signal);
+            ("https", tokio::spawn(log_exit(served.into_future())))
+        }
+        None => {
+            let served = axum::serve(tcp, app).with_graceful_shutdown(signal);
+            ("http", tokio::spawn(log_exit(served.into_future())))
+        }
+    };
+    tracing::info!(%addr, scheme, "serving /healthz, /readyz and /metrics");
+    Ok(Server {
+        addr,
+        scheme,
+        shutdown: Some(shutdown),
+        task: Some(task),
+    })
+}
+
+async fn log_exit(served: impl Future<Output = std::io::Result<()>>) {
+    if let Err(error) = served.await {
+        tracing::error!(%error, "the health and metrics server stopped");
+    }
+}
+
+fn router(state: AppState) -> Router {
+    Router::new()
+        .route("/healthz", get(healthz))
+        .route("/healthz/{check}", get(healthz_one))
+        .route("/readyz", get(readyz))
+        .route("/metrics", get(metrics))
+        .with_state(state)
+}
+
+async fn healthz(State(state): State<AppState>) -> Response {
+    let outcomes = state.probes.health.iter().map(Check::outcome).collect();
+    report("healthz", outcomes)
+}
+
+async fn healthz_one(State(state): State<AppState>, Path(name): Path<String>) -> Response {
+    match state
+        .probes
+        .health
+        .iter()
+        .find(|check| check.name() == name)
+    {
+        Some(check) => report("healthz", vec![check.outcome()]),
+        None => (
+            StatusCode::NOT_FOUND,
+            format!("no health check named {name}\n"),
+        )
+            .into_response(),
+    }
+}
+
+async fn readyz(State(state): State<AppState>) -> Response {
+    let pending = state.probes.caches.pending();
+    let caches = if pending.is_empty() {
+        Ok(())
+    } else {
+        Err(format!("caches not synced: {}", pending.join(", ")))
+    };
+    let outcomes = std::iter::once(("informer-sync".to_string(), caches))
+        .chain(state.probes.ready.iter().map(Check::outcome))
+        .collect();
+    report("readyz", outcomes)
+}
+
+/// `ok` when every check passed, else every check's line and a 500.
+fn report(endpoint: &str, outcomes: Vec<(String, Result<(), String>)>) -> Response {
+    if outcomes.iter().all(|(_, outcome)| outcome.is_ok()) {
+        return (StatusCode::OK, "ok").into_response();
+    }
+    let mut body = String::new();
+    for (name, outcome) in &outcomes {
+        match outcome {
+            Ok(()) => body += &format!("[+]{name} ok\n"),
+            Err(reason) => body += &format!("[-]{name} failed: {reason}\n"),
+        }
+    }
+    body += &format!("{endpoint} check failed\n");
+    (StatusCode::INTERNAL_SERVER_ERROR, body).into_response()
+}
+
+async fn metrics(State(state): State<AppState>) -> Response {
+    let mut body = String::new();
+    let encoded = {
+        let registry = state.metrics.read().unwrap_or_else(|p| p.into_inner());
+        prometheus_client::encoding::text::encode(&mut body, &registry)
+    };
+    match encoded {
+        Ok(()) => ([(header::CONTENT_TYPE, OPENMETRICS_CONTENT_TYPE)], body).into_response(),
+        Err(error) => {
+            tracing::error!(%error, "cannot encode the metrics");
+            (
+                StatusCode::INTERNAL_SERVER_ERROR,
+                "cannot encode the metrics\n",
+            )
+                .into_response()
+        }
+    }
+}
