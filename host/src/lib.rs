@@ -7,6 +7,7 @@ pub mod config;
 pub mod controllers;
 pub mod instances;
 pub mod lb;
+pub mod manager;
 pub mod policy;
 pub mod serve;
 pub mod vcd;

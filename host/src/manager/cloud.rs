@@ -1,0 +1,141 @@
+//! The cloud side of the process: the policies (loaded and watched before
+//! anything else, so a broken policy directory stops the start), then the
+//! VCD client, the load balancer and the node inventory, retried until VCD
+//! answers, as upstream retries its provider setup.
+
+use std::path::Path;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
+
+use prometheus_client::registry::Registry;
+
+use super::{Settings, StartError};
+use crate::instances::Instances;
+use crate::lb::{LbConfig, LoadBalancers};
+use crate::policy::directory::{self, DirectoryWatcher};
+use crate::policy::metrics::register_policy_set;
+use crate::policy::registry::PolicySet;
+use crate::policy::{PolicyEngine, Registry as Policies, builtin};
+use crate::vcd::{ClientConfig, ClientMetrics, VcdClient};
+
+/// How long to wait between attempts to reach VCD at start.
+const SETUP_RETRY: Duration = Duration::from_secs(10);
+
+pub struct CloudSide {
+    client_config: ClientConfig,
+    lb_config: LbConfig,
+    instances_config: crate::instances::InstancesConfig,
+    policies: Arc<Policies>,
+    watcher: Option<DirectoryWatcher>,
+    client_metrics: ClientMetrics,
+}
+
+pub struct Components {
+    /// `None` when the service controller is disabled.
+    pub lb: Option<Arc<LoadBalancers>>,
+    pub instances: Arc<Instances>,
+    /// Keeps reloading the policy directory while the process runs.
+    pub policy_watcher: Option<DirectoryWatcher>,
+}
+
+impl CloudSide {
+    pub fn prepare(settings: &Settings, metrics: &mut Registry) -> Result<CloudSide, StartError> {
+        let client_config = settings.cloud.client_config(&settings.secret_dir)?;
+        let lb_config = settings.cloud.lb_config();
+        let instances_config = settings.cloud.instances_config()?;
+        let engine = PolicyEngine::new()?;
+        engine.register_metrics(metrics);
+        let default = builtin::load_default(&engine, lb_config.default_policy_config())
+            .map_err(|e| StartError::DefaultPolicy(e.to_string()))?;
+        let default = Arc::new(default);
+        let (policies, watcher) = match settings.policy_dir.as_deref().filter(|d| d.is_dir()) {
+            None => {
+                if let Some(dir) = &settings.policy_dir {
+                    tracing::info!(dir = %dir.display(), "no policy directory; the built-in default policy decides every Service");
+                }
+                (Arc::new(Policies::new(PolicySet::only_default(default))), None)
+            }
+            Some(dir) => load_policies(&engine, dir, default)?,
+        };
+        register_policy_set(metrics, policies.clone());
+        Ok(CloudSide {
+            client_config,
+            lb_config,
+            instances_config,
+            policies,
+            watcher,
+            client_metrics: ClientMetrics::register(metrics),
+        })
+    }
+
+    /// Connects to VCD and builds the load balancer and the inventory,
+    /// retrying every 10 s with the reason logged until it works.
+    /// The load balancer is built only when `with_lb` (the service
+    /// controller runs).
+    pub async fn connect(self, reached: &AtomicBool, with_lb: bool) -> Components {
+        loop {
+            match self.try_connect(with_lb).await {
+                Ok((lb, instances)) => {
+                    reached.store(true, Ordering::Relaxed);
+                    return Components {
+                        lb,
+                        instances,
+                        policy_watcher: self.watcher,
+                    };
+                }
+                Err(reason) => {
+                    tracing::error!(%reason, retry_in = ?SETUP_RETRY, "cannot set up the VMware Cloud Director side");
+                    tokio::time::sleep(SETUP_RETRY).await;
+                }
+            }
+        }
+    }
+
+    async fn try_connect(
+        &self,
+        with_lb: bool,
+    ) -> Result<(Option<Arc<LoadBalancers>>, Arc<Instances>), String> {
+        let client = VcdClient::connect(self.client_config.clone(), self.client_metrics.clone())
+            .await
+            .map_err(|e| e.to_string())?;
+        let instances = Instances::new(client.clone(), self.instances_config.clone())
+            .map_err(|e| e.to_string())?;
+        let lb = match with_lb {
+            false => None,
+            true => Some(Arc::new(
+                LoadBalancers::new(client, self.policies.clone(), self.lb_config.clone())
+                    .await
+                    .map_err(|e| e.to_string())?,
+            )),
+        };
+        Ok((lb, Arc::new(instances)))
+    }
+}
+
+fn load_policies(
+    engine: &Arc<PolicyEngine>,
+    dir: &Path,
+    default: Arc<crate::policy::Policy>,
+) -> Result<(Arc<Policies>, Option<DirectoryWatcher>), StartError> {
+    let shown = dir.display().to_string();
+    let (set, report) = directory::load(engine, dir, default, None).map_err(|source| {
+        StartError::PolicyDir {
+            dir: shown.clone(),
+            source,
+        }
+    })?;
+    for name in &report.loaded {
+        tracing::info!(policy = %name, dir = %shown, "policy loaded");
+    }
+    for (name, reason) in &report.failed {
+        tracing::error!(policy = %name, %reason, "policy refused; the Services it selects fail until it is fixed");
+    }
+    let policies = Arc::new(Policies::new(set));
+    let watcher = directory::watch(engine.clone(), dir.to_path_buf(), policies.clone())
+        .map_err(|e| StartError::PolicyWatch {
+            dir: shown,
+            reason: e.to_string(),
+        })?;
+    Ok((policies, Some(watcher)))
+}

@@ -1,0 +1,193 @@
+//! The process: reads the configuration, connects to Kubernetes and VCD,
+//! loads the policies, serves /healthz, /readyz and /metrics, wins the
+//! leader election, then runs the enabled controllers until leadership is
+//! lost. `vcd-ccm run` and `vcd-ccm demo` both go through here.
+
+mod cloud;
+mod settings;
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use kube::Client;
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+use tokio::task::JoinSet;
+
+pub use settings::{Settings, StartError};
+
+use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
+use crate::controllers::lifecycle::LifecycleController;
+use crate::controllers::node::CloudNodeController;
+use crate::controllers::service::ServiceController;
+use crate::controllers::{CacheSync, EventRecorder};
+use crate::serve::{self, Check, Probes, Server, SharedRegistry};
+use cloud::{CloudSide, Components};
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ControllerLabels {
+    name: &'static str,
+    manager: &'static str,
+}
+
+/// A started manager: serving, connected, and (once leader) reconciling.
+pub struct Manager {
+    server: Option<Server>,
+    main: tokio::task::JoinHandle<LeadershipLost>,
+}
+
+impl Manager {
+    /// Checks the settings and starts. Errors here are the one line the
+    /// process stops with: a wrong file, flag or policy directory.
+    pub async fn start(settings: Settings) -> Result<Manager, StartError> {
+        let client = Client::try_from(settings.kube.clone()).map_err(StartError::Kube)?;
+        let host = settings.identity.clone();
+        let metrics: SharedRegistry = SharedRegistry::default();
+        let events_client = client.clone();
+        let recorder =
+            move |component: &str| EventRecorder::new(events_client.clone(), component, &host);
+        let elector = match &settings.leader {
+            Some(config) => Some(
+                LeaderElector::new(
+                    client.clone(),
+                    config.clone(),
+                    recorder("cloud-controller-manager"),
+                    &mut write(&metrics),
+                )
+                .map_err(StartError::Leader)?,
+            ),
+            None => None,
+        };
+        let cloud = CloudSide::prepare(&settings, &mut write(&metrics))?;
+        let vcd_reached = Arc::new(AtomicBool::new(false));
+        let caches = CacheSync::default();
+        let server = match settings.serve.clone() {
+            None => None,
+            Some(config) => {
+                let reached = vcd_reached.clone();
+                let mut probes = Probes {
+                    caches: caches.clone(),
+                    ready: vec![Check::new("vcd", move || {
+                        if reached.load(Ordering::Relaxed) {
+                            Ok(())
+                        } else {
+                            Err("VCD has not been reached yet".to_string())
+                        }
+                    })],
+                    ..Probes::default()
+                };
+                if let Some(elector) = &elector {
+                    let health = elector.health();
+                    probes.health.push(Check::new("leaderElection", move || health.check()));
+                }
+                Some(
+                    serve::start(config, probes, metrics.clone())
+                        .await
+                        .map_err(StartError::Serve)?,
+                )
+            }
+        };
+        let running = Family::<ControllerLabels, Gauge>::default();
+        write(&metrics).register(
+            "running_managed_controllers",
+            "Controllers running in this process (1) by name",
+            running.clone(),
+        );
+        let main = tokio::spawn(async move {
+            let Components {
+                lb,
+                instances,
+                policy_watcher: _reloading,
+            } = cloud.connect(&vcd_reached, settings.controllers.service).await;
+            let leadership = match &elector {
+                Some(elector) => Some(elector.acquire().await),
+                None => None,
+            };
+            let mut controllers = JoinSet::new();
+            let s = &settings;
+            if s.controllers.service
+                && let Some(lb) = lb
+            {
+                let controller = ServiceController::new(
+                    client.clone(),
+                    lb,
+                    recorder("service-controller"),
+                    s.service.clone(),
+                    &mut write(&metrics),
+                );
+                controllers.spawn(controller.run(caches.register("service")));
+                mark_running(&running, "service");
+            }
+            if s.controllers.cloud_node {
+                let controller = CloudNodeController::new(
+                    client.clone(),
+                    instances.clone(),
+                    recorder("cloud-node-controller"),
+                    s.node.clone(),
+                    &mut write(&metrics),
+                );
+                controllers.spawn(controller.run(caches.register("cloud-node")));
+                mark_running(&running, "cloud-node");
+            }
+            if s.controllers.cloud_node_lifecycle {
+                let controller = LifecycleController::new(
+                    client.clone(),
+                    instances.clone(),
+                    recorder("cloud-node-lifecycle-controller"),
+                    s.node_monitor_period,
+                );
+                controllers.spawn(controller.run(caches.register("cloud-node-lifecycle")));
+                mark_running(&running, "cloud-node-lifecycle");
+            }
+            let lost = until_lost(leadership).await;
+            controllers.abort_all();
+            lost
+        });
+        Ok(Manager { server, main })
+    }
+
+    /// Where /healthz, /readyz and /metrics are served, if anywhere.
+    pub fn serving_url(&self) -> Option<String> {
+        self.server.as_ref().map(Server::url)
+    }
+
+    /// Runs until leadership is lost (never without leader election).
+    pub async fn wait(self) -> LeadershipLost {
+        let lost = match self.main.await {
+            Ok(lost) => lost,
+            Err(error) => std::panic::resume_unwind(error.into_panic()),
+        };
+        if let Some(server) = self.server {
+            server.stop().await;
+        }
+        lost
+    }
+
+    /// Stops at once, as a killed process would: nothing is cleaned up.
+    pub fn abort(self) {
+        self.main.abort();
+    }
+}
+
+async fn until_lost(leadership: Option<Leadership>) -> LeadershipLost {
+    match leadership {
+        Some(leadership) => leadership.lost().await,
+        None => std::future::pending().await,
+    }
+}
+
+fn mark_running(running: &Family<ControllerLabels, Gauge>, name: &'static str) {
+    tracing::info!(controller = name, "controller started");
+    running
+        .get_or_create(&ControllerLabels {
+            name,
+            manager: "cloud-controller-manager",
+        })
+        .set(1);
+}
+
+fn write(metrics: &SharedRegistry) -> std::sync::RwLockWriteGuard<'_, Registry> {
+    metrics.write().unwrap_or_else(|p| p.into_inner())
+}
