@@ -386,3 +386,22 @@ fn files_are_read_and_named_in_errors() {
         )
     );
 }
+
+#[test]
+fn the_readme_example_parses() {
+    let path = Path::new(env!("CARGO_MANIFEST_DIR")).join("src/config/README.md");
+    let readme = std::fs::read_to_string(path).unwrap();
+    let section = readme.split("## A complete example").nth(1).unwrap();
+    let example = section.split("```yaml\n").nth(1).unwrap();
+    let example = example.split("```").next().unwrap();
+    let config = parse(example).unwrap();
+    assert_eq!(
+        config.lb_config().vip_subnet.as_deref(),
+        Some("203.0.113.0/26")
+    );
+    let secret_dir = tempfile::tempdir().unwrap();
+    let client = config.client_config(secret_dir.path()).unwrap();
+    assert_eq!(client.rate_limit, Some(20.0));
+    let instances = config.instances_config().unwrap();
+    assert_eq!(instances.region.as_deref(), Some("eu-west"));
+}

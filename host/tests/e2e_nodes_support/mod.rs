@@ -175,6 +175,11 @@ impl Harness {
             .unwrap_or_else(|| panic!("no {name} in\n{text}"))
     }
 
+    /// VM inventory loads from vcdsim so far (one VM query each).
+    pub fn inventory_loads(&self) -> u64 {
+        self.vcd.count("GET /api/query")
+    }
+
     pub fn vm_urn(&self, name: &str) -> String {
         self.vcd.with_world(|w| {
             w.vms
