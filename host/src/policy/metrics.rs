@@ -84,7 +84,7 @@ fn evaluation_histogram() -> Histogram {
 
 /// Evaluation counts and latencies; they count even when never registered.
 #[derive(Debug, Clone)]
-pub struct EvaluationMetrics {
+pub(super) struct EvaluationMetrics {
     evaluations: Family<EvaluationLabels, Counter>,
     duration: Family<PolicyLabels, Histogram>,
 }

@@ -203,10 +203,6 @@ impl LeaderElector {
         })
     }
 
-    pub fn identity(&self) -> &str {
-        &self.lock.config.identity
-    }
-
     /// The `/healthz` check, usable before and after leadership is acquired.
     pub fn health(&self) -> LeaderHealth {
         LeaderHealth {
@@ -347,8 +343,8 @@ impl Drop for Leadership {
     }
 }
 
-/// The `leaderElection` health check; it holds no Kubernetes types, so the
-/// server only sees a closure over [`LeaderHealth::check`].
+/// The `leaderElection` health check. Its API has no Kubernetes types, so
+/// the server only sees a closure over [`LeaderHealth::check`].
 #[derive(Clone)]
 pub struct LeaderHealth {
     lock: Arc<LeaseLock>,
