@@ -78,7 +78,8 @@ pub struct InspectArgs {
 }
 
 fn duration(text: &str) -> Result<Duration, String> {
-    humantime::parse_duration(text).map_err(|e| format!("{text:?} is not a duration such as 15s or 5m: {e}"))
+    humantime::parse_duration(text)
+        .map_err(|e| format!("{text:?} is not a duration such as 15s or 5m: {e}"))
 }
 
 #[derive(clap::Args, Debug, Clone)]

@@ -2,7 +2,7 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use vcd_ccm::cli::{Cli, Command, PolicyCommand};
-use vcd_ccm::commands::policy;
+use vcd_ccm::commands::{demo, policy, run};
 
 fn main() -> ExitCode {
     tracing_subscriber::fmt()
@@ -10,6 +10,8 @@ fn main() -> ExitCode {
         .with_writer(std::io::stderr)
         .init();
     match Cli::parse().command {
+        Command::Run(args) => run::run(&args),
+        Command::Demo(args) => demo::demo(&args),
         Command::Policy(PolicyCommand::Test(args)) => policy::test(&args),
         Command::Policy(PolicyCommand::Eval(args)) => policy::eval(&args),
         Command::Policy(PolicyCommand::Inspect(args)) => policy::inspect(&args),

@@ -1,3 +1,5 @@
 //! What each command does; `main` only parses and dispatches.
 
+pub mod demo;
 pub mod policy;
+pub mod run;

@@ -88,13 +88,19 @@ mod tests {
     #[test]
     fn star_minus_and_aliases_follow_upstream() {
         let every = parse(&["*"]).unwrap();
-        assert_eq!(every.names(), ["cloud-node", "cloud-node-lifecycle", "service"]);
+        assert_eq!(
+            every.names(),
+            ["cloud-node", "cloud-node-lifecycle", "service"]
+        );
         let no_service = parse(&["*", "-service"]).unwrap();
         assert_eq!(no_service.names(), ["cloud-node", "cloud-node-lifecycle"]);
         let one = parse(&["cloud-node-lifecycle-controller"]).unwrap();
         assert_eq!(one.names(), ["cloud-node-lifecycle"]);
         assert_eq!(parse(&["*", "route"]).unwrap(), every);
         let error = parse(&["*", "servce"]).unwrap_err();
-        assert!(error.contains("\"servce\" is not in the list of known controllers"), "{error}");
+        assert!(
+            error.contains("\"servce\" is not in the list of known controllers"),
+            "{error}"
+        );
     }
 }

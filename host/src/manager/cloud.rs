@@ -54,7 +54,10 @@ impl CloudSide {
                 if let Some(dir) = &settings.policy_dir {
                     tracing::info!(dir = %dir.display(), "no policy directory; the built-in default policy decides every Service");
                 }
-                (Arc::new(Policies::new(PolicySet::only_default(default))), None)
+                (
+                    Arc::new(Policies::new(PolicySet::only_default(default))),
+                    None,
+                )
             }
             Some(dir) => load_policies(&engine, dir, default)?,
         };
@@ -119,12 +122,11 @@ fn load_policies(
     default: Arc<crate::policy::Policy>,
 ) -> Result<(Arc<Policies>, Option<DirectoryWatcher>), StartError> {
     let shown = dir.display().to_string();
-    let (set, report) = directory::load(engine, dir, default, None).map_err(|source| {
-        StartError::PolicyDir {
+    let (set, report) =
+        directory::load(engine, dir, default, None).map_err(|source| StartError::PolicyDir {
             dir: shown.clone(),
             source,
-        }
-    })?;
+        })?;
     for name in &report.loaded {
         tracing::info!(policy = %name, dir = %shown, "policy loaded");
     }
@@ -132,10 +134,12 @@ fn load_policies(
         tracing::error!(policy = %name, %reason, "policy refused; the Services it selects fail until it is fixed");
     }
     let policies = Arc::new(Policies::new(set));
-    let watcher = directory::watch(engine.clone(), dir.to_path_buf(), policies.clone())
-        .map_err(|e| StartError::PolicyWatch {
-            dir: shown,
-            reason: e.to_string(),
+    let watcher =
+        directory::watch(engine.clone(), dir.to_path_buf(), policies.clone()).map_err(|e| {
+            StartError::PolicyWatch {
+                dir: shown,
+                reason: e.to_string(),
+            }
         })?;
     Ok((policies, Some(watcher)))
 }

@@ -80,7 +80,9 @@ impl Manager {
                 };
                 if let Some(elector) = &elector {
                     let health = elector.health();
-                    probes.health.push(Check::new("leaderElection", move || health.check()));
+                    probes
+                        .health
+                        .push(Check::new("leaderElection", move || health.check()));
                 }
                 Some(
                     serve::start(config, probes, metrics.clone())
@@ -100,7 +102,9 @@ impl Manager {
                 lb,
                 instances,
                 policy_watcher: _reloading,
-            } = cloud.connect(&vcd_reached, settings.controllers.service).await;
+            } = cloud
+                .connect(&vcd_reached, settings.controllers.service)
+                .await;
             let leadership = match &elector {
                 Some(elector) => Some(elector.acquire().await),
                 None => None,

@@ -74,8 +74,7 @@ impl Settings {
                 "--cloud-provider: {provider:?} is not this provider; use {PROVIDER_NAME:?} or leave it out"
             )));
         }
-        let controllers =
-            EnabledControllers::parse(&args.controllers).map_err(StartError::Flag)?;
+        let controllers = EnabledControllers::parse(&args.controllers).map_err(StartError::Flag)?;
         let positive = |flag: &str, value: usize| {
             if value == 0 {
                 Err(StartError::Flag(format!("--{flag}: must be at least 1")))
@@ -107,7 +106,10 @@ impl Settings {
                 ..ServiceControllerConfig::default()
             },
             node: NodeControllerConfig {
-                concurrent_node_syncs: positive("concurrent-node-syncs", args.concurrent_node_syncs)?,
+                concurrent_node_syncs: positive(
+                    "concurrent-node-syncs",
+                    args.concurrent_node_syncs,
+                )?,
                 node_status_update_frequency: args.node_status_update_frequency,
             },
             node_monitor_period: args.node_monitor_period,
@@ -152,9 +154,11 @@ pub async fn kube_config(path: Option<&PathBuf>) -> Result<kube::Config, StartEr
                 .await
                 .map_err(|e| error(e.to_string()))
         }
-        None => kube::Config::infer().await.map_err(|e| StartError::Kubeconfig {
-            path: "(in-cluster or $KUBECONFIG)".into(),
-            reason: e.to_string(),
-        }),
+        None => kube::Config::infer()
+            .await
+            .map_err(|e| StartError::Kubeconfig {
+                path: "(in-cluster or $KUBECONFIG)".into(),
+                reason: e.to_string(),
+            }),
     }
 }

@@ -58,7 +58,9 @@ impl Shared {
         let spec = self.spec_of(service);
         let members: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
         let started = Instant::now();
+        tracing::debug!(service = %key, nodes = members.len(), "updating the load balancer's nodes");
         let result = self.timed("update", self.lb.update(&spec, &members)).await;
+        tracing::debug!(service = %key, ok = result.is_ok(), "updated");
         self.metrics
             .update_host_latency
             .observe(started.elapsed().as_secs_f64());

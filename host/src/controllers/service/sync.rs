@@ -44,6 +44,7 @@ impl Shared {
         let (namespace, name) = key
             .split_once('/')
             .ok_or_else(|| SyncError::Key(key.to_string()))?;
+        let _exclusive = self.exclusive(key).await;
         let found = self.services.get(&ObjectRef::new(name).within(namespace));
         match found {
             None => self.process_deletion(key).await,
@@ -206,6 +207,7 @@ impl Shared {
         self.last_synced().insert(key, nodes.clone());
         let spec = self.spec_of(service);
         let node_specs: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
+        tracing::debug!(service = %service_key(service), "ensuring the load balancer");
         let status = self
             .timed("ensure", self.lb.ensure(&spec, &node_specs))
             .await

@@ -108,8 +108,21 @@ impl ServicePort {
         self.port_end.unwrap_or(self.port_start)
     }
 
+    /// UDP (`UDP_FAST_PATH`) or TCP (every other profile, the default).
+    pub fn is_udp(&self) -> bool {
+        self.tcp_udp_profile
+            .as_ref()
+            .and_then(|p| p.get("type"))
+            .and_then(Value::as_str)
+            .is_some_and(|t| t.starts_with("UDP"))
+    }
+
+    /// The same protocol on overlapping port ranges: VCD (API ≥ 37.0)
+    /// refuses two such virtual services on one VIP.
     pub fn overlaps(&self, other: &ServicePort) -> bool {
-        self.port_start <= other.end() && other.port_start <= self.end()
+        self.is_udp() == other.is_udp()
+            && self.port_start <= other.end()
+            && other.port_start <= self.end()
     }
 }
 

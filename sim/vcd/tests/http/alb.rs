@@ -244,6 +244,11 @@ async fn shared_vips_need_disjoint_ports_and_cannot_move() {
             .unwrap()
             .contains("already used")
     );
+    // Another protocol on the same port does not clash.
+    let mut udp = alb.virtual_service("udp", &pool, "203.0.113.30", 80);
+    udp["servicePorts"][0]["tcpUdpProfile"] =
+        json!({"type": "UDP_FAST_PATH", "systemDefined": true});
+    client.write_ok(Method::POST, vs, Some(&udp)).await;
     let mut body = client.ok(&format!("{vs}/{first}")).await;
     body["virtualIpAddress"] = json!("203.0.113.31");
     let reply = client.put(&format!("{CLOUDAPI}{vs}/{first}"), &body).await;

@@ -1,0 +1,155 @@
+//! `vcd-ccm demo`: the real controllers, through the same manager as
+//! `vcd-ccm run`, against vcdsim and kubesim started in this process.
+
+mod objects;
+mod setup;
+mod table;
+
+use std::process::ExitCode;
+use std::time::{Duration, Instant};
+
+use kubesim::KubeSim;
+
+use crate::cli::DemoArgs;
+use crate::commands::run::shutdown_signal;
+use crate::config::CloudConfig;
+use crate::controllers::EnabledControllers;
+use crate::controllers::leader::{LeaderConfig, default_identity};
+use crate::controllers::node::NodeControllerConfig;
+use crate::controllers::service::ServiceControllerConfig;
+use crate::manager::{Manager, Settings};
+use crate::serve::{ServeConfig, Transport};
+use table::Snapshot;
+
+/// How often the table is refreshed.
+const REFRESH: Duration = Duration::from_millis(250);
+
+pub fn demo(args: &DemoArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("vcd-ccm demo: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    match runtime.block_on(run(args)) {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("vcd-ccm demo: {error}");
+            ExitCode::FAILURE
+        }
+    }
+}
+
+async fn run(args: &DemoArgs) -> Result<(), String> {
+    let started = Instant::now();
+    let (vcd, vms) = setup::start_vcd().await?;
+    let kube = KubeSim::start()
+        .await
+        .map_err(|e| format!("kubesim: {e}"))?;
+    kube.write_kubeconfig(&args.kubeconfig_out)
+        .map_err(|e| format!("writing {}: {e}", args.kubeconfig_out.display()))?;
+    let dir = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
+    let files = setup::write_files(dir.path(), &vcd)?;
+    let kubeconfig = kube::config::Kubeconfig::from_yaml(&kube.kubeconfig())
+        .map_err(|e| format!("kubesim's kubeconfig: {e}"))?;
+    let identity = default_identity();
+    let settings = Settings {
+        cloud: CloudConfig::from_file(&files.cloud_config).map_err(|e| e.to_string())?,
+        secret_dir: files.secret_dir,
+        policy_dir: Some(files.policy_dir),
+        kube: kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
+            .await
+            .map_err(|e| format!("kubesim's kubeconfig: {e}"))?,
+        controllers: EnabledControllers::parse(&["*".to_string()])?,
+        service: ServiceControllerConfig {
+            workers: 2,
+            ..ServiceControllerConfig::default()
+        },
+        node: NodeControllerConfig {
+            concurrent_node_syncs: 2,
+            ..NodeControllerConfig::default()
+        },
+        node_monitor_period: Duration::from_secs(1),
+        leader: Some(LeaderConfig {
+            identity: identity.clone(),
+            ..LeaderConfig::default()
+        }),
+        serve: Some(ServeConfig {
+            listen: ([127, 0, 0, 1], 0).into(),
+            transport: Transport::Http,
+        }),
+        identity,
+    };
+    let manager = Manager::start(settings).await.map_err(|e| e.to_string())?;
+    println!("vcdsim (VMware Cloud Director):  {}", vcd.base_url());
+    println!("kubesim (Kubernetes API):        {}", kube.url());
+    if let Some(url) = manager.serving_url() {
+        println!("health and metrics:              {url}/metrics");
+    }
+    println!(
+        "kubectl:                         kubectl --kubeconfig {} get svc,nodes -A\n",
+        args.kubeconfig_out.display()
+    );
+    let client = kube.client().map_err(|e| format!("kubesim client: {e}"))?;
+    objects::create(&client, &vms).await?;
+    let watch = watch_table(&client, &vcd, started, args);
+    if args.once {
+        return watch.await;
+    }
+    tokio::select! {
+        result = watch => result,
+        lost = manager.wait() => Err(format!("leadership lost: {lost}")),
+        () = shutdown_signal() => Ok(()),
+    }
+}
+
+/// Prints the table whenever it changes. With `--once`, returns at
+/// convergence (or fails at the timeout); otherwise runs until stopped.
+async fn watch_table(
+    client: &kube::Client,
+    vcd: &vcdsim::Sim,
+    started: Instant,
+    args: &DemoArgs,
+) -> Result<(), String> {
+    let mut shown = String::new();
+    let mut converged_at = None;
+    loop {
+        let snapshot = Snapshot::take(client, vcd)
+            .await
+            .map_err(|e| format!("reading the cluster: {e}"))?;
+        let table = snapshot.render();
+        if table != shown {
+            println!("--- {:.1} s\n{table}", started.elapsed().as_secs_f64());
+            shown = table;
+        }
+        if converged_at.is_none() && snapshot.converged() {
+            let elapsed = started.elapsed().as_secs_f64();
+            converged_at = Some(elapsed);
+            println!("{}", summary(&snapshot, elapsed));
+            if args.once {
+                return Ok(());
+            }
+            println!(
+                "Watching for changes (try kubectl edit/delete against the kubeconfig above); Ctrl-C stops."
+            );
+        }
+        if args.once && started.elapsed() > args.timeout {
+            return Err(format!(
+                "not converged after {:?}; last state:\n{shown}",
+                args.timeout
+            ));
+        }
+        tokio::time::sleep(REFRESH).await;
+    }
+}
+
+fn summary(snapshot: &Snapshot, elapsed: f64) -> String {
+    let virtual_services: usize = snapshot.services.iter().map(|s| s.virtual_services).sum();
+    let pools: usize = snapshot.services.iter().map(|s| s.pools).sum();
+    format!(
+        "Converged in {elapsed:.1} s: {} Services have external IPs ({virtual_services} virtual services, {pools} pools on edge1), {} Nodes initialised.",
+        snapshot.services.len(),
+        snapshot.nodes.len()
+    )
+}

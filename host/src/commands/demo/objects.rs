@@ -1,0 +1,110 @@
+//! The Kubernetes objects the demo creates: a Node per VM, as a kubelet with
+//! `--cloud-provider=external` registers it, and four Services.
+
+use k8s_openapi::api::core::v1::{Namespace, Node, Service};
+use kube::api::{Api, PostParams};
+use serde_json::{Value, json};
+
+use super::setup::{POOL_LABEL, UDP_LABEL};
+
+pub const TENANT_NAMESPACE: &str = "tenant-a";
+
+/// Hostname address only and the uninitialized taint: the cloud node
+/// controller fills in the rest.
+fn node(name: &str) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Node",
+        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "spec": {"taints": [{
+            "key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"
+        }]},
+        "status": {
+            "addresses": [{"type": "Hostname", "address": name}],
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]
+        }
+    })
+}
+
+fn service(name: &str, annotations: Value, ports: Value) -> Value {
+    json!({
+        "apiVersion": "v1", "kind": "Service",
+        "metadata": {"name": name, "annotations": annotations},
+        "spec": {"type": "LoadBalancer", "selector": {"app": name}, "ports": ports}
+    })
+}
+
+/// (namespace, Service).
+pub fn services() -> Vec<(&'static str, Value)> {
+    vec![
+        (
+            "default",
+            service(
+                "web",
+                json!({}),
+                json!([{"name": "http", "port": 80, "protocol": "TCP", "appProtocol": "http"}]),
+            ),
+        ),
+        (
+            "default",
+            service(
+                "shop",
+                json!({
+                    "service.beta.kubernetes.io/vcloud-avi-ssl-ports": "443",
+                    "service.beta.kubernetes.io/vcloud-avi-ssl-cert-alias": "my-cert"
+                }),
+                json!([
+                    {"name": "http", "port": 80, "protocol": "TCP"},
+                    {"name": "https", "port": 443, "protocol": "TCP"}
+                ]),
+            ),
+        ),
+        (
+            "default",
+            service(
+                "dns",
+                json!({}),
+                json!([{"name": "dns", "port": 53, "protocol": "UDP"}]),
+            ),
+        ),
+        (
+            TENANT_NAMESPACE,
+            service(
+                "game",
+                json!({}),
+                json!([
+                    {"name": "game-tcp", "port": 7777, "protocol": "TCP"},
+                    {"name": "game-udp", "port": 7777, "protocol": "UDP"}
+                ]),
+            ),
+        ),
+    ]
+}
+
+/// Creates the tenant namespace (labelled for the example policy, whose
+/// pool is the gateway `edge1`), the Nodes and the Services.
+pub async fn create(client: &kube::Client, vms: &[String]) -> Result<(), String> {
+    let failed = |what: &str, e: kube::Error| format!("creating {what}: {e}");
+    let namespace: Namespace = serde_json::from_value(json!({
+        "metadata": {"name": TENANT_NAMESPACE, "labels": {POOL_LABEL: "edge1", UDP_LABEL: "true"}}
+    }))
+    .map_err(|e| e.to_string())?;
+    Api::<Namespace>::all(client.clone())
+        .create(&PostParams::default(), &namespace)
+        .await
+        .map_err(|e| failed("the tenant namespace", e))?;
+    for vm in vms {
+        let node: Node = serde_json::from_value(node(vm)).map_err(|e| e.to_string())?;
+        Api::<Node>::all(client.clone())
+            .create(&PostParams::default(), &node)
+            .await
+            .map_err(|e| failed(&format!("Node {vm}"), e))?;
+    }
+    for (namespace, body) in services() {
+        let service: Service = serde_json::from_value(body).map_err(|e| e.to_string())?;
+        Api::<Service>::namespaced(client.clone(), namespace)
+            .create(&PostParams::default(), &service)
+            .await
+            .map_err(|e| failed("a Service", e))?;
+    }
+    Ok(())
+}

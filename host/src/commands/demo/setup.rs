@@ -1,0 +1,117 @@
+//! The demo's world: vcdsim's default scenario (its vApp renamed the way
+//! CAPVCD names a multi-zone cluster's vApps, so zones show), kubesim, and
+//! the files `vcd-ccm run` would read — cloud config, credential Secret,
+//! zones file, policy directory with the example policy.
+
+use std::path::{Path, PathBuf};
+
+use sha2::{Digest, Sha256};
+use vcdsim::{Scenario, Sim};
+
+/// The example provider policy (`policies/examples/namespace-pools`).
+const EXAMPLE_POLICY: &[u8] = include_bytes!(concat!(
+    env!("VCD_CCM_POLICY_ARTIFACTS"),
+    "/namespace_pools.wasm"
+));
+
+/// The namespace label the example policy's selector and settings use.
+pub const POOL_LABEL: &str = "vcd-ccm.io/address-pool";
+pub const UDP_LABEL: &str = "vcd-ccm.io/allow-udp";
+pub const ZONE: &str = "zone-a";
+pub const REGION: &str = "demo-region";
+
+pub struct Files {
+    pub cloud_config: PathBuf,
+    pub secret_dir: PathBuf,
+    pub policy_dir: PathBuf,
+}
+
+/// vcdsim and the names of its VMs (one Node each).
+pub async fn start_vcd() -> Result<(Sim, Vec<String>), String> {
+    let sim = Sim::start(Scenario::default_scenario())
+        .await
+        .map_err(|e| format!("vcdsim: {e}"))?;
+    let vms = sim.with_world(|world| {
+        for vapp in &mut world.vapps {
+            let vdc_uuid = vapp
+                .vdc_id
+                .rsplit(':')
+                .next()
+                .unwrap_or_default()
+                .to_string();
+            vapp.name = format!("{}_{vdc_uuid}_workers", vapp.name);
+        }
+        world.vms.iter().map(|vm| vm.name.clone()).collect()
+    });
+    Ok((sim, vms))
+}
+
+/// Writes the configuration files into `dir`.
+pub fn write_files(dir: &Path, sim: &Sim) -> Result<Files, String> {
+    let tenant = sim.tenant().ok_or("vcdsim has no tenant user")?;
+    let write = |path: &Path, contents: &[u8]| {
+        std::fs::write(path, contents).map_err(|e| format!("writing {}: {e}", path.display()))
+    };
+    let secret_dir = dir.join("basic-auth");
+    let policy_dir = dir.join("policies");
+    for sub in [&secret_dir, &policy_dir] {
+        std::fs::create_dir_all(sub).map_err(|e| format!("creating {}: {e}", sub.display()))?;
+    }
+    write(
+        &secret_dir.join("username"),
+        format!("{}/{}", tenant.org, tenant.user).as_bytes(),
+    )?;
+    write(&secret_dir.join("password"), tenant.password.as_bytes())?;
+    write(&secret_dir.join("refreshToken"), b"")?;
+    let zones_file = dir.join("vcloud-cse-zones.yaml");
+    write(
+        &zones_file,
+        format!("zoneType: dcgroup\nzones:\n  - name: {ZONE}\n    ovdcName: vdc1\n").as_bytes(),
+    )?;
+    let cloud_config = dir.join("vcloud-ccm-config.yaml");
+    write(
+        &cloud_config,
+        format!(
+            "vcd:
+  host: {host}
+  org: {org}
+  vdc: vdc1
+  isZoneEnabledCluster: true
+loadbalancer:
+  network: net1
+  enableVirtualServiceSharedIP: true
+  certAlias: my-cert
+clusterid: NO_RDE_vcd-ccm-demo
+vAppName: cluster1
+nodes:
+  region: {REGION}
+  zonesFile: {zones}
+",
+            host = sim.base_url(),
+            org = tenant.org,
+            zones = zones_file.display(),
+        )
+        .as_bytes(),
+    )?;
+    write(&policy_dir.join("namespace-pools.wasm"), EXAMPLE_POLICY)?;
+    write(
+        &policy_dir.join("policies.yaml"),
+        format!(
+            "policies:
+  - name: namespace-pools
+    sha256: {digest}
+    selector:
+      namespaceSelector:
+        matchExpressions:
+          - {{key: {POOL_LABEL}, operator: Exists}}
+",
+            digest = hex::encode(Sha256::digest(EXAMPLE_POLICY)),
+        )
+        .as_bytes(),
+    )?;
+    Ok(Files {
+        cloud_config,
+        secret_dir,
+        policy_dir,
+    })
+}

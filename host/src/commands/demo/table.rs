@@ -1,0 +1,195 @@
+//! What the demo shows: Services → external IP → VCD objects, and Nodes →
+//! providerID, zone, instance type; and whether everything has converged.
+
+use std::fmt::Write;
+
+use k8s_openapi::api::core::v1::{Node, Service};
+use kube::api::{Api, ListParams};
+use vcdsim::Sim;
+
+pub struct ServiceRow {
+    pub key: String,
+    pub ports: String,
+    pub ip: Option<String>,
+    pub virtual_services: usize,
+    pub pools: usize,
+    /// The smallest member count of the Service's pools.
+    pub members: usize,
+}
+
+pub struct NodeRow {
+    pub name: String,
+    pub provider_id: Option<String>,
+    pub internal_ip: Option<String>,
+    pub zone: Option<String>,
+    pub instance_type: Option<String>,
+    pub tainted: bool,
+}
+
+pub struct Snapshot {
+    pub services: Vec<ServiceRow>,
+    pub nodes: Vec<NodeRow>,
+}
+
+impl Snapshot {
+    pub async fn take(client: &kube::Client, sim: &Sim) -> Result<Snapshot, kube::Error> {
+        let services = Api::<Service>::all(client.clone())
+            .list(&ListParams::default())
+            .await?;
+        let nodes = Api::<Node>::all(client.clone())
+            .list(&ListParams::default())
+            .await?;
+        Ok(Snapshot {
+            services: services
+                .items
+                .iter()
+                .filter(|s| {
+                    s.spec.as_ref().and_then(|s| s.type_.as_deref()) == Some("LoadBalancer")
+                })
+                .map(|s| service_row(s, sim))
+                .collect(),
+            nodes: nodes.items.iter().map(node_row).collect(),
+        })
+    }
+
+    /// Every Service has its address and one virtual service per port,
+    /// every pool has every node, every node is initialised.
+    pub fn converged(&self) -> bool {
+        let nodes = self.nodes.len();
+        self.services.iter().all(|s| {
+            s.ip.is_some()
+                && s.virtual_services == s.ports.split(", ").count()
+                && s.members == nodes
+        }) && self
+            .nodes
+            .iter()
+            .all(|n| n.provider_id.is_some() && n.internal_ip.is_some() && !n.tainted)
+    }
+
+    pub fn render(&self) -> String {
+        let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
+        let mut out = String::new();
+        let _ = writeln!(
+            out,
+            "{:<16} {:<22} {:<15} VCD OBJECTS",
+            "SERVICE", "PORTS", "EXTERNAL-IP"
+        );
+        for s in &self.services {
+            let _ = writeln!(
+                out,
+                "{:<16} {:<22} {:<15} {} virtual service(s), {} pool(s) with {} member(s)",
+                s.key,
+                s.ports,
+                dash(&s.ip),
+                s.virtual_services,
+                s.pools,
+                s.members
+            );
+        }
+        let _ = writeln!(
+            out,
+            "\n{:<16} {:<13} {:<8} {:<24} PROVIDER-ID",
+            "NODE", "INTERNAL-IP", "ZONE", "INSTANCE-TYPE"
+        );
+        for n in &self.nodes {
+            let _ = writeln!(
+                out,
+                "{:<16} {:<13} {:<8} {:<24} {}{}",
+                n.name,
+                dash(&n.internal_ip),
+                dash(&n.zone),
+                dash(&n.instance_type),
+                dash(&n.provider_id),
+                if n.tainted { "  (uninitialized)" } else { "" }
+            );
+        }
+        out
+    }
+}
+
+fn service_row(service: &Service, sim: &Sim) -> ServiceRow {
+    let meta = &service.metadata;
+    let key = format!(
+        "{}/{}",
+        meta.namespace.as_deref().unwrap_or_default(),
+        meta.name.as_deref().unwrap_or_default()
+    );
+    let ports = service
+        .spec
+        .as_ref()
+        .and_then(|s| s.ports.as_ref())
+        .map(|ports| {
+            ports
+                .iter()
+                .map(|p| format!("{}/{}", p.port, p.protocol.as_deref().unwrap_or("TCP")))
+                .collect::<Vec<_>>()
+                .join(", ")
+        })
+        .unwrap_or_default();
+    let ip = service
+        .status
+        .as_ref()
+        .and_then(|s| s.load_balancer.as_ref())
+        .and_then(|lb| lb.ingress.as_ref())
+        .and_then(|i| i.first())
+        .and_then(|i| i.ip.clone());
+    let tag = format!(" uid={}", meta.uid.as_deref().unwrap_or("?"));
+    let owned =
+        |description: &Option<String>| description.as_deref().is_some_and(|d| d.contains(&tag));
+    let (virtual_services, pools, members) = sim.with_world(|w| {
+        let pools: Vec<usize> = w
+            .pools
+            .iter()
+            .filter(|p| owned(&p.description))
+            .map(|p| p.members.len())
+            .collect();
+        let services = w
+            .virtual_services
+            .iter()
+            .filter(|v| owned(&v.description))
+            .count();
+        (
+            services,
+            pools.len(),
+            pools.iter().copied().min().unwrap_or(0),
+        )
+    });
+    ServiceRow {
+        key,
+        ports,
+        ip,
+        virtual_services,
+        pools,
+        members,
+    }
+}
+
+fn node_row(node: &Node) -> NodeRow {
+    let label = |key: &str| {
+        node.metadata
+            .labels
+            .as_ref()
+            .and_then(|l| l.get(key))
+            .cloned()
+    };
+    NodeRow {
+        name: node.metadata.name.clone().unwrap_or_default(),
+        provider_id: node.spec.as_ref().and_then(|s| s.provider_id.clone()),
+        internal_ip: node
+            .status
+            .as_ref()
+            .and_then(|s| s.addresses.as_ref())
+            .and_then(|a| a.iter().find(|a| a.type_ == "InternalIP"))
+            .map(|a| a.address.clone()),
+        zone: label("topology.kubernetes.io/zone"),
+        instance_type: label("node.kubernetes.io/instance-type"),
+        tainted: node
+            .spec
+            .as_ref()
+            .and_then(|s| s.taints.as_ref())
+            .is_some_and(|t| {
+                t.iter()
+                    .any(|t| t.key == "node.cloudprovider.kubernetes.io/uninitialized")
+            }),
+    }
+}
