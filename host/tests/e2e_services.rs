@@ -280,3 +280,20 @@ async fn a_start_sweeps_objects_of_services_deleted_while_down() {
         "swept before the caches count as synced"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_warnings_become_events() {
+    let cluster = Cluster::start().await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    let mut body = lb_service("passthrough", &[(443, 30443)]);
+    body["metadata"]["annotations"] = json!({
+        SSL_PORTS: "443",
+        "service.beta.kubernetes.io/vcloud-avi-ssl-no-termination": "true"
+    });
+    cluster.create_service("default", body).await;
+    cluster.wait_for_ip("default", "passthrough").await;
+    let message = cluster
+        .wait_for_event("default", "passthrough", "LoadBalancerPolicyWarning")
+        .await;
+    assert!(message.contains("ssl-no-termination"), "{message}");
+}

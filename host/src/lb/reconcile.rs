@@ -20,11 +20,22 @@ use crate::policy::model::{Decision, DecisionError};
 /// concurrent owner before it gives up until the next reconcile.
 const MAX_CLAIM_ATTEMPTS: u32 = 4;
 
+/// What a converged reconcile reports.
+struct Converged {
+    ip: String,
+    writes: usize,
+    /// Whether the Service had objects before.
+    existed: bool,
+    warnings: Vec<String>,
+}
+
 /// How one reconcile pass ended.
 enum Pass {
     Done {
         ip: String,
         writes: usize,
+        /// The policy's warnings, for Events on the Service.
+        warnings: Vec<String>,
     },
     /// Another owner holds `ip` too; start over without it.
     Contested {
@@ -71,7 +82,12 @@ impl LoadBalancers {
     ) -> Result<LbStatus, LbError> {
         let result = self.converge(service, nodes).await;
         match &result {
-            Ok((ip, writes, existed)) if *writes > 0 => {
+            Ok(Converged {
+                ip,
+                writes,
+                existed,
+                ..
+            }) if *writes > 0 => {
                 let event = if *existed {
                     "UpdatedLoadbalancer"
                 } else {
@@ -96,7 +112,10 @@ impl LoadBalancers {
                     .await;
             }
         }
-        result.map(|(ip, _, _)| LbStatus::at(&ip))
+        result.map(|done| LbStatus {
+            warnings: done.warnings,
+            ..LbStatus::at(&done.ip)
+        })
     }
 
     /// The node set changed: the same reconcile, which then rewrites only
@@ -183,13 +202,12 @@ impl LoadBalancers {
         Ok((view, observed))
     }
 
-    /// Reconciles until no other owner contests the address; returns the
-    /// address, the writes made and whether the Service had objects before.
+    /// Reconciles until no other owner contests the address.
     async fn converge(
         &self,
         service: &ServiceSpec,
         nodes: &[NodeSpec],
-    ) -> Result<(String, usize, bool), LbError> {
+    ) -> Result<Converged, LbError> {
         service.check()?;
         if !service
             .ports
@@ -207,8 +225,17 @@ impl LoadBalancers {
         let mut last = None;
         for _ in 0..MAX_CLAIM_ATTEMPTS {
             match self.pass(service, nodes, &excluded, &mut existed).await? {
-                Pass::Done { ip, writes: made } => {
-                    return Ok((ip, writes + made, existed.unwrap_or(false)));
+                Pass::Done {
+                    ip,
+                    writes: made,
+                    warnings,
+                } => {
+                    return Ok(Converged {
+                        ip,
+                        writes: writes + made,
+                        existed: existed.unwrap_or(false),
+                        warnings,
+                    });
                 }
                 Pass::Contested {
                     ip,
@@ -354,6 +381,7 @@ impl LoadBalancers {
         Ok(Pass::Done {
             ip: address.ip.to_string(),
             writes,
+            warnings: decision.warnings,
         })
     }
 

@@ -143,6 +143,8 @@ pub struct Ingress {
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LbStatus {
     pub ingress: Vec<Ingress>,
+    /// The policy's warnings about the Service (Events, not status).
+    pub warnings: Vec<String>,
 }
 
 impl LbStatus {
@@ -152,6 +154,7 @@ impl LbStatus {
                 ip: ip.to_string(),
                 ip_mode: IpMode::Proxy,
             }],
+            warnings: Vec::new(),
         }
     }
 }

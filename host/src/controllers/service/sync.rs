@@ -16,6 +16,9 @@ use super::spec::{NodeKey, current_ingress, ingress_of, service_spec};
 use crate::controllers::EventType::{Normal, Warning};
 use crate::lb::{LbError, ServiceSpec};
 
+/// Our reason for a warning the Service's policy returned with its decision.
+pub const POLICY_WARNING: &str = "LoadBalancerPolicyWarning";
+
 /// Why a sync failed, worded as upstream's error chain.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -212,6 +215,10 @@ impl Shared {
             .timed("ensure", self.lb.ensure(&spec, &node_specs))
             .await
             .map_err(SyncError::Ensure)?;
+        for warning in &status.warnings {
+            self.event(&reference, Warning, POLICY_WARNING, warning)
+                .await;
+        }
         self.event(
             &reference,
             Normal,

@@ -1,0 +1,48 @@
+//! `vcd-ccm demo --once`: the whole product on its embedded simulators
+//! converges and says so.
+
+use std::process::Command;
+
+#[test]
+fn demo_once_converges_and_exits_zero() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let kubeconfig = dir.path().join("demo.kubeconfig");
+    let output = Command::new(env!("CARGO_BIN_EXE_vcd-ccm"))
+        .args(["demo", "--once", "--timeout", "60s", "--kubeconfig-out"])
+        .arg(&kubeconfig)
+        .output()
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        output.status.success(),
+        "exit {:?}\n{stdout}\n{stderr}",
+        output.status
+    );
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("Converged in "))
+        .unwrap_or_else(|| panic!("no summary:\n{stdout}"));
+    assert!(
+        summary.contains("4 Services have external IPs (6 virtual services, 6 pools on edge1), 3 Nodes initialised"),
+        "{summary}"
+    );
+    for service in [
+        "default/web",
+        "default/shop",
+        "default/dns",
+        "tenant-a/game",
+    ] {
+        assert!(
+            stdout.contains(service),
+            "{service} in the table:\n{stdout}"
+        );
+    }
+    assert!(
+        stdout.contains("zone-a"),
+        "nodes carry their zone:\n{stdout}"
+    );
+    let written = std::fs::read_to_string(&kubeconfig).expect("the kubeconfig is written");
+    assert!(written.contains("server: http://127.0.0.1:"), "{written}");
+    assert!(!stderr.contains("panicked"), "{stderr}");
+}
