@@ -19,8 +19,8 @@ use tokio::task::JoinSet;
 pub use settings::{Settings, StartError};
 
 use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
-use crate::controllers::lifecycle::LifecycleController;
-use crate::controllers::node::CloudNodeController;
+use crate::controllers::lifecycle::{self, LifecycleController};
+use crate::controllers::node::{self, CloudNodeController};
 use crate::controllers::service::ServiceController;
 use crate::controllers::{CacheSync, EventRecorder};
 use crate::serve::{self, Check, Probes, Server, SharedRegistry};
@@ -128,7 +128,7 @@ impl Manager {
                 let controller = CloudNodeController::new(
                     client.clone(),
                     instances.clone(),
-                    recorder("cloud-node-controller"),
+                    recorder(node::COMPONENT),
                     s.node.clone(),
                     &mut write(&metrics),
                 );
@@ -139,7 +139,7 @@ impl Manager {
                 let controller = LifecycleController::new(
                     client.clone(),
                     instances.clone(),
-                    recorder("cloud-node-lifecycle-controller"),
+                    recorder(lifecycle::COMPONENT),
                     s.node_monitor_period,
                 );
                 controllers.spawn(controller.run(caches.register("cloud-node-lifecycle")));
