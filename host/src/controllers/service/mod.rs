@@ -202,6 +202,7 @@ async fn worker(shared: Arc<Shared>) {
             }
         }
         shared.queue.done(&key);
+        shared.drop_lock_if_unused(&key);
     }
 }
 
@@ -283,6 +284,20 @@ impl Shared {
             .or_default()
             .clone();
         lock.lock_owned().await
+    }
+
+    /// Drops the lock of a Service no longer synced, once nobody holds it.
+    fn drop_lock_if_unused(&self, key: &str) {
+        if self.cache().contains_key(key) {
+            return;
+        }
+        let mut locks = self.in_progress.lock().unwrap_or_else(|p| p.into_inner());
+        if locks
+            .get(key)
+            .is_some_and(|lock| Arc::strong_count(lock) == 1)
+        {
+            locks.remove(key);
+        }
     }
 
     fn last_synced(&self) -> MutexGuard<'_, HashMap<String, Vec<NodeKey>>> {
