@@ -180,6 +180,17 @@ impl Cluster {
             .collect()
     }
 
+    /// (reason, count) of the Events about one object (repeats fold into `count`).
+    pub async fn events_with_counts(&self, namespace: &str, name: &str) -> Vec<(String, i32)> {
+        let api: Api<Event> = Api::namespaced(self.client.clone(), namespace);
+        let events = api.list(&Default::default()).await.expect("events").items;
+        events
+            .into_iter()
+            .filter(|e| e.involved_object.name.as_deref() == Some(name))
+            .map(|e| (e.reason.unwrap_or_default(), e.count.unwrap_or(1)))
+            .collect()
+    }
+
     pub async fn wait_for_event(&self, namespace: &str, name: &str, reason: &str) -> String {
         wait_for(
             &format!("a {reason} Event on {namespace}/{name}"),

@@ -1,0 +1,191 @@
+//! The service controller's failure paths end to end: VCD faults, API
+//! server faults, deletions that cannot finish yet, no nodes.
+
+mod e2e_support;
+mod lb_support;
+mod vcd_support;
+
+use std::time::Duration;
+
+use e2e_support::{Cluster, lb_service, wait_for};
+use kubesim::{WriteFault, WriteVerb};
+use serde_json::json;
+use vcd_ccm::controllers::service::predicates::CLEANUP_FINALIZER;
+use vcdsim::{FaultAction, FaultRule};
+
+fn injected(status: u16) -> FaultAction {
+    FaultAction::Error {
+        status,
+        minor_error_code: "INJECTED_FAULT".into(),
+        message: "injected by the test".into(),
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_vcd_failure_is_reported_and_retried_with_nothing_left_over() {
+    let cluster = Cluster::start().await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    cluster.vcd.add_fault(
+        FaultRule::new(
+            Some("POST"),
+            "/cloudapi/1.0.0/loadBalancer/virtualServices",
+            injected(400),
+        )
+        .times(2),
+    );
+    let uid = cluster
+        .create_service("default", lb_service("web", &[(80, 30080), (443, 30443)]))
+        .await
+        .metadata
+        .uid
+        .unwrap();
+    let message = cluster
+        .wait_for_event("default", "web", "SyncLoadBalancerFailed")
+        .await;
+    assert!(
+        message.contains("injected by the test"),
+        "VCD's words reach the Event: {message}"
+    );
+    cluster.wait_for_ip("default", "web").await;
+    let objects = lb_support::objects_of(&cluster.vcd, &uid);
+    let count = |kind: &str| objects.iter().filter(|o| o.kind == kind).count();
+    assert_eq!(
+        (count("pool"), count("virtual service")),
+        (2, 2),
+        "{objects:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn without_the_finalizer_nothing_is_created_in_vcd() {
+    let cluster = Cluster::start().await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    cluster
+        .kube
+        .faults()
+        .add_write_fault(WriteFault::new("services", 2, 500).on(WriteVerb::Patch));
+    let uid = cluster
+        .create_service("default", lb_service("web", &[(80, 30080)]))
+        .await
+        .metadata
+        .uid
+        .unwrap();
+    let message = cluster
+        .wait_for_event("default", "web", "SyncLoadBalancerFailed")
+        .await;
+    assert!(
+        message.starts_with(
+            "Error syncing load balancer: failed to add load balancer cleanup finalizer: "
+        ),
+        "{message}"
+    );
+    assert!(
+        lb_support::objects_of(&cluster.vcd, &uid).is_empty(),
+        "the finalizer comes first"
+    );
+    cluster.wait_for_ip("default", "web").await;
+    let service = cluster.service("default", "web").await.unwrap();
+    assert_eq!(
+        service.metadata.finalizers.unwrap_or_default(),
+        [CLEANUP_FINALIZER]
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_waits_for_vcd_and_keeps_the_finalizer_meanwhile() {
+    let cluster = Cluster::start().await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    let uid = cluster
+        .create_service("default", lb_service("web", &[(80, 30080)]))
+        .await
+        .metadata
+        .uid
+        .unwrap();
+    cluster.wait_for_ip("default", "web").await;
+    cluster.vcd.add_fault(
+        FaultRule::new(
+            Some("DELETE"),
+            "/cloudapi/1.0.0/loadBalancer/virtualServices/{id}",
+            injected(400),
+        )
+        .times(2),
+    );
+    cluster.delete_service("default", "web").await;
+    let message = cluster
+        .wait_for_event("default", "web", "SyncLoadBalancerFailed")
+        .await;
+    assert!(
+        message.contains("failed to delete load balancer: "),
+        "{message}"
+    );
+    let terminating = cluster
+        .service("default", "web")
+        .await
+        .expect("held by the finalizer");
+    assert!(terminating.metadata.deletion_timestamp.is_some());
+    assert_eq!(
+        terminating.metadata.finalizers.unwrap_or_default(),
+        [CLEANUP_FINALIZER]
+    );
+    wait_for("the Service gone", || async {
+        cluster
+            .service("default", "web")
+            .await
+            .is_none()
+            .then_some(())
+    })
+    .await;
+    assert!(lb_support::objects_of(&cluster.vcd, &uid).is_empty());
+    let reasons: Vec<String> = cluster
+        .events("default", "web")
+        .await
+        .into_iter()
+        .map(|e| e.0)
+        .collect();
+    assert!(
+        reasons.contains(&"DeletingLoadBalancer".to_string()),
+        "{reasons:?}"
+    );
+    assert!(
+        reasons.contains(&"DeletedLoadBalancer".to_string()),
+        "{reasons:?}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_cluster_without_nodes_still_gets_its_address_and_a_warning() {
+    let cluster = Cluster::start().await;
+    cluster
+        .create_service("default", lb_service("web", &[(80, 30080)]))
+        .await;
+    cluster.wait_for_ip("default", "web").await;
+    let message = cluster
+        .wait_for_event("default", "web", "UnAvailableLoadBalancer")
+        .await;
+    assert_eq!(message, "There are no available nodes for LoadBalancer");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn retries_back_off_exponentially() {
+    // Base 200 ms, cap 2 s (fast_config): failures at about 0, 0.2, 0.6, 1.4, 3.0 s.
+    let cluster = Cluster::start().await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    let mut body = lb_service("tls", &[(443, 30443)]);
+    body["metadata"]["annotations"] = json!({
+        "service.beta.kubernetes.io/vcloud-avi-ssl-ports": "443",
+        "service.beta.kubernetes.io/vcloud-avi-ssl-cert-alias": "missing-cert"
+    });
+    cluster.create_service("default", body).await;
+    cluster
+        .wait_for_event("default", "tls", "SyncLoadBalancerFailed")
+        .await;
+    tokio::time::sleep(Duration::from_millis(2500)).await;
+    let count = cluster
+        .events_with_counts("default", "tls")
+        .await
+        .into_iter()
+        .filter(|(reason, _)| reason == "SyncLoadBalancerFailed")
+        .map(|(_, count)| count)
+        .sum::<i32>();
+    assert!((4..=5).contains(&count), "attempts within 2.5 s: {count}");
+}
