@@ -35,10 +35,7 @@ async fn a_vcd_failure_is_reported_and_retried_with_nothing_left_over() {
     );
     let uid = cluster
         .create_service("default", lb_service("web", &[(80, 30080), (443, 30443)]))
-        .await
-        .metadata
-        .uid
-        .unwrap();
+        .await;
     let message = cluster
         .wait_for_event("default", "web", "SyncLoadBalancerFailed")
         .await;
@@ -66,10 +63,7 @@ async fn without_the_finalizer_nothing_is_created_in_vcd() {
         .add_write_fault(WriteFault::new("services", 2, 500).on(WriteVerb::Patch));
     let uid = cluster
         .create_service("default", lb_service("web", &[(80, 30080)]))
-        .await
-        .metadata
-        .uid
-        .unwrap();
+        .await;
     let message = cluster
         .wait_for_event("default", "web", "SyncLoadBalancerFailed")
         .await;
@@ -97,10 +91,7 @@ async fn a_deletion_waits_for_vcd_and_keeps_the_finalizer_meanwhile() {
     cluster.add_node("worker-0", "10.0.0.11").await;
     let uid = cluster
         .create_service("default", lb_service("web", &[(80, 30080)]))
-        .await
-        .metadata
-        .uid
-        .unwrap();
+        .await;
     cluster.wait_for_ip("default", "web").await;
     cluster.vcd.add_fault(
         FaultRule::new(

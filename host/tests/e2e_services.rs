@@ -24,8 +24,7 @@ async fn a_service_lives_through_its_whole_lifecycle() {
     cluster.add_node("worker-1", "10.0.0.12").await;
     let mut body = lb_service("web", &[(80, 30080), (443, 30443)]);
     body["metadata"]["annotations"] = json!({SSL_PORTS: "443", CERT_ALIAS: "my-cert"});
-    let created = cluster.create_service("default", body).await;
-    let uid = created.metadata.uid.clone().unwrap();
+    let uid = cluster.create_service("default", body).await;
 
     let ip = cluster.wait_for_ip("default", "web").await;
     let service = cluster.service("default", "web").await.unwrap();
@@ -186,12 +185,7 @@ async fn a_rejected_service_reports_why_changes_nothing_and_recovers_when_fixed(
     cluster.add_node("worker-0", "10.0.0.11").await;
     let mut body = lb_service("tls", &[(443, 30443)]);
     body["metadata"]["annotations"] = json!({SSL_PORTS: "443", CERT_ALIAS: "missing-cert"});
-    let uid = cluster
-        .create_service("default", body)
-        .await
-        .metadata
-        .uid
-        .unwrap();
+    let uid = cluster.create_service("default", body).await;
     let message = cluster
         .wait_for_event("default", "tls", "SyncLoadBalancerFailed")
         .await;
@@ -228,10 +222,7 @@ async fn excluded_and_departing_nodes_get_no_traffic() {
     cluster.add_node("worker-1", "10.0.0.12").await;
     let uid = cluster
         .create_service("default", lb_service("web", &[(80, 30080)]))
-        .await
-        .metadata
-        .uid
-        .unwrap();
+        .await;
     cluster.wait_for_ip("default", "web").await;
     cluster
         .nodes()
@@ -256,10 +247,7 @@ async fn a_start_sweeps_objects_of_services_deleted_while_down() {
     cluster.add_node("worker-0", "10.0.0.11").await;
     let uid = cluster
         .create_service("default", lb_service("gone", &[(80, 30080)]))
-        .await
-        .metadata
-        .uid
-        .unwrap();
+        .await;
     cluster.wait_for_ip("default", "gone").await;
     // Down: the Service goes away without the controller (finalizer forced off).
     cluster.controller_stop();

@@ -115,12 +115,15 @@ impl Cluster {
         Api::all(self.client.clone())
     }
 
-    pub async fn create_service(&self, namespace: &str, body: Value) -> Service {
+    /// Creates the Service; returns its uid.
+    pub async fn create_service(&self, namespace: &str, body: Value) -> String {
         let service: Service = serde_json::from_value(body).expect("a Service");
-        self.services(namespace)
+        let created = self
+            .services(namespace)
             .create(&PostParams::default(), &service)
             .await
-            .expect("the Service is created")
+            .expect("the Service is created");
+        created.metadata.uid.expect("a uid")
     }
 
     pub async fn patch_service(&self, namespace: &str, name: &str, patch: Value) {
