@@ -111,6 +111,11 @@ impl LoadBalancers {
         self.mode
     }
 
+    /// The policies deciding this engine's Services.
+    pub fn policies(&self) -> &Arc<Registry> {
+        &self.registry
+    }
+
     pub fn gateway_id(&self) -> &str {
         &self.gateway.id
     }

@@ -126,6 +126,8 @@ pub struct ReloadStatus {
 pub struct Registry {
     current: RwLock<Arc<PolicySet>>,
     status: Mutex<ReloadStatus>,
+    /// The number of reloads so far, for those who act on each one.
+    reloaded: tokio::sync::watch::Sender<u64>,
 }
 
 impl Registry {
@@ -133,7 +135,14 @@ impl Registry {
         Registry {
             current: RwLock::new(Arc::new(set)),
             status: Mutex::new(ReloadStatus::default()),
+            reloaded: tokio::sync::watch::Sender::new(0),
         }
+    }
+
+    /// Changes after every reload (once its set is in force and its
+    /// refusals are in [`Registry::status`]).
+    pub fn subscribe(&self) -> tokio::sync::watch::Receiver<u64> {
+        self.reloaded.subscribe()
     }
 
     pub fn status(&self) -> ReloadStatus {
@@ -152,6 +161,9 @@ impl Registry {
         status.reloads += 1;
         status.refusals += refusals.len() as u64;
         status.last_refusals = refusals;
+        let reloads = status.reloads;
+        drop(status);
+        self.reloaded.send_replace(reloads);
     }
 
     pub fn current(&self) -> Arc<PolicySet> {

@@ -5,6 +5,7 @@
 #![allow(dead_code)] // each test binary uses its own subset
 
 use std::future::Future;
+use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,6 +18,7 @@ use tokio::task::JoinHandle;
 use vcd_ccm::controllers::service::{ServiceController, ServiceControllerConfig};
 use vcd_ccm::controllers::{CacheSync, EventRecorder};
 use vcd_ccm::lb::{LbConfig, LoadBalancers};
+use vcd_ccm::policy::directory::{self, DirectoryWatcher};
 use vcdsim::Sim;
 
 use crate::{lb_support, vcd_support};
@@ -28,6 +30,9 @@ pub struct Cluster {
     pub kube: KubeSim,
     pub client: kube::Client,
     pub registry: Registry,
+    /// Provider policies, watched, when set before the controller starts.
+    pub policy_dir: Option<PathBuf>,
+    watcher: Option<DirectoryWatcher>,
     controller: Option<JoinHandle<()>>,
 }
 
@@ -55,7 +60,7 @@ impl Cluster {
     }
 
     /// Seeds the clusters before the controller starts (`seed` sees both).
-    pub async fn start_with(config: ServiceControllerConfig, seed: impl FnOnce(&Self)) -> Self {
+    pub async fn start_with(config: ServiceControllerConfig, seed: impl FnOnce(&mut Self)) -> Self {
         let vcd = vcd_support::sim_from(lb_support::blocks_scenario()).await;
         let kube = KubeSim::start().await.expect("kubesim starts");
         let client = kube.client().expect("a kube client");
@@ -64,9 +69,11 @@ impl Cluster {
             kube,
             client,
             registry: Registry::default(),
+            policy_dir: None,
+            watcher: None,
             controller: None,
         };
-        seed(&cluster);
+        seed(&mut cluster);
         cluster.start_controller(config).await;
         cluster
     }
@@ -77,7 +84,17 @@ impl Cluster {
             task.abort();
         }
         let lb_config = LbConfig::new(CLUSTER, "vdc1", "net1");
-        let registry = lb_support::default_registry(&lb_config);
+        let mut registry = lb_support::default_registry(&lb_config);
+        if let Some(dir) = &self.policy_dir {
+            let engine = lb_support::policy_engine();
+            let default = registry.current().default.clone();
+            let (set, report) =
+                directory::load(&engine, dir, default, None).expect("the policy directory loads");
+            assert!(report.failed.is_empty(), "{:?}", report.failed);
+            registry = Arc::new(vcd_ccm::policy::Registry::new(set));
+            self.watcher =
+                Some(directory::watch(engine, dir.clone(), registry.clone()).expect("a watch"));
+        }
         let lb = LoadBalancers::new(lb_support::client(&self.vcd).await, registry, lb_config)
             .await
             .expect("the load balancer engine starts");

@@ -5,6 +5,7 @@
 
 mod metrics;
 mod nodesync;
+mod policies;
 pub mod predicates;
 pub mod spec;
 mod sync;
@@ -180,6 +181,8 @@ impl ServiceController {
         }
         tasks.spawn(node_sync_loop(shared.clone(), self.nodes_changed));
         tasks.spawn(cleanup_resync_loop(shared.clone()));
+        let policies = shared.lb.policies().clone();
+        tasks.spawn(shared.clone().follow_policy_reloads(policies));
         while let Some(result) = tasks.join_next().await {
             if let Err(error) = result {
                 tracing::error!(%error, "a service controller task ended");
