@@ -241,7 +241,7 @@ fn the_example_policy_list_loads_once_its_component_and_digest_are_added() {
             directory::load(&engine, dir, default.clone(), None).expect("a valid list");
         report
     };
-    // As shipped: the manager starts; the policy is refused.
+    // As shipped: the list loads (so the manager starts); the policy is refused.
     let shipped = tempfile::tempdir().expect("a temporary directory");
     std::fs::write(shipped.path().join("policies.yaml"), &text).expect("written");
     let report = load(shipped.path());

@@ -31,10 +31,10 @@ pub const SHUTDOWN: &str = "node.cloudprovider.kubernetes.io/shutdown";
 const DEADLINE: Duration = Duration::from_secs(30);
 
 pub struct Cluster {
-    pub vcd: Sim,
+    vcd: Sim,
     pub kube: KubeSim,
     /// The test's own client, straight to kubesim (not recorded).
-    pub client: kube::Client,
+    client: kube::Client,
     /// The manager's requests.
     pub proxy: RecordingProxy,
     pub identity: String,
