@@ -113,7 +113,7 @@ async fn an_unparsable_kubeconfig_is_named_on_one_line() {
     assert!(line.starts_with(&wanted), "{line}");
 }
 
-// --- Leader election with the default timings (15 s / 10 s / 2 s). ---
+// --- What the gateway holds once the Services are reconciled. ---
 
 /// Waits until every Service has its external IP and the gateway holds
 /// exactly their objects; returns the Services with their IPs.
@@ -136,8 +136,8 @@ async fn converged(
     .await
 }
 
-/// One create per port, of pools and of virtual services, and no answer
-/// that only a second writer provokes.
+/// One create per port, of pools and of virtual services, no other write
+/// to them, and no answer that only a second writer provokes.
 fn assert_written_once(world: &World, ports: usize) {
     assert_eq!(posts(&world.vcd, POOLS), ports, "pool creates");
     assert_eq!(
@@ -145,9 +145,17 @@ fn assert_written_once(world: &World, ports: usize) {
         ports,
         "virtual service creates"
     );
+    assert_eq!(
+        lb_writes(&world.vcd),
+        2 * ports,
+        "pool and virtual service writes"
+    );
     assert_eq!(clashes(&world.vcd), Vec::<String>::new());
 }
 
+// --- Leader election with the default timings (15 s / 10 s / 2 s). ---
+
+/// `leader_election_master_status` is 1.
 async fn leading(replica: &Ccm) -> Result<(), String> {
     let status = replica.master_status().await?;
     if status == 1.0 {
@@ -163,6 +171,8 @@ async fn leading(replica: &Ccm) -> Result<(), String> {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn two_replicas_elect_one_leader_which_hands_over_when_killed() {
     let world = World::start().await;
+    // Nodes first: pools are created with their members, never updated.
+    world.add_nodes().await;
     let mut replicas = [world.spawn("replica-a", &[]), world.spawn("replica-b", &[])];
     let ((leader, holder), _) =
         wait_until("one leader among two ready replicas", START, || async {
@@ -192,7 +202,6 @@ async fn two_replicas_elect_one_leader_which_hands_over_when_killed() {
             .contains("acquired the leader lease")
     );
 
-    world.add_nodes().await;
     let mut services = Vec::new();
     for name in ["alpha", "bravo"] {
         services.push(world.create_service(name, &[80, 443]).await);
@@ -282,11 +291,11 @@ const TASK_MS: u64 = 400;
 async fn restart_after_write(kill_after: usize) {
     let world = World::start().await;
     world.vcd.set_knobs(|k| k.task_duration_ms = TASK_MS);
+    world.add_nodes().await;
     // Without leader election the fresh process need not wait for the
     // killed one's Lease to expire.
     let mut first = world.spawn("first", &["--leader-elect=false"]);
     wait_until("the first process to be ready", START, || first.ready()).await;
-    world.add_nodes().await;
     let mut services = Vec::new();
     for name in SERVICES {
         services.push(world.create_service(name, &PORTS).await);
@@ -309,7 +318,8 @@ async fn restart_after_write(kill_after: usize) {
     );
     assert!(creates < all, "all {all} creates were made before the kill");
 
-    let second = world.spawn("second", &["--leader-elect=false"]);
+    // Runs until the test ends.
+    let _second = world.spawn("second", &["--leader-elect=false"]);
     let (_, took) = converged(&world, &services).await;
     println!(
         "killed after gateway write {kill_after} ({in_flight} task in flight, {creates}/{all} creates): \
@@ -340,10 +350,9 @@ async fn restart_after_write(kill_after: usize) {
     )
     .await;
     println!(
-        "  the Services' deletion cleared the gateway in {:.1} s",
+        "killed after gateway write {kill_after}: deleting the Services cleared the gateway in {:.1} s",
         took.as_secs_f64()
     );
-    drop(second);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
