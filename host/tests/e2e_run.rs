@@ -93,7 +93,12 @@ async fn a_kubeconfig_that_cannot_be_used_is_named() {
     let world = World::start().await;
     let not_a_kubeconfig = world.dir.path().join("not-a-kubeconfig");
     std::fs::write(&not_a_kubeconfig, "colour: blue\n").unwrap();
-    for kubeconfig in [world.dir.path().join("absent-kubeconfig"), not_a_kubeconfig] {
+    let unreadable = [
+        world.dir.path().join("absent-kubeconfig"),
+        world.dir.path().to_path_buf(), // a directory
+        not_a_kubeconfig,
+    ];
+    for kubeconfig in unreadable {
         let mut files = world.files.clone();
         files.kubeconfig = kubeconfig;
         let line = refused_start(&world, &files, &[]).await;
