@@ -24,6 +24,7 @@ mod http;
 mod kubeconfig;
 mod object;
 mod patch;
+mod printers;
 mod resources;
 mod rules;
 mod selectors;
