@@ -142,6 +142,9 @@ mod tests {
     fn unknown_include_object_values_are_bad_requests() {
         let error = negotiate(KUBECTL_ACCEPT, "includeObject=All").unwrap_err();
         assert_eq!(error.code(), 400);
-        assert_eq!(negotiate("application/json", "includeObject=All").unwrap(), None);
+        assert_eq!(
+            negotiate("application/json", "includeObject=All").unwrap(),
+            None
+        );
     }
 }

@@ -59,7 +59,10 @@ fn cells(event: &Value, now: Timestamp) -> Vec<Value> {
     let count = match event.get("series").filter(|s| !s.is_null()) {
         Some(series) => {
             last_seen = age::since(str_at(series, "lastObservedTime"), now);
-            series.get("count").and_then(Value::as_i64).unwrap_or_default()
+            series
+                .get("count")
+                .and_then(Value::as_i64)
+                .unwrap_or_default()
         }
         // Singleton events of the events.k8s.io API carry no count.
         None => event

@@ -24,12 +24,12 @@ const CREATION_DESCRIPTION: &str = "CreationTimestamp is a timestamp representin
 /// One `TableColumnDefinition`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Column {
-    pub name: &'static str,
-    pub type_name: &'static str,
-    pub format: &'static str,
-    pub description: &'static str,
+    name: &'static str,
+    type_name: &'static str,
+    format: &'static str,
+    description: &'static str,
     /// 0 for default columns, 1 for those shown only in wide output.
-    pub priority: u8,
+    priority: u8,
 }
 
 impl Column {
@@ -74,12 +74,12 @@ impl Column {
 
 /// The columns of one kind and how to fill them from an object in storage form.
 pub struct Printer {
-    pub columns: &'static [Column],
-    pub cells: fn(&Value, Timestamp) -> Vec<Value>,
+    columns: &'static [Column],
+    cells: fn(&Value, Timestamp) -> Vec<Value>,
 }
 
 /// The printer the real server registers for the resource's kind, or its default one.
-pub fn printer_for(resource: &ResourceType) -> &'static Printer {
+fn printer_for(resource: &ResourceType) -> &'static Printer {
     match (resource.group, resource.kind) {
         ("", "Service") => &service::SERVICES,
         ("", "Node") => &node::NODES,

@@ -6,7 +6,8 @@ use jiff::Timestamp;
 use serde_json::{Value, json};
 use std::collections::BTreeSet;
 
-const ADDRESSES_DESCRIPTION: &str = "List of addresses reachable to the node. Queried from cloud provider, if available.";
+const ADDRESSES_DESCRIPTION: &str =
+    "List of addresses reachable to the node. Queried from cloud provider, if available.";
 
 pub static NODES: Printer = Printer {
     columns: &[
@@ -73,11 +74,13 @@ fn status(node: &Value) -> String {
         .iter()
         .rev()
         .find(|c| c.get("type").and_then(Value::as_str) == Some("Ready"));
-    let mut status = vec![match ready.and_then(|c| c.get("status")).and_then(Value::as_str) {
-        Some("True") => "Ready",
-        Some(_) => "NotReady",
-        None => "Unknown",
-    }];
+    let mut status = vec![
+        match ready.and_then(|c| c.get("status")).and_then(Value::as_str) {
+            Some("True") => "Ready",
+            Some(_) => "NotReady",
+            None => "Unknown",
+        },
+    ];
     if object::get_path(node, "spec.unschedulable").and_then(Value::as_bool) == Some(true) {
         status.push("SchedulingDisabled");
     }

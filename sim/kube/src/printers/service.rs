@@ -45,7 +45,11 @@ fn cells(service: &Value, now: Timestamp) -> Vec<Value> {
         json!(str_at(service, "spec.type").unwrap_or_default()),
         json!(cluster_ip(service)),
         json!(external_ip(service)),
-        json!(if ports.is_empty() { NONE } else { ports.as_str() }),
+        json!(if ports.is_empty() {
+            NONE
+        } else {
+            ports.as_str()
+        }),
         age_cell(service, now),
         json!(selector(service)),
     ]
@@ -99,7 +103,9 @@ fn ingress_addresses(service: &Value) -> Vec<&str> {
 }
 
 fn nonempty<'a>(item: &'a Value, key: &str) -> Option<&'a str> {
-    item.get(key).and_then(Value::as_str).filter(|s| !s.is_empty())
+    item.get(key)
+        .and_then(Value::as_str)
+        .filter(|s| !s.is_empty())
 }
 
 /// `80/TCP`, or `80:30080/TCP` when a NodePort is allocated, comma-joined.
@@ -112,7 +118,10 @@ fn port_list(service: &Value) -> String {
         .iter()
         .map(|port| {
             let number = port.get("port").and_then(Value::as_i64).unwrap_or_default();
-            let protocol = port.get("protocol").and_then(Value::as_str).unwrap_or("TCP");
+            let protocol = port
+                .get("protocol")
+                .and_then(Value::as_str)
+                .unwrap_or("TCP");
             match port.get("nodePort").and_then(Value::as_i64) {
                 Some(node_port) if node_port > 0 => format!("{number}:{node_port}/{protocol}"),
                 _ => format!("{number}/{protocol}"),
@@ -186,10 +195,7 @@ mod tests {
             {"ip": "192.0.2.10", "hostname": "ignored.example.com"},
             {"ip": "192.0.2.10"},
         ]));
-        assert_eq!(
-            external_ip(&svc),
-            "192.0.2.10,192.0.2.20,lb.example.com"
-        );
+        assert_eq!(external_ip(&svc), "192.0.2.10,192.0.2.20,lb.example.com");
     }
 
     #[test]

@@ -125,7 +125,10 @@ mod tests {
             vec![json!("x"), json!("Active"), json!("5s")]
         );
         assert_eq!(
-            print(&CONFIG_MAPS, json!({"data": {"a": "1", "b": "2"}, "binaryData": {"c": "AA=="}})),
+            print(
+                &CONFIG_MAPS,
+                json!({"data": {"a": "1", "b": "2"}, "binaryData": {"c": "AA=="}})
+            ),
             vec![json!("x"), json!(3), json!("5s")]
         );
         assert_eq!(
@@ -137,9 +140,6 @@ mod tests {
             vec![json!("x"), json!("vcd-ccm-0"), json!("5s")]
         );
         assert_eq!(print(&LEASES, json!({}))[1], "");
-        assert_eq!(
-            print(&DEFAULT, json!({})),
-            vec![json!("x"), json!(CREATED)]
-        );
+        assert_eq!(print(&DEFAULT, json!({})), vec![json!("x"), json!(CREATED)]);
     }
 }
