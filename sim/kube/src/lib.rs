@@ -5,7 +5,8 @@
 //! HTTP on loopback, with the behaviour controllers depend on: resourceVersions,
 //! watches that resume or answer 410 Gone, 409 conflicts, finalizers and
 //! deletionTimestamp, status subresources, merge/JSON/strategic-merge patches,
-//! label and field selectors, and Service IP/NodePort allocation.
+//! label and field selectors, Service IP/NodePort allocation, and server-side
+//! printing (the `Table` columns `kubectl get` shows).
 //!
 //! ```no_run
 //! # async fn demo() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,6 +25,7 @@ mod http;
 mod kubeconfig;
 mod object;
 mod patch;
+mod printers;
 mod resources;
 mod rules;
 mod selectors;

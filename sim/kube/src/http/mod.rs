@@ -5,6 +5,7 @@ mod objects;
 mod openapi;
 mod query;
 mod request_log;
+mod table;
 mod target;
 mod watch;
 

@@ -3,6 +3,7 @@
 use super::AppState;
 use super::discovery;
 use super::query::Query;
+use super::table;
 use super::target::{self, Target};
 use super::watch::{self, WatchRequest};
 use crate::error::ApiError;
@@ -136,16 +137,18 @@ fn dispatch(app: &AppState, target: Target, request: &ApiRequest) -> Result<Resp
             &Method::GET,
         ) => {
             let selection = query.list_options(resource, namespace)?;
+            let table = table::requested(&request.headers, query)?;
             if query.flag("watch") {
                 return Ok(watch::serve(
                     app,
-                    WatchRequest::from_query(resource, selection, query)?,
+                    WatchRequest::from_query(resource, selection, query, table)?,
                 ));
             }
-            Ok(json_response(
-                StatusCode::OK,
-                store.list(resource, &selection)?,
-            ))
+            let list = store.list(resource, &selection)?;
+            Ok(match table {
+                Some(options) => table::list(resource, &list, options),
+                None => json_response(StatusCode::OK, list),
+            })
         }
         (
             Target::Collection {
@@ -190,19 +193,21 @@ fn dispatch(app: &AppState, target: Target, request: &ApiRequest) -> Result<Resp
             },
             &Method::GET,
         ) => {
+            let table = table::requested(&request.headers, query)?;
             if query.flag("watch") {
                 let mut selection = query.list_options(resource, namespace)?;
                 selection.fields =
                     FieldSelector::parse(&format!("metadata.name={name}"), resource)?;
                 return Ok(watch::serve(
                     app,
-                    WatchRequest::from_query(resource, selection, query)?,
+                    WatchRequest::from_query(resource, selection, query, table)?,
                 ));
             }
-            Ok(json_response(
-                StatusCode::OK,
-                store.get(resource, namespace.as_deref(), &name)?,
-            ))
+            let object = store.get(resource, namespace.as_deref(), &name)?;
+            Ok(match table {
+                Some(options) => table::object(resource, &object, options),
+                None => json_response(StatusCode::OK, object),
+            })
         }
         (
             Target::Object {

@@ -3,6 +3,7 @@
 use super::AppState;
 use super::query::Query;
 use crate::error::ApiError;
+use crate::printers::{self, TableOptions};
 use crate::resources::ResourceType;
 use crate::store::{Change, ChangeKind, ListOptions, Subscription, WatchStart, to_wire};
 use axum::body::{Body, Bytes};
@@ -22,6 +23,8 @@ pub struct WatchRequest {
     /// Send a bookmark marking the end of the initial ADDED events.
     pub initial_events_end: bool,
     pub timeout: Option<Duration>,
+    /// Send each object as a one-row Table (`kubectl get -w`).
+    pub table: Option<TableOptions>,
 }
 
 impl WatchRequest {
@@ -29,6 +32,7 @@ impl WatchRequest {
         resource: &'static ResourceType,
         selection: ListOptions,
         query: &Query,
+        table: Option<TableOptions>,
     ) -> Result<Self, ApiError> {
         let send_initial = query
             .get("sendInitialEvents")
@@ -50,6 +54,7 @@ impl WatchRequest {
             bookmarks: query.flag("allowWatchBookmarks"),
             initial_events_end: send_initial == Some(true),
             timeout: query.number("timeoutSeconds")?.map(Duration::from_secs),
+            table,
         })
     }
 }
@@ -80,6 +85,7 @@ pub fn serve(app: &AppState, mut request: WatchRequest) -> Response {
                     request,
                     sender,
                     last_revision,
+                    columns_sent: false,
                 };
                 stream.run(subscription, drops, bookmark_every).await;
             });
@@ -107,6 +113,8 @@ struct WatchStream {
     sender: mpsc::Sender<Result<Bytes, std::io::Error>>,
     /// The newest revision this stream has accounted for, sent or filtered out.
     last_revision: u64,
+    /// Whether a Table with column definitions went out; later Tables leave them out.
+    columns_sent: bool,
 }
 
 /// The client closed the connection.
@@ -116,6 +124,20 @@ impl WatchStream {
     async fn send(&self, kind: &str, object: &Value) -> Result<(), ClientGone> {
         let line = event_line(kind, object);
         self.sender.send(line).await.map_err(|_| ClientGone)
+    }
+
+    /// Sends an object change, as a Table when the client asked for one. Bookmarks
+    /// and errors stay plain objects.
+    async fn send_object(&mut self, kind: &str, object: &Value) -> Result<(), ClientGone> {
+        let Some(options) = self.request.table else {
+            return self.send(kind, object).await;
+        };
+        let now = jiff::Timestamp::now();
+        let with_columns = !self.columns_sent;
+        self.columns_sent = true;
+        let table =
+            printers::object_table(self.request.resource, object, options, with_columns, now);
+        self.send(kind, &table).await
     }
 
     async fn bookmark(&self, initial_end: bool) -> Result<(), ClientGone> {
@@ -190,7 +212,7 @@ impl WatchStream {
         for stored in &initial {
             let wire = to_wire(self.request.resource, stored);
             if self.request.selection.selects(&wire) {
-                self.send("ADDED", &wire).await?;
+                self.send_object("ADDED", &wire).await?;
             }
         }
         if self.request.initial_events_end && self.request.bookmarks {
@@ -227,7 +249,7 @@ impl WatchStream {
             (ChangeKind::Deleted, _, true) => ChangeKind::Deleted,
             _ => return Ok(()),
         };
-        self.send(kind.as_str(), &now).await
+        self.send_object(kind.as_str(), &now).await
     }
 }
 

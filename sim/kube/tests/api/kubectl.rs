@@ -1,8 +1,8 @@
 //! Drives the real kubectl binary against kubesim.
 
 use crate::common::{WAIT, start, typed};
-use k8s_openapi::api::core::v1::{ConfigMap, Service};
-use kube::api::{Api, PostParams};
+use k8s_openapi::api::core::v1::{ConfigMap, Node, Service};
+use kube::api::{Api, Patch, PatchParams, PostParams};
 use std::path::Path;
 use std::process::Stdio;
 use tokio::io::{AsyncBufReadExt, BufReader};
@@ -34,6 +34,25 @@ async fn kubectl(kubeconfig: &Path, args: &[&str]) -> String {
         String::from_utf8_lossy(&output.stderr)
     );
     stdout
+}
+
+/// The cell under `column` in the row starting with `name`, from `kubectl get` output.
+fn cell(output: &str, name: &str, column: &str) -> String {
+    let mut lines = output.lines();
+    let header: Vec<&str> = lines
+        .next()
+        .unwrap_or_default()
+        .split_whitespace()
+        .collect();
+    let index = header
+        .iter()
+        .position(|h| *h == column)
+        .unwrap_or_else(|| panic!("column {column} in {output}"));
+    let row = lines
+        .map(|line| line.split_whitespace().collect::<Vec<_>>())
+        .find(|cells| cells.first() == Some(&name))
+        .unwrap_or_else(|| panic!("row {name} in {output}"));
+    row[index].to_string()
 }
 
 const SERVICE: &str = "apiVersion: v1
@@ -105,6 +124,7 @@ async fn kubectl_works_against_kubesim() {
     assert_eq!(spec.session_affinity.as_deref(), Some("ClientIP"));
     assert_eq!(svc.metadata.labels.unwrap()["tier"], "front");
     assert_eq!(svc.metadata.annotations.unwrap()["note"], "hello");
+    check_printed_columns(&sim, &client, &kubeconfig).await;
     let listed = kubectl(
         &kubeconfig,
         &["get", "svc", "-l", "tier=front", "-o", "name"],
@@ -115,14 +135,7 @@ async fn kubectl_works_against_kubesim() {
     let mut watch = Command::new("kubectl")
         .arg("--kubeconfig")
         .arg(&kubeconfig)
-        .args([
-            "get",
-            "configmaps",
-            "-w",
-            "-o",
-            "name",
-            "--request-timeout=20s",
-        ])
+        .args(["get", "configmaps", "-w", "--request-timeout=20s"])
         .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .kill_on_drop(true)
@@ -146,7 +159,9 @@ async fn kubectl_works_against_kubesim() {
     })
     .await
     .expect("kubectl get -w shows the new object");
-    assert_eq!(seen.trim(), "configmap/watched");
+    // Watch events arrive as Table rows: NAME, DATA, AGE.
+    let cells: Vec<&str> = seen.split_whitespace().collect();
+    assert_eq!(cells[..2], ["watched", "0"], "{seen}");
     watch.kill().await.unwrap();
 
     assert!(
@@ -159,4 +174,49 @@ async fn kubectl_works_against_kubesim() {
             .unwrap()
             .is_none()
     );
+}
+
+/// `kubectl get` shows the server-printed columns of Services and Nodes.
+async fn check_printed_columns(sim: &kubesim::KubeSim, client: &kube::Client, kubeconfig: &Path) {
+    let printed = kubectl(kubeconfig, &["get", "svc"]).await;
+    assert_eq!(cell(&printed, "web", "TYPE"), "LoadBalancer");
+    assert_eq!(cell(&printed, "web", "EXTERNAL-IP"), "<pending>");
+    assert_eq!(cell(&printed, "kubernetes", "CLUSTER-IP"), "10.96.0.1");
+    assert_eq!(cell(&printed, "kubernetes", "PORT(S)"), "443/TCP");
+
+    let services = Api::<Service>::default_namespaced(client.clone());
+    let ingress =
+        serde_json::json!({"status": {"loadBalancer": {"ingress": [{"ip": "192.0.2.10"}]}}});
+    services
+        .patch_status("web", &PatchParams::default(), &Patch::Merge(ingress))
+        .await
+        .unwrap();
+    let svc: Service = sim.get_typed(Some("default"), "web").unwrap().unwrap();
+    let ports: Vec<String> = svc
+        .spec
+        .and_then(|spec| spec.ports)
+        .unwrap_or_default()
+        .iter()
+        .map(|p| format!("{}:{}/TCP", p.port, p.node_port.unwrap_or_default()))
+        .collect();
+    let printed = kubectl(kubeconfig, &["get", "svc", "web", "-o", "wide"]).await;
+    assert_eq!(cell(&printed, "web", "EXTERNAL-IP"), "192.0.2.10");
+    assert_eq!(cell(&printed, "web", "PORT(S)"), ports.join(","));
+    assert!(
+        ports[0].starts_with("80:3") && ports[1].starts_with("443:3"),
+        "{ports:?}"
+    );
+    assert_eq!(cell(&printed, "web", "SELECTOR"), "app=web");
+
+    let node: Node = typed(serde_json::json!({
+        "metadata": {"name": "worker-1", "labels": {"node-role.kubernetes.io/worker": ""}},
+        "status": {"conditions": [{"type": "Ready", "status": "True"}]},
+    }));
+    Api::<Node>::all(client.clone())
+        .create(&PostParams::default(), &node)
+        .await
+        .unwrap();
+    let printed = kubectl(kubeconfig, &["get", "nodes"]).await;
+    assert_eq!(cell(&printed, "worker-1", "STATUS"), "Ready");
+    assert_eq!(cell(&printed, "worker-1", "ROLES"), "worker");
 }

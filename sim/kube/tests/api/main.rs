@@ -8,4 +8,5 @@ mod kubectl;
 mod lifecycle;
 mod patches;
 mod services;
+mod tables;
 mod watch;

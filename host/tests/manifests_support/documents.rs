@@ -1,0 +1,106 @@
+//! The YAML files in `manifests/`, read as Kubernetes objects.
+
+use std::path::PathBuf;
+
+use serde::de::DeserializeOwned;
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+pub fn manifests_dir() -> PathBuf {
+    PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("../manifests")
+}
+
+/// One object of a manifest file: its kind, namespace and name, and the
+/// document itself.
+#[derive(Clone, Debug)]
+pub struct Document {
+    pub file: String,
+    pub kind: String,
+    pub namespace: Option<String>,
+    pub name: String,
+    pub body: Value,
+}
+
+impl Document {
+    /// The object as its k8s-openapi type. It must serialise back to the
+    /// same document, so a misspelt or misplaced key fails here instead of
+    /// being dropped silently.
+    pub fn typed<K: DeserializeOwned + Serialize>(&self) -> K {
+        let what = format!("{} {} {}", self.file, self.kind, self.name);
+        let typed: K = serde_json::from_value(self.body.clone())
+            .unwrap_or_else(|e| panic!("{what}: not a valid {}: {e}", self.kind));
+        // k8s-openapi writes apiVersion and kind too (and checks them on reading).
+        let again = serde_json::to_value(&typed).expect("an object serialises");
+        let mut lost = Vec::new();
+        differences(&self.body, &again, String::new(), &mut lost);
+        assert!(
+            lost.is_empty(),
+            "{what}: not understood by {}: {lost:?}",
+            self.kind
+        );
+        typed
+    }
+}
+
+/// The paths (JSON pointers) where `read` and `kept` differ.
+fn differences(read: &Value, kept: &Value, path: String, out: &mut Vec<String>) {
+    match (read, kept) {
+        (Value::Object(a), Value::Object(b)) => {
+            for key in a.keys().chain(b.keys().filter(|k| !a.contains_key(*k))) {
+                let (a, b) = (&a.get(key), &b.get(key));
+                match (a, b) {
+                    (Some(a), Some(b)) => differences(a, b, format!("{path}/{key}"), out),
+                    _ => out.push(format!("{path}/{key}")),
+                }
+            }
+        }
+        (Value::Array(a), Value::Array(b)) if a.len() == b.len() => {
+            for (i, (a, b)) in a.iter().zip(b).enumerate() {
+                differences(a, b, format!("{path}/{i}"), out);
+            }
+        }
+        (a, b) if a != b => out.push(path),
+        _ => {}
+    }
+}
+
+/// Every document of every `*.yaml` file in `manifests/`, by file name.
+pub fn all() -> Vec<Document> {
+    let mut files: Vec<PathBuf> = std::fs::read_dir(manifests_dir())
+        .expect("manifests/ is readable")
+        .map(|entry| entry.expect("a directory entry").path())
+        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
+        .collect();
+    files.sort();
+    files
+        .iter()
+        .flat_map(|path| {
+            let file = path.file_name().unwrap().to_string_lossy().to_string();
+            let text = std::fs::read_to_string(path).expect("a manifest is readable");
+            serde_yaml_ng::Deserializer::from_str(&text)
+                .map(|document| {
+                    let body = Value::deserialize(document)
+                        .unwrap_or_else(|e| panic!("{file}: not YAML: {e}"));
+                    let field = |path: &str| body.pointer(path).and_then(Value::as_str);
+                    Document {
+                        kind: field("/kind").unwrap_or_default().to_string(),
+                        namespace: field("/metadata/namespace").map(str::to_string),
+                        name: field("/metadata/name").unwrap_or_default().to_string(),
+                        file: file.clone(),
+                        body,
+                    }
+                })
+                .collect::<Vec<_>>()
+        })
+        .collect()
+}
+
+/// The one object of this kind and name, typed.
+pub fn find<K: DeserializeOwned + Serialize>(documents: &[Document], kind: &str, name: &str) -> K {
+    let matching: Vec<&Document> = documents
+        .iter()
+        .filter(|d| d.kind == kind && d.name == name)
+        .collect();
+    assert_eq!(matching.len(), 1, "exactly one {kind} {name} in manifests/");
+    matching[0].typed()
+}
