@@ -23,10 +23,10 @@ const START: Duration = Duration::from_secs(30);
 /// A bad configuration is found before anything is contacted.
 const QUICK_EXIT: Duration = Duration::from_secs(5);
 /// With the default 15 s lease, the survivor takes the Lease once it has
-/// seen it unchanged for 15 s, checking every 2 s × [1, 2.2): 13 s to
-/// about 24 s after the leader's death, by client-go's rules.
+/// seen it unchanged for 15 s, checking every 2 s × [1, 1.1): at most
+/// 15 + 2 × 2.2 s after the leader's death.
 const HANDOVER_EARLIEST: Duration = Duration::from_secs(12);
-const HANDOVER_LATEST: Duration = Duration::from_secs(26);
+const HANDOVER_LATEST: Duration = Duration::from_secs(20);
 /// Reconciling a few Services, retries with the 5 s backoff included.
 const CONVERGE: Duration = Duration::from_secs(90);
 

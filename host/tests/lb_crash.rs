@@ -104,3 +104,29 @@ async fn shared_vip_create_survives_a_fault_at_every_call() {
 async fn one_arm_create_survives_a_fault_at_every_call() {
     crash_every_step(ModeKind::OneArm).await;
 }
+
+#[tokio::test]
+async fn a_create_left_in_flight_by_a_stopped_process_is_adopted_at_once() {
+    let (sim, lb) = start(ModeKind::SharedVip).await;
+    sim.set_knobs(|k| k.task_duration_ms = 300);
+    let svc = web_service("shop", "web", UID);
+    // The first process stops right after its first create was accepted.
+    let first = tokio::spawn(async move { lb.ensure(&svc, &nodes(2)).await });
+    let deadline = tokio::time::Instant::now() + std::time::Duration::from_secs(10);
+    while !sim.requests().iter().any(|r| r.method == "POST") {
+        assert!(tokio::time::Instant::now() < deadline, "no create was sent");
+        tokio::time::sleep(std::time::Duration::from_millis(5)).await;
+    }
+    first.abort();
+    let restarted = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
+    let status = restarted
+        .ensure(&web_service("shop", "web", UID), &nodes(2))
+        .await
+        .expect("the restarted engine converges in one ensure");
+    expect_converged(
+        &sim,
+        ModeKind::SharedVip,
+        &status.ingress[0].ip,
+        "in flight",
+    );
+}

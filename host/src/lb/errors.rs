@@ -77,6 +77,17 @@ pub enum LbError {
 }
 
 impl LbError {
+    /// VCD refused a create because an object of that name exists.
+    pub fn is_duplicate_name(&self) -> bool {
+        matches!(
+            self,
+            LbError::Vcd {
+                source: VcdError::DuplicateName { .. },
+                ..
+            }
+        )
+    }
+
     /// Wraps a VCD error with the Service and the step that failed.
     pub fn vcd(service: &str, action: String) -> impl FnOnce(VcdError) -> LbError + use<> {
         let service = service.to_string();

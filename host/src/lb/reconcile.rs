@@ -223,8 +223,19 @@ impl LoadBalancers {
         let mut writes = 0;
         let mut existed = None;
         let mut last = None;
+        let mut reobserved = false;
         for _ in 0..MAX_CLAIM_ATTEMPTS {
-            match self.pass(service, nodes, &excluded, &mut existed).await? {
+            let pass = match self.pass(service, nodes, &excluded, &mut existed).await {
+                // An object our observation missed landed meanwhile (a task
+                // left in flight by a stopped process): look again once.
+                Err(error) if !reobserved && error.is_duplicate_name() => {
+                    tracing::info!(service = %service.key(), %error, "an object appeared since the gateway was read; reading it again");
+                    reobserved = true;
+                    continue;
+                }
+                other => other?,
+            };
+            match pass {
                 Pass::Done {
                     ip,
                     writes: made,

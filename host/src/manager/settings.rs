@@ -144,9 +144,11 @@ fn serve_config(args: &RunArgs) -> Option<ServeConfig> {
 pub async fn kube_config(path: Option<&PathBuf>) -> Result<kube::Config, StartError> {
     match path {
         Some(path) => {
+            // YAML errors append a multi-line snippet; the first line has
+            // the line and column already.
             let error = |reason: String| StartError::Kubeconfig {
                 path: path.display().to_string(),
-                reason,
+                reason: reason.lines().next().unwrap_or_default().to_string(),
             };
             let kubeconfig =
                 kube::config::Kubeconfig::read_from(path).map_err(|e| error(e.to_string()))?;

@@ -40,9 +40,15 @@ pub const DEFAULT_LEASE_NAME: &str = "cloud-controller-manager";
 /// reports healthy (controller-manager's `maxTolerableExpiredLease`).
 pub const HEALTH_TOLERANCE: Duration = Duration::from_secs(20);
 
-/// client-go's `JitterFactor`: acquire waits retry × [1, 2.2) between
-/// attempts, and the renew deadline must exceed 1.2 × the retry period.
+/// client-go's `JitterFactor`: the renew deadline must exceed 1.2 × the
+/// retry period.
 const JITTER_FACTOR: f64 = 1.2;
+
+/// A candidate waits retry × [1, 1.1) between attempts. client-go waits
+/// up to 2.2 × retry, which lets a handover take up to ~24 s with the
+/// defaults; a tenth is enough to keep two candidates apart and keeps the
+/// handover under 20 s (lease + two attempts).
+const ACQUIRE_JITTER: f64 = 0.1;
 
 /// Where the Lease is and how the election is timed.
 #[derive(Debug, Clone, PartialEq)]
@@ -228,7 +234,7 @@ impl LeaderElector {
                     tracing::warn!(lease = %config.lease_key(), "the leader lease request timed out");
                 }
             }
-            let jitter = 1.0 + fastrand::f64() * JITTER_FACTOR;
+            let jitter = 1.0 + fastrand::f64() * ACQUIRE_JITTER;
             sleep(config.retry_period.mul_f64(jitter)).await;
         }
         tracing::info!(lease = %config.lease_key(), identity = %config.identity, "acquired the leader lease");
