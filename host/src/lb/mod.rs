@@ -24,6 +24,7 @@ pub mod rde;
 mod reconcile;
 pub mod service;
 mod sweep;
+mod upstream;
 
 use std::sync::Arc;
 

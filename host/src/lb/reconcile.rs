@@ -179,7 +179,7 @@ impl LoadBalancers {
         Ok(changed.then(|| ip.unwrap_or_default()))
     }
 
-    fn applier<'a>(&'a self, service: &'a ServiceSpec) -> Applier<'a> {
+    pub(super) fn applier<'a>(&'a self, service: &'a ServiceSpec) -> Applier<'a> {
         Applier {
             client: &self.client,
             catalog: &self.catalog,
@@ -316,11 +316,19 @@ impl LoadBalancers {
         excluded: &HashSet<Ipv4Addr>,
         existed: &mut Option<bool>,
     ) -> Result<Pass, LbError> {
-        let (view, observed) = self.observe(service).await?;
-        existed.get_or_insert(!observed.is_empty());
+        let (mut view, mut observed) = self.observe(service).await?;
+        let mut inherited = None;
+        if observed.is_empty() {
+            inherited = self.take_over_from_upstream(service, &view).await?;
+            if inherited.is_some() {
+                (view, observed) = self.observe(service).await?;
+            }
+        }
+        existed.get_or_insert(!observed.is_empty() || inherited.is_some());
         let uses_nat = self.mode.uses_nat();
         let current = observed
             .external_ip(uses_nat)
+            .or(inherited)
             .and_then(|ip| ip.parse::<Ipv4Addr>().ok())
             .filter(|ip| !excluded.contains(ip));
         let (decision, certificates) = self.decide(service, &view, current).await?;

@@ -1,0 +1,208 @@
+//! Taking over from the upstream CCM. It named its objects after the
+//! Service and the cluster (`ingress-vs-<name>-<cluster>-<port>`, …) and
+//! tagged nothing. A Service that has no object of ours yet but such
+//! objects keeps its external address: an upstream IP Space claim is marked
+//! as ours, the upstream objects are deleted (a shared VIP cannot hold two
+//! virtual services on one port), and the reconcile creates ours on the same
+//! address.
+
+use std::collections::HashSet;
+
+use super::ipam::Space;
+use super::observe::{GatewayView, ServiceObjects};
+use super::ownership::OwnerTag;
+use super::plan::Op;
+use super::{LbError, LoadBalancers, ServiceSpec};
+use crate::vcd::VcdClient;
+use crate::vcd::resources::ipspace::IpAllocation;
+
+/// Prefixes upstream strips from `clusterid` before naming objects.
+const TRIMMED_PREFIXES: [&str; 2] = [
+    "urn:vcloud:entity:vmware:",
+    "urn:vcloud:entity:cse:nativeCluster:",
+];
+
+/// What the upstream CCM left for one Service.
+#[derive(Debug, Default)]
+pub struct UpstreamObjects {
+    /// Deletes of its virtual services, pools and DNAT rules.
+    pub deletes: Vec<Op>,
+    /// The tenant port profiles its DNAT rules used (deleted after them).
+    pub port_profiles: Vec<(String, String)>,
+    /// The external address it served on.
+    pub ip: Option<String>,
+}
+
+fn trimmed(cluster_id: &str) -> &str {
+    TRIMMED_PREFIXES
+        .iter()
+        .find_map(|prefix| cluster_id.strip_prefix(prefix))
+        .unwrap_or(cluster_id)
+}
+
+fn untagged(description: Option<&str>) -> bool {
+    description.and_then(OwnerTag::parse).is_none()
+}
+
+/// The untagged objects carrying the names upstream gives this Service's
+/// ports in this cluster.
+fn find(
+    view: &GatewayView,
+    cluster_id: &str,
+    service: &ServiceSpec,
+    uses_nat: bool,
+) -> UpstreamObjects {
+    let suffixes: HashSet<String> = service
+        .ports
+        .iter()
+        .map(|p| format!("{}-{}-{}", service.name, trimmed(cluster_id), p.name))
+        .collect();
+    let named = |name: &str, prefix: &str| {
+        name.strip_prefix(prefix)
+            .is_some_and(|rest| suffixes.contains(rest))
+    };
+    let mut found = UpstreamObjects::default();
+    for rule in &view.nat_rules {
+        if named(&rule.name, "dnat-ingress-vs-") && untagged(rule.description.as_deref()) {
+            found
+                .ip
+                .get_or_insert_with(|| rule.external_addresses.clone());
+            // Only the profile upstream made for the rule, never a shared one.
+            if let Some(profile) = &rule.application_port_profile
+                && let Some(name) = profile.name.as_deref()
+                && name.strip_prefix("appPort_") == Some(rule.name.as_str())
+            {
+                found
+                    .port_profiles
+                    .push((profile.id.clone(), name.to_string()));
+            }
+            found.deletes.push(Op::DeleteNat {
+                id: rule.id.clone().unwrap_or_default(),
+                name: rule.name.clone(),
+            });
+        }
+    }
+    for vs in &view.virtual_services {
+        if named(&vs.name, "ingress-vs-") && untagged(vs.description.as_deref()) {
+            if !uses_nat && let Some(vip) = &vs.virtual_ip_address {
+                found.ip.get_or_insert_with(|| vip.clone());
+            }
+            found.deletes.push(Op::DeleteVirtualService {
+                id: vs.id.clone(),
+                name: vs.name.clone(),
+            });
+        }
+    }
+    for pool in &view.pools {
+        if named(&pool.name, "ingress-pool-") && untagged(pool.description.as_deref()) {
+            found.deletes.push(Op::DeletePool {
+                id: pool.id.clone(),
+                name: pool.name.clone(),
+            });
+        }
+    }
+    found
+}
+
+/// Upstream's IP Space claim marker for the Service.
+fn upstream_marker(cluster_id: &str, service: &ServiceSpec) -> String {
+    format!(
+        "cluster-{}-namespace-{}-service-{}",
+        trimmed(cluster_id),
+        service.namespace,
+        service.name
+    )
+}
+
+/// Marks upstream's IP Space allocation for the Service as ours, so the
+/// address stays allocated and counts as the Service's own.
+async fn adopt_claims(
+    client: &VcdClient,
+    spaces: &[Space],
+    cluster_id: &str,
+    service: &ServiceSpec,
+    marker: &str,
+) -> Result<(), LbError> {
+    let theirs = upstream_marker(cluster_id, service);
+    for space in spaces {
+        let claims: Vec<IpAllocation> = client
+            .find_claimed_allocations(&space.id, &theirs)
+            .await
+            .map_err(LbError::vcd(
+            &service.key(),
+            "finding the upstream CCM's IP Space allocation".into(),
+        ))?;
+        for allocation in claims {
+            client
+                .claim_allocation(&space.id, &allocation, marker)
+                .await
+                .map_err(LbError::vcd(
+                    &service.key(),
+                    format!("taking over IP Space allocation {}", allocation.value),
+                ))?;
+        }
+    }
+    Ok(())
+}
+
+/// Deletes the upstream CCM's port profiles once its DNAT rules are gone.
+async fn delete_port_profiles(
+    client: &VcdClient,
+    profiles: &[(String, String)],
+    service: &ServiceSpec,
+) -> Result<(), LbError> {
+    for (id, name) in profiles {
+        client.delete_port_profile(id).await.map_err(LbError::vcd(
+            &service.key(),
+            format!("deleting the upstream CCM's port profile {name}"),
+        ))?;
+    }
+    Ok(())
+}
+
+impl LoadBalancers {
+    /// Removes what the upstream CCM made for a Service that has nothing of
+    /// ours yet; returns the address it served on.
+    pub(super) async fn take_over_from_upstream(
+        &self,
+        service: &ServiceSpec,
+        view: &GatewayView,
+    ) -> Result<Option<String>, LbError> {
+        let found = find(view, &self.config.cluster_id, service, self.mode.uses_nat());
+        if found.deletes.is_empty() {
+            return Ok(None);
+        }
+        tracing::info!(service = %service.key(), objects = found.deletes.len(), ip = ?found.ip, "taking over the upstream CCM's load balancer");
+        if self.source.is_spaces() {
+            let marker = self.owner(service).format();
+            adopt_claims(
+                &self.client,
+                self.source.spaces(),
+                &self.config.cluster_id,
+                service,
+                &marker,
+            )
+            .await?;
+        }
+        self.applier(service)
+            .apply(found.deletes, &ServiceObjects::default())
+            .await?;
+        delete_port_profiles(&self.client, &found.port_profiles, service).await?;
+        Ok(found.ip)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn cluster_ids_are_trimmed_as_upstream_does() {
+        assert_eq!(
+            trimmed("urn:vcloud:entity:vmware:capvcdCluster:1234"),
+            "capvcdCluster:1234"
+        );
+        assert_eq!(trimmed("urn:vcloud:entity:cse:nativeCluster:42"), "42");
+        assert_eq!(trimmed("NO_RDE_a"), "NO_RDE_a");
+    }
+}
