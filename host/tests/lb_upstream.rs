@@ -7,6 +7,7 @@ mod lb_support;
 mod vcd_support;
 
 use lb_support::*;
+use vcd_ccm::lb::ServiceSpec;
 use vcdsim::Sim;
 use vcdsim::world::Ref;
 use vcdsim::world::nat::{AppPortProfile, ApplicationPort};
@@ -26,13 +27,10 @@ fn make_upstream(sim: &Sim, cluster: &str) {
         format!("{prefix}{}", suffix(cluster, &format!("p{port}")))
     };
     let needle = format!(" uid={UID}");
+    let ours =
+        |description: &Option<String>| description.as_deref().is_some_and(|d| d.contains(&needle));
     sim.with_world(|w| {
-        for pool in w.pools.iter_mut().filter(|p| {
-            p.description
-                .as_deref()
-                .unwrap_or_default()
-                .contains(&needle)
-        }) {
+        for pool in w.pools.iter_mut().filter(|p| ours(&p.description)) {
             pool.name = rename(&pool.name, "ingress-pool-");
             pool.description = None;
         }
@@ -41,12 +39,11 @@ fn make_upstream(sim: &Sim, cluster: &str) {
             .iter()
             .map(|p| (p.id.clone().unwrap_or_default(), p.name.clone()))
             .collect();
-        for vs in w.virtual_services.iter_mut().filter(|v| {
-            v.description
-                .as_deref()
-                .unwrap_or_default()
-                .contains(&needle)
-        }) {
+        for vs in w
+            .virtual_services
+            .iter_mut()
+            .filter(|v| ours(&v.description))
+        {
             vs.name = rename(&vs.name, "ingress-vs-");
             vs.description = None;
             if let Some((_, name)) = pools
@@ -57,13 +54,7 @@ fn make_upstream(sim: &Sim, cluster: &str) {
             }
         }
         let mut profiles = Vec::new();
-        for rule in w.nat_rules.iter_mut().filter(|r| {
-            r.body
-                .description
-                .as_deref()
-                .unwrap_or_default()
-                .contains(&needle)
-        }) {
+        for rule in w.nat_rules.iter_mut().filter(|r| ours(&r.body.description)) {
             rule.body.name = rename(&rule.body.name, "dnat-ingress-vs-");
             rule.body.description = None;
             // Upstream gave each DNAT rule a tenant port profile of its own.
@@ -96,6 +87,15 @@ fn make_upstream(sim: &Sim, cluster: &str) {
     });
 }
 
+/// A load balancer for `svc` as the upstream CCM of this cluster made it;
+/// returns its address.
+async fn upstream_load_balancer(sim: &Sim, mode: ModeKind, svc: &ServiceSpec) -> String {
+    let first = engine(sim, config(CLUSTER, mode)).await;
+    let status = first.ensure(svc, &nodes(2)).await.expect("created");
+    make_upstream(sim, CLUSTER);
+    status.ingress[0].ip.clone()
+}
+
 fn upstream_named(sim: &Sim) -> Vec<Object> {
     objects(sim)
         .into_iter()
@@ -106,15 +106,7 @@ fn upstream_named(sim: &Sim) -> Vec<Object> {
 async fn takes_over(mode: ModeKind) {
     let sim = vcd_support::sim_from(blocks_scenario()).await;
     let svc = service("shop", "web", UID, vec![tcp(80, 30080), tcp(443, 30443)]);
-    let first = engine(&sim, config(CLUSTER, mode)).await;
-    let ip = first
-        .ensure(&svc, &nodes(2))
-        .await
-        .expect("created")
-        .ingress[0]
-        .ip
-        .clone();
-    make_upstream(&sim, CLUSTER);
+    let ip = upstream_load_balancer(&sim, mode, &svc).await;
     let per_port = if mode == ModeKind::SharedVip { 2 } else { 3 };
     assert_eq!(
         upstream_named(&sim).len(),
@@ -190,15 +182,7 @@ async fn upstream_objects_of_other_services_and_clusters_are_left_alone() {
 async fn an_ip_space_address_of_the_upstream_ccm_is_kept_and_claimed_for_us() {
     let sim = vcd_support::sim_from(spaces_scenario()).await;
     let svc = service("shop", "web", UID, vec![tcp(80, 30080)]);
-    let first = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
-    let ip = first
-        .ensure(&svc, &nodes(1))
-        .await
-        .expect("created")
-        .ingress[0]
-        .ip
-        .clone();
-    make_upstream(&sim, CLUSTER);
+    let ip = upstream_load_balancer(&sim, ModeKind::SharedVip, &svc).await;
     let upstream_marker = format!("cluster-{CLUSTER}-namespace-shop-service-web");
     sim.with_world(|w| {
         for allocation in &mut w.ip_allocations {
