@@ -46,3 +46,20 @@ fn demo_once_converges_and_exits_zero() {
     assert!(written.contains("server: http://127.0.0.1:"), "{written}");
     assert!(!stderr.contains("panicked"), "{stderr}");
 }
+
+#[test]
+fn demo_once_that_cannot_converge_in_time_exits_non_zero_and_says_why() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let output = Command::new(env!("CARGO_BIN_EXE_vcd-ccm"))
+        .args(["demo", "--once", "--timeout", "0s", "--kubeconfig-out"])
+        .arg(dir.path().join("demo.kubeconfig"))
+        .output()
+        .expect("the binary runs");
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert_eq!(output.status.code(), Some(1), "{stderr}");
+    assert!(
+        stderr.contains("not converged after 0ns; last state:"),
+        "{stderr}"
+    );
+    assert!(stderr.contains("Warning Events:"), "{stderr}");
+}

@@ -135,8 +135,11 @@ async fn watch_table(
             );
         }
         if args.once && started.elapsed() > args.timeout {
+            let warnings = table::warnings(client)
+                .await
+                .unwrap_or_else(|e| format!("  (could not read Events: {e})\n"));
             return Err(format!(
-                "not converged after {:?}; last state:\n{shown}",
+                "not converged after {:?}; last state:\n{shown}\nWarning Events:\n{warnings}",
                 args.timeout
             ));
         }

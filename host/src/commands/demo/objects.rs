@@ -12,15 +12,23 @@ pub const TENANT_NAMESPACE: &str = "tenant-a";
 /// Hostname address only and the uninitialized taint: the cloud node
 /// controller fills in the rest.
 fn node(name: &str) -> Value {
+    let mut labels = json!({"kubernetes.io/hostname": name});
+    if name.starts_with("control-plane") {
+        labels["node-role.kubernetes.io/control-plane"] = json!("");
+    }
     json!({
         "apiVersion": "v1", "kind": "Node",
-        "metadata": {"name": name, "labels": {"kubernetes.io/hostname": name}},
+        "metadata": {"name": name, "labels": labels},
         "spec": {"taints": [{
             "key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"
         }]},
         "status": {
             "addresses": [{"type": "Hostname", "address": name}],
-            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}]
+            "conditions": [{"type": "Ready", "status": "True", "reason": "KubeletReady"}],
+            "nodeInfo": {"kubeletVersion": "v1.31.4", "osImage": "Ubuntu 24.04 LTS",
+                "containerRuntimeVersion": "containerd://1.7.24", "kernelVersion": "6.8.0",
+                "architecture": "amd64", "operatingSystem": "linux", "bootID": "", "machineID": "",
+                "systemUUID": "", "kubeProxyVersion": ""}
         }
     })
 }

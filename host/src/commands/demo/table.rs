@@ -3,7 +3,7 @@
 
 use std::fmt::Write;
 
-use k8s_openapi::api::core::v1::{Node, Service};
+use k8s_openapi::api::core::v1::{Event, Node, Service};
 use kube::api::{Api, ListParams};
 use vcdsim::Sim;
 
@@ -192,4 +192,26 @@ fn node_row(node: &Node) -> NodeRow {
                     .any(|t| t.key == "node.cloudprovider.kubernetes.io/uninitialized")
             }),
     }
+}
+
+/// The Warning Events so far, one line each, for a demo that did not converge.
+pub async fn warnings(client: &kube::Client) -> Result<String, kube::Error> {
+    let events = Api::<Event>::all(client.clone())
+        .list(&ListParams::default())
+        .await?;
+    Ok(events
+        .items
+        .iter()
+        .filter(|e| e.type_.as_deref() == Some("Warning"))
+        .map(|e| {
+            let object = &e.involved_object;
+            format!(
+                "  {}/{} {}: {}\n",
+                object.namespace.as_deref().unwrap_or("-"),
+                object.name.as_deref().unwrap_or("-"),
+                e.reason.as_deref().unwrap_or_default(),
+                e.message.as_deref().unwrap_or_default()
+            )
+        })
+        .collect())
 }
