@@ -157,6 +157,21 @@ async fn a_service_lives_through_its_whole_lifecycle() {
     .await;
     assert!(lb_support::objects_of(&cluster.vcd, &uid).is_empty());
     assert!(lb_support::objects_of_cluster(&cluster.vcd, CLUSTER).is_empty());
+
+    let metrics = cluster.metrics_text();
+    for line in [
+        "service_controller_loadbalancer_sync_total ",
+        "vcd_ccm_service_reconcile_duration_seconds_count{operation=\"ensure\",outcome=\"success\"} ",
+        "vcd_ccm_service_reconcile_duration_seconds_count{operation=\"update\",outcome=\"success\"} ",
+        "vcd_ccm_service_reconcile_duration_seconds_count{operation=\"delete\",outcome=\"success\"} ",
+        "workqueue_adds_total{name=\"service\"} ",
+    ] {
+        let value = metrics
+            .lines()
+            .find_map(|l| l.strip_prefix(line))
+            .unwrap_or_else(|| panic!("{line} missing:\n{metrics}"));
+        assert!(value.parse::<f64>().unwrap() >= 1.0, "{line}{value}");
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

@@ -8,6 +8,7 @@ use std::hash::Hash;
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use prometheus_client::metrics::counter::Counter;
 use tokio::sync::Notify;
 
 struct State<K> {
@@ -21,10 +22,12 @@ struct State<K> {
 pub struct WorkQueue<K> {
     state: Mutex<State<K>>,
     ready: Notify,
+    /// client-go's `workqueue_adds_total`: keys that were not waiting yet.
+    adds: Counter,
 }
 
 impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
-    pub fn new() -> Arc<Self> {
+    pub fn new(adds: Counter) -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
@@ -33,6 +36,7 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
                 dirty: HashSet::new(),
             }),
             ready: Notify::new(),
+            adds,
         })
     }
 
@@ -43,10 +47,13 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
     pub fn add(&self, key: K) {
         let mut state = self.lock();
         if state.processing.contains(&key) {
-            state.dirty.insert(key);
+            if state.dirty.insert(key) {
+                self.adds.inc();
+            }
             return;
         }
         if state.queued.insert(key.clone()) {
+            self.adds.inc();
             state.queue.push_back(key);
             drop(state);
             self.ready.notify_one();
@@ -148,10 +155,12 @@ mod tests {
 
     #[tokio::test]
     async fn a_key_is_never_handed_out_twice_at_once() {
-        let queue = WorkQueue::new();
+        let adds = Counter::default();
+        let queue = WorkQueue::new(adds.clone());
         queue.add("a");
         queue.add("a");
         assert_eq!(queue.len(), 1);
+        assert_eq!(adds.get(), 1, "a waiting key is not added twice");
         let key = queue.next().await;
         queue.add("a");
         assert_eq!(queue.len(), 0, "added while processing: held back");

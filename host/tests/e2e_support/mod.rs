@@ -124,6 +124,14 @@ impl Cluster {
         }
     }
 
+    /// The controller's metrics in the text format `/metrics` serves.
+    pub fn metrics_text(&self) -> String {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)
+            .expect("metrics encode");
+        text
+    }
+
     pub fn services(&self, namespace: &str) -> Api<Service> {
         Api::namespaced(self.client.clone(), namespace)
     }

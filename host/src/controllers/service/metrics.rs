@@ -24,7 +24,9 @@ pub struct ServiceMetrics {
     pub update_host_latency: Histogram,
     pub reconcile_duration: Family<ReconcileLabels, Histogram>,
     pub queue_depth: Gauge,
+    pub queue_adds: Counter,
     pub queue_retries: Counter,
+    pub work_duration: Histogram,
 }
 
 impl ServiceMetrics {
@@ -38,7 +40,9 @@ impl ServiceMetrics {
                 Histogram::new(exponential_buckets(0.01, 2.0, 14))
             }),
             queue_depth: Gauge::default(),
+            queue_adds: Counter::default(),
             queue_retries: Counter::default(),
+            work_duration: Histogram::new(exponential_buckets(1e-3, 4.0, 10)),
         };
         let upstream = registry.sub_registry_with_prefix("service_controller");
         upstream.register(
@@ -71,6 +75,16 @@ impl ServiceMetrics {
             "workqueue_depth",
             "Service keys waiting",
             metrics.queue_depth.clone(),
+        );
+        queue.register(
+            "workqueue_adds",
+            "Service keys queued",
+            metrics.queue_adds.clone(),
+        );
+        queue.register(
+            "workqueue_work_duration_seconds",
+            "How long one Service sync took",
+            metrics.work_duration.clone(),
         );
         queue.register(
             "workqueue_retries",

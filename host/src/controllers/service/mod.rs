@@ -98,7 +98,8 @@ impl ServiceController {
         registry: &mut Registry,
     ) -> Self {
         let class = ClassFilter(config.load_balancer_class.clone());
-        let queue = WorkQueue::new();
+        let metrics = ServiceMetrics::register(registry);
+        let queue = WorkQueue::new(metrics.queue_adds.clone());
         let nodes_changed = Arc::new(Notify::new());
 
         let (services, service_watch) = {
@@ -145,7 +146,7 @@ impl ServiceController {
             in_progress: Mutex::default(),
             queue,
             backoff: Backoff::new(config.base_backoff, config.max_backoff),
-            metrics: ServiceMetrics::register(registry),
+            metrics,
         });
         Self {
             shared,
@@ -195,7 +196,13 @@ async fn worker(shared: Arc<Shared>) {
     loop {
         let key = shared.queue.next().await;
         shared.metrics.queue_depth.set(shared.queue.len() as i64);
-        match shared.sync(&key).await {
+        let started = std::time::Instant::now();
+        let result = shared.sync(&key).await;
+        shared
+            .metrics
+            .work_duration
+            .observe(started.elapsed().as_secs_f64());
+        match result {
             Ok(()) => shared.backoff.forget(&key),
             Err(error) => {
                 let delay = shared.backoff.next_delay(key.clone());
