@@ -164,3 +164,43 @@ pub struct DemoArgs {
     #[arg(long, value_parser = duration, default_value = "60s")]
     pub timeout: Duration,
 }
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::{Cli, Command};
+
+    #[test]
+    fn the_upstream_deployments_command_line_is_accepted() {
+        let cli = Cli::try_parse_from([
+            "vcd-ccm",
+            "run",
+            "--cloud-provider=vmware-cloud-director",
+            "--cloud-config=/etc/kubernetes/vcloud/vcloud-ccm-config.yaml",
+            "--allow-untagged-cloud=true",
+        ])
+        .expect("upstream's flags parse");
+        let Command::Run(args) = cli.command else {
+            panic!("not the run command");
+        };
+        assert!(args.allow_untagged_cloud && args.leader_elect);
+        assert_eq!(args.secure_port, 10258);
+        assert_eq!(args.leader_elect_lease_duration.as_secs(), 15);
+    }
+
+    #[test]
+    fn durations_take_go_style_values_and_name_bad_ones() {
+        let cli = Cli::try_parse_from(["vcd-ccm", "run", "--node-monitor-period=1m30s"])
+            .expect("a Go-style duration");
+        let Command::Run(args) = cli.command else {
+            panic!("not the run command");
+        };
+        assert_eq!(args.node_monitor_period.as_secs(), 90);
+        let error = Cli::try_parse_from(["vcd-ccm", "run", "--node-monitor-period=soon"])
+            .err()
+            .expect("refused")
+            .to_string();
+        assert!(error.contains("\"soon\" is not a duration"), "{error}");
+    }
+}
