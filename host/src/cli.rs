@@ -150,6 +150,21 @@ pub struct RunArgs {
     /// Accepted for drop-in command lines; objects are named after `clusterid`.
     #[arg(long, default_value = "kubernetes")]
     pub cluster_name: String,
+    /// Log verbosity as klog's `-v`: up to 3 info, 4–5 debug, 6 and more
+    /// trace (of vcd-ccm; dependencies log warnings). `RUST_LOG` overrides it.
+    #[arg(short = 'v', long = "v", default_value_t = 2)]
+    pub verbosity: u8,
+}
+
+impl RunArgs {
+    /// The log filter `--v` selects.
+    pub fn log_filter(&self) -> &'static str {
+        match self.verbosity {
+            0..=3 => "warn,vcd_ccm=info",
+            4..=5 => "warn,vcd_ccm=debug",
+            _ => "info,vcd_ccm=trace",
+        }
+    }
 }
 
 #[derive(clap::Args, Debug, Clone)]
@@ -187,6 +202,12 @@ mod tests {
         assert!(args.allow_untagged_cloud && args.leader_elect);
         assert_eq!(args.secure_port, 10258);
         assert_eq!(args.leader_elect_lease_duration.as_secs(), 15);
+        assert_eq!(args.log_filter(), "warn,vcd_ccm=info");
+        let verbose = Cli::try_parse_from(["vcd-ccm", "run", "--v=4"]).expect("klog's -v");
+        let Command::Run(verbose) = verbose.command else {
+            panic!("not the run command");
+        };
+        assert_eq!(verbose.log_filter(), "warn,vcd_ccm=debug");
     }
 
     #[test]

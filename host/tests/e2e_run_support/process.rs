@@ -22,7 +22,7 @@ pub struct Ccm {
 /// What the child's `RUST_LOG` is.
 #[derive(Clone, Copy)]
 pub enum Logging {
-    /// Unset: the binary's default (errors only), as an operator sees it.
+    /// Unset: the binary's default (`--v=2`: vcd-ccm at info), as an operator sees it.
     Default,
     /// `info`, so a failing test can show what the process did.
     Info,
