@@ -8,6 +8,10 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::config::{DEFAULT_CLOUD_CONFIG, DEFAULT_SECRET_DIR};
+use crate::controllers::leader::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
+use crate::serve::DEFAULT_SECURE_PORT;
+
 #[derive(Parser)]
 #[command(
     name = "vcd-ccm",
@@ -85,10 +89,10 @@ fn duration(text: &str) -> Result<Duration, String> {
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
     /// The upstream cloud config (`vcloud-ccm-config.yaml`).
-    #[arg(long, default_value = "/etc/kubernetes/vcloud/vcloud-ccm-config.yaml")]
+    #[arg(long, default_value = DEFAULT_CLOUD_CONFIG)]
     pub cloud_config: PathBuf,
     /// The mounted credential Secret (`username`, `password`, `refreshToken`).
-    #[arg(long, default_value = "/etc/kubernetes/vcloud/basic-auth")]
+    #[arg(long, default_value = DEFAULT_SECRET_DIR)]
     pub credentials_dir: PathBuf,
     /// Provider policies (`policies.yaml` and `<name>.wasm`); absent means
     /// the built-in default policy only.
@@ -124,15 +128,15 @@ pub struct RunArgs {
     pub leader_elect_renew_deadline: Duration,
     #[arg(long, value_parser = duration, default_value = "2s")]
     pub leader_elect_retry_period: Duration,
-    #[arg(long, default_value = "kube-system")]
+    #[arg(long, default_value = DEFAULT_LEASE_NAMESPACE)]
     pub leader_elect_resource_namespace: String,
-    #[arg(long, default_value = "cloud-controller-manager")]
+    #[arg(long, default_value = DEFAULT_LEASE_NAME)]
     pub leader_elect_resource_name: String,
     /// Address of /healthz, /readyz and /metrics.
     #[arg(long, default_value = "0.0.0.0")]
     pub bind_address: IpAddr,
     /// HTTPS port (self-signed unless --tls-cert-file is given); 0 serves nothing.
-    #[arg(long, default_value_t = 10258)]
+    #[arg(long, default_value_t = DEFAULT_SECURE_PORT)]
     pub secure_port: u16,
     /// Serve plain HTTP on this port instead of HTTPS (local runs).
     #[arg(long)]

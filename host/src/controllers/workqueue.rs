@@ -1,7 +1,7 @@
 //! A work queue with client-go's guarantees: a key waits at most once, is
 //! never handed to two workers at the same time, and a key added while it
-//! is being processed is handed out again when its worker is done. Plus the
-//! per-key exponential failure backoff of the service controller.
+//! is being processed is handed out again when its worker is done. Plus
+//! client-go's per-key exponential failure backoff.
 
 use std::collections::{HashMap, HashSet, VecDeque};
 use std::hash::Hash;
@@ -103,7 +103,8 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
     }
 }
 
-/// `5 s × 2^failures`, at most 300 s; reset on success.
+/// `base × 2^failures`, at most `cap`; reset on success (client-go's
+/// `ItemExponentialFailureRateLimiter`).
 pub struct Backoff<K> {
     base: Duration,
     cap: Duration,
@@ -137,6 +138,14 @@ impl<K: Eq + Hash> Backoff<K> {
             .unwrap_or_else(|p| p.into_inner())
             .remove(key);
     }
+
+    /// Drops the counts of keys `keep` rejects (objects that are gone).
+    pub fn retain(&self, keep: impl Fn(&K) -> bool) {
+        self.failures
+            .lock()
+            .unwrap_or_else(|p| p.into_inner())
+            .retain(|key, _| keep(key));
+    }
 }
 
 #[cfg(test)]
@@ -151,6 +160,21 @@ mod tests {
         assert_eq!(backoff.next_delay("b").as_secs(), 5);
         backoff.forget(&"a");
         assert_eq!(backoff.next_delay("a").as_secs(), 5);
+        backoff.retain(|key| *key != "b");
+        assert_eq!(
+            backoff.next_delay("b").as_secs(),
+            5,
+            "b's count was dropped"
+        );
+        let per_node = Backoff::new(Duration::from_millis(5), Duration::from_secs(1000));
+        let delays: Vec<u128> = (0..5)
+            .map(|_| per_node.next_delay("n").as_millis())
+            .collect();
+        assert_eq!(delays, [5, 10, 20, 40, 80]);
+        for _ in 0..60 {
+            per_node.next_delay("n");
+        }
+        assert_eq!(per_node.next_delay("n"), Duration::from_secs(1000));
     }
 
     #[tokio::test]

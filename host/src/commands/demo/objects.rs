@@ -6,6 +6,7 @@ use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
 use super::setup::{POOL_LABEL, UDP_LABEL};
+use crate::controllers::node_helpers::taints::UNINITIALIZED_TAINT_KEY;
 
 pub const TENANT_NAMESPACE: &str = "tenant-a";
 
@@ -20,7 +21,7 @@ fn node(name: &str) -> Value {
         "apiVersion": "v1", "kind": "Node",
         "metadata": {"name": name, "labels": labels},
         "spec": {"taints": [{
-            "key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"
+            "key": UNINITIALIZED_TAINT_KEY, "value": "true", "effect": "NoSchedule"
         }]},
         "status": {
             "addresses": [{"type": "Hostname", "address": name}],

@@ -7,6 +7,10 @@ use k8s_openapi::api::core::v1::{Event, Node, Service};
 use kube::api::{Api, ListParams};
 use vcdsim::Sim;
 
+use crate::controllers::node_helpers::labels;
+use crate::controllers::node_helpers::taints::is_uninitialized;
+use crate::controllers::service::predicates::internal_ip;
+
 pub struct ServiceRow {
     pub key: String,
     pub ports: String,
@@ -175,22 +179,10 @@ fn node_row(node: &Node) -> NodeRow {
     NodeRow {
         name: node.metadata.name.clone().unwrap_or_default(),
         provider_id: node.spec.as_ref().and_then(|s| s.provider_id.clone()),
-        internal_ip: node
-            .status
-            .as_ref()
-            .and_then(|s| s.addresses.as_ref())
-            .and_then(|a| a.iter().find(|a| a.type_ == "InternalIP"))
-            .map(|a| a.address.clone()),
-        zone: label("topology.kubernetes.io/zone"),
-        instance_type: label("node.kubernetes.io/instance-type"),
-        tainted: node
-            .spec
-            .as_ref()
-            .and_then(|s| s.taints.as_ref())
-            .is_some_and(|t| {
-                t.iter()
-                    .any(|t| t.key == "node.cloudprovider.kubernetes.io/uninitialized")
-            }),
+        internal_ip: internal_ip(node),
+        zone: label(labels::ZONE),
+        instance_type: label(labels::INSTANCE_TYPE),
+        tainted: is_uninitialized(node),
     }
 }
 

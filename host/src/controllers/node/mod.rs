@@ -9,7 +9,6 @@
 //! the addresses of initialised nodes are refreshed (`address_refresh`).
 
 mod address_refresh;
-mod backoff;
 mod metrics;
 mod sync;
 
@@ -25,9 +24,9 @@ use prometheus_client::registry::Registry;
 
 pub use sync::NodeSyncError;
 
+use super::workqueue::Backoff;
 use super::{EventRecorder, SyncedFlag};
 use crate::instances::Instances;
-use backoff::NodeBackoff;
 use metrics::NodeMetrics;
 
 /// `source.component` of this controller's Events: give it to the
@@ -59,7 +58,8 @@ struct Context {
     instances: Arc<Instances>,
     recorder: EventRecorder,
     metrics: NodeMetrics,
-    backoff: NodeBackoff,
+    /// client-go's default per-item limiter: 5 ms doubling to 1000 s.
+    backoff: Backoff<String>,
 }
 
 pub struct CloudNodeController {
@@ -82,7 +82,7 @@ impl CloudNodeController {
             instances,
             recorder,
             metrics: NodeMetrics::register(metrics),
-            backoff: NodeBackoff::default(),
+            backoff: Backoff::new(Duration::from_millis(5), Duration::from_secs(1000)),
         };
         Self {
             context: Arc::new(context),
@@ -116,7 +116,7 @@ impl CloudNodeController {
 
 fn error_policy(node: Arc<Node>, error: &NodeSyncError, context: Arc<Context>) -> Action {
     let name = node.name_any();
-    let delay = context.backoff.failed(&name);
+    let delay = context.backoff.next_delay(name.clone());
     tracing::warn!(node = %name, %error, retry_in = ?delay, "node sync failed; requeuing");
     Action::requeue(delay)
 }

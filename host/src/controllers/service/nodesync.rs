@@ -49,6 +49,9 @@ impl Shared {
         if !self.cache().contains_key(&key) {
             return None; // deleted meanwhile
         }
+        // Read under the lock, not once per pass: a sync that ran meanwhile
+        // may have given the load balancer a newer set (upstream's
+        // TestSlowNodeSync).
         let nodes = self.node_set();
         let previous = self.last_synced().insert(key.clone(), nodes.clone());
         if previous.as_ref() == Some(&nodes) || (previous.is_none() && nodes.is_empty()) {
