@@ -3,6 +3,7 @@
 //! VMs of vApp `cluster1`).
 
 mod e2e_nodes_support;
+mod poll;
 mod vcd_support;
 
 use std::time::Duration;

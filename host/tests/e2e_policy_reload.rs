@@ -4,6 +4,7 @@
 
 mod e2e_support;
 mod lb_support;
+mod poll;
 mod vcd_support;
 
 use std::path::Path;

@@ -5,6 +5,7 @@
 
 mod e2e_support;
 mod lb_support;
+mod poll;
 mod vcd_support;
 
 use std::time::Instant;
@@ -73,6 +74,15 @@ async fn forty_services_over_twenty_nodes() {
             .map(|o| o.address)
             .collect();
     assert_eq!(ips.len(), SERVICES, "one address per Service");
+    // Services ensured before the controller's cache held every Node are
+    // completed by node updates; let those land before measuring the next.
+    wait_for("every pool with every Node", || async {
+        let full = cluster
+            .vcd
+            .with_world(|w| w.pools.iter().filter(|p| p.members.len() == NODES).count());
+        (full == SERVICES).then_some(())
+    })
+    .await;
 
     // One more Node: every pool gains a member, nothing else is written.
     cluster.vcd.reset_log();

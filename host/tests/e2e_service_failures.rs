@@ -3,11 +3,12 @@
 
 mod e2e_support;
 mod lb_support;
+mod poll;
 mod vcd_support;
 
 use std::time::Duration;
 
-use e2e_support::{Cluster, lb_service, wait_for};
+use e2e_support::{Cluster, lb_service};
 use kubesim::{WriteFault, WriteVerb};
 use serde_json::json;
 use vcd_ccm::controllers::service::predicates::CLEANUP_FINALIZER;
@@ -118,14 +119,7 @@ async fn a_deletion_waits_for_vcd_and_keeps_the_finalizer_meanwhile() {
         terminating.metadata.finalizers.unwrap_or_default(),
         [CLEANUP_FINALIZER]
     );
-    wait_for("the Service gone", || async {
-        cluster
-            .service("default", "web")
-            .await
-            .is_none()
-            .then_some(())
-    })
-    .await;
+    cluster.wait_for_gone("default", "web").await;
     assert!(lb_support::objects_of(&cluster.vcd, &uid).is_empty());
     let reasons: Vec<String> = cluster
         .events("default", "web")

@@ -4,6 +4,7 @@
 //! grants exactly the API calls the real manager makes.
 
 mod manifests_support;
+mod poll;
 
 use std::collections::BTreeSet;
 use std::path::Path;

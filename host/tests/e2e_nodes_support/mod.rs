@@ -3,7 +3,7 @@
 //! changes, and polling with deadlines.
 
 use std::sync::Arc;
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Event, Node, NodeAddress};
 use kube::ResourceExt;
@@ -22,6 +22,7 @@ use vcd_ccm::instances::{
 use vcdsim::Sim;
 use vcdsim::world::compute::PowerState;
 
+pub use crate::poll::{eventually, holds_for};
 use crate::vcd_support;
 
 pub const UNINITIALIZED: &str = "node.cloudprovider.kubernetes.io/uninitialized";
@@ -32,8 +33,6 @@ pub const REGION: &str = "region-1";
 /// Short periods so each behaviour shows within a second or two.
 pub const MONITOR_PERIOD: Duration = Duration::from_millis(200);
 pub const REFRESH_PERIOD: Duration = Duration::from_secs(1);
-/// Generous: the machine running the tests may be busy.
-pub const DEADLINE: Duration = Duration::from_secs(20);
 
 pub struct Harness {
     pub kube: KubeSim,
@@ -288,25 +287,4 @@ pub fn addresses(node: &Node) -> Vec<(String, String)> {
 
 pub fn label<'a>(node: &'a Node, key: &str) -> Option<&'a str> {
     node.labels().get(key).map(String::as_str)
-}
-
-/// Polls `check` until it gives a value; panics after [`DEADLINE`].
-pub async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-/// Asserts `check` stays true for `period`.
-pub async fn holds_for(what: &str, period: Duration, mut check: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while start.elapsed() < period {
-        assert!(check(), "no longer true: {what}");
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
 }

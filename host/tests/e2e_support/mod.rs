@@ -4,7 +4,6 @@
 
 #![allow(dead_code)] // each test binary uses its own subset
 
-use std::future::Future;
 use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
@@ -22,6 +21,7 @@ use vcd_ccm::lb::{LbConfig, LoadBalancers};
 use vcd_ccm::policy::directory::{self, DirectoryWatcher};
 use vcdsim::Sim;
 
+pub use crate::poll::wait_for;
 use crate::{lb_support, vcd_support};
 
 pub const CLUSTER: &str = "NO_RDE_e2e";
@@ -197,6 +197,14 @@ impl Cluster {
         .await
     }
 
+    /// Waits until the Service no longer exists (its finalizer is gone).
+    pub async fn wait_for_gone(&self, namespace: &str, name: &str) {
+        wait_for(&format!("Service {namespace}/{name} gone"), || async {
+            self.service(namespace, name).await.is_none().then_some(())
+        })
+        .await
+    }
+
     /// (reason, message) of the Events about one object, oldest first.
     pub async fn events(&self, namespace: &str, name: &str) -> Vec<(String, String)> {
         let api: Api<Event> = Api::namespaced(self.client.clone(), namespace);
@@ -280,23 +288,4 @@ pub fn lb_service(name: &str, ports: &[(i32, i32)]) -> Value {
             })).collect::<Vec<_>>()
         }
     })
-}
-
-/// Polls `probe` every 50 ms until it yields, for at most 20 s.
-pub async fn wait_for<T, F, Fut>(what: &str, mut probe: F) -> T
-where
-    F: FnMut() -> Fut,
-    Fut: Future<Output = Option<T>>,
-{
-    let deadline = tokio::time::Instant::now() + Duration::from_secs(20);
-    loop {
-        if let Some(value) = probe().await {
-            return value;
-        }
-        assert!(
-            tokio::time::Instant::now() < deadline,
-            "timed out waiting for {what}"
-        );
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }

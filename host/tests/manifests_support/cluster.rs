@@ -3,7 +3,7 @@
 //! files `vcd-ccm run` reads, and the real manager with every controller and
 //! leader election, talking to kubesim through a [`RecordingProxy`].
 
-use std::time::{Duration, Instant};
+use std::time::Duration;
 
 use k8s_openapi::api::coordination::v1::Lease;
 use k8s_openapi::api::core::v1::{ConfigMap, Event, Node, Service};
@@ -25,10 +25,10 @@ use vcdsim::{Scenario, Sim};
 use super::documents;
 use super::proxy::RecordingProxy;
 
-pub const UNINITIALIZED: &str = "node.cloudprovider.kubernetes.io/uninitialized";
-pub const SHUTDOWN: &str = "node.cloudprovider.kubernetes.io/shutdown";
-/// Generous: the machine running the tests may be busy.
-const DEADLINE: Duration = Duration::from_secs(30);
+pub use crate::poll::eventually;
+pub use vcd_ccm::controllers::node_helpers::taints::{
+    SHUTDOWN_TAINT_KEY as SHUTDOWN, UNINITIALIZED_TAINT_KEY as UNINITIALIZED,
+};
 
 pub struct Cluster {
     vcd: Sim,
@@ -290,16 +290,4 @@ pub fn has_taint(node: &Node, key: &str) -> bool {
 
 pub fn label<'a>(node: &'a Node, key: &str) -> Option<&'a str> {
     node.labels().get(key).map(String::as_str)
-}
-
-/// Polls `check` until it gives a value; panics after the deadline.
-pub async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> T {
-    let start = Instant::now();
-    loop {
-        if let Some(value) = check() {
-            return value;
-        }
-        assert!(start.elapsed() < DEADLINE, "timed out waiting for: {what}");
-        tokio::time::sleep(Duration::from_millis(50)).await;
-    }
 }
