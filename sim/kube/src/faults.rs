@@ -1,6 +1,8 @@
-//! Fault hooks for reliability tests: failed writes, slow responses, dropped watches.
+//! Fault hooks for reliability tests: failed writes, slow responses, dropped
+//! and lagging watches.
 
 use crate::error::ApiError;
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 use tokio::sync::watch;
@@ -62,6 +64,8 @@ impl WriteFault {
 struct FaultState {
     write_faults: Vec<WriteFault>,
     delay: Duration,
+    /// Live watch events of these resources (by plural) arrive this late.
+    watch_lag: HashMap<String, Duration>,
 }
 
 /// Shared fault settings; clones control the same server.
@@ -100,6 +104,13 @@ impl Faults {
         self.lock().delay = delay;
     }
 
+    /// Holds back each change of `resource` (its plural, e.g. `namespaces`)
+    /// by `lag` on every watch, as a loaded server's watch cache does; other
+    /// resources' watches stay current. Zero turns it off.
+    pub fn lag_watches(&self, resource: &str, lag: Duration) {
+        self.lock().watch_lag.insert(resource.to_string(), lag);
+    }
+
     /// Cuts every open watch connection; clients must re-watch.
     pub fn drop_watches(&self) {
         self.watch_generation
@@ -113,6 +124,14 @@ impl Faults {
 
     pub(crate) fn delay(&self) -> Duration {
         self.lock().delay
+    }
+
+    pub(crate) fn watch_lag(&self, resource: &str) -> Duration {
+        self.lock()
+            .watch_lag
+            .get(resource)
+            .copied()
+            .unwrap_or_default()
     }
 
     /// The error to answer a write with, consuming one use of a matching fault.

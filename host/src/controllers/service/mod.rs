@@ -131,7 +131,15 @@ impl ServiceController {
                 }
             })
         };
-        let (namespaces, namespace_watch) = informer(Api::<Namespace>::all(client.clone()), |_| {});
+        let (namespaces, namespace_watch) = informer(
+            Api::<Namespace>::all(client.clone()),
+            policies::on_namespace_change(
+                services.clone(),
+                queue.clone(),
+                class.clone(),
+                lb.policies().clone(),
+            ),
+        );
         let shared = Arc::new(Shared {
             lb,
             writes: ServiceWrites::new(client),

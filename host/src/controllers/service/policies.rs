@@ -1,14 +1,22 @@
-//! Policy reloads reach the Services they govern: a Service whose governing
-//! policy changed (a new version, other settings, another policy now
-//! selects it) is ensured again, since its decisions may differ; a Service
-//! whose policy a reload refused gets a Warning Event, while the previous
-//! version keeps deciding for it.
+//! Changes of which policy governs a Service reach it: a Service whose
+//! governing policy changed (a new version, other settings, another policy
+//! now selects it, its Namespace's labels changed) is ensured again, since
+//! its decisions may differ; a Service whose policy a reload refused gets a
+//! Warning Event, while the previous version keeps deciding for it.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 
+use k8s_openapi::api::core::v1::{Namespace, Service};
+use kube::runtime::reflector::Store;
+
 use super::Shared;
+use super::predicates::ClassFilter;
+use super::spec::service_spec;
 use super::sync::{object_ref, service_key};
 use crate::controllers::EventType::Warning;
+use crate::controllers::informer::Change;
+use crate::controllers::workqueue::WorkQueue;
 use crate::policy::builtin::DEFAULT_POLICY_NAME;
 use crate::policy::manifest::MANIFEST_FILE;
 use crate::policy::registry::SelectError;
@@ -55,6 +63,45 @@ impl Shared {
                 }
             }
             previous = current;
+        }
+    }
+}
+
+/// The Namespace watch's handler. A Namespace reaching the cache releases
+/// the Services whose sync waited for it (policies select on its labels);
+/// a label change queues the Services it moves to another policy.
+pub(super) fn on_namespace_change(
+    services: Store<Service>,
+    queue: Arc<WorkQueue<String>>,
+    class: ClassFilter,
+    policies: Arc<Registry>,
+) -> impl FnMut(Change<Namespace>) + Send + 'static {
+    move |change| {
+        let (before, namespace) = match change {
+            Change::Added(namespace) => (None, namespace),
+            Change::Updated { old, new } if old.metadata.labels != new.metadata.labels => {
+                (Some(old.metadata.labels.clone().unwrap_or_default()), new)
+            }
+            Change::Updated { .. } | Change::Deleted => return,
+        };
+        let name = namespace.metadata.name.as_deref();
+        let after = namespace.metadata.labels.clone().unwrap_or_default();
+        let current = policies.current();
+        let select = |service: &Service, labels: &BTreeMap<String, String>| {
+            let (spec, namespace) = service_spec(service, labels.clone()).to_policy();
+            current.select(&spec, &namespace)
+        };
+        for service in services.state() {
+            if service.metadata.namespace.as_deref() != name || !class.wants_load_balancer(&service)
+            {
+                continue;
+            }
+            let moved = before
+                .as_ref()
+                .is_none_or(|before| !same(&select(&service, before), &select(&service, &after)));
+            if moved {
+                queue.add(service_key(&service));
+            }
         }
     }
 }

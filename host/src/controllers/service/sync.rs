@@ -2,6 +2,7 @@
 //! or clean up (finalizer last), Events with the upstream reasons, and a
 //! status patch only when the ingress changed.
 
+use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -105,6 +106,15 @@ impl Shared {
         {
             // Deleted and created again under the same name.
             self.legacy_delete(&cached).await?;
+        }
+        if self.class.wants_load_balancer(&service)
+            && !needs_cleanup(&service)
+            && self.namespace_labels(&service).is_none()
+        {
+            // Ensuring now would pick a policy without the Namespace's
+            // labels; its arrival in the cache queues the Service again.
+            tracing::debug!(service = %key, "waiting for the Service's Namespace");
+            return Ok(());
         }
         self.remember(key, &service);
         let result = self.sync_load_balancer(&service).await;
@@ -231,13 +241,15 @@ impl Shared {
 
     /// The Service with its namespace's labels (policies select on them).
     pub(super) fn spec_of(&self, service: &Service) -> ServiceSpec {
+        service_spec(service, self.namespace_labels(service).unwrap_or_default())
+    }
+
+    /// The labels of the Service's Namespace; `None` until it is cached.
+    fn namespace_labels(&self, service: &Service) -> Option<BTreeMap<String, String>> {
         let namespace = service.metadata.namespace.as_deref().unwrap_or_default();
-        let labels = self
-            .namespaces
+        self.namespaces
             .get(&ObjectRef::new(namespace))
-            .and_then(|ns| ns.metadata.labels.clone())
-            .unwrap_or_default();
-        service_spec(service, labels)
+            .map(|ns| ns.metadata.labels.clone().unwrap_or_default())
     }
 
     pub(super) async fn timed<T>(

@@ -3,6 +3,7 @@
 use super::AppState;
 use super::query::Query;
 use crate::error::ApiError;
+use crate::faults::Faults;
 use crate::printers::{self, TableOptions};
 use crate::resources::ResourceType;
 use crate::store::{Change, ChangeKind, ListOptions, Subscription, WatchStart, to_wire};
@@ -75,6 +76,7 @@ pub fn serve(app: &AppState, mut request: WatchRequest) -> Response {
     match app.store.subscribe(request.resource, request.start) {
         Ok(subscription) => {
             let drops = app.faults.watch_drops();
+            let faults = app.faults.clone();
             let bookmark_every = app.bookmark_interval;
             tokio::spawn(async move {
                 let last_revision = match request.start {
@@ -86,6 +88,7 @@ pub fn serve(app: &AppState, mut request: WatchRequest) -> Response {
                     sender,
                     last_revision,
                     columns_sent: false,
+                    faults,
                 };
                 stream.run(subscription, drops, bookmark_every).await;
             });
@@ -115,6 +118,7 @@ struct WatchStream {
     last_revision: u64,
     /// Whether a Table with column definitions went out; later Tables leave them out.
     columns_sent: bool,
+    faults: Faults,
 }
 
 /// The client closed the connection.
@@ -186,6 +190,7 @@ impl WatchStream {
                 }
                 received = live.recv() => match received {
                     Ok(change) => {
+                        self.lag(&change).await;
                         if self.forward(&change).await.is_err() {
                             return;
                         }
@@ -222,6 +227,16 @@ impl WatchStream {
             self.forward(change).await?;
         }
         Ok(())
+    }
+
+    /// Holds a live change back as long as the lag fault on its resource says.
+    async fn lag(&self, change: &Change) {
+        if change.bucket == self.request.resource.bucket {
+            let lag = self.faults.watch_lag(self.request.resource.plural);
+            if !lag.is_zero() {
+                tokio::time::sleep(lag).await;
+            }
+        }
     }
 
     /// Sends a change as this watch's selection sees it: objects moving into the

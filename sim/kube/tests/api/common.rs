@@ -27,6 +27,19 @@ pub fn service(name: &str, kind: &str) -> Service {
     }))
 }
 
+/// The collection's resourceVersion now: a watch from it sees only what follows.
+pub async fn list_version<K>(api: &kube::Api<K>) -> String
+where
+    K: kube::Resource + Clone + serde::de::DeserializeOwned + std::fmt::Debug,
+{
+    api.list(&kube::api::ListParams::default())
+        .await
+        .expect("the list answers")
+        .metadata
+        .resource_version
+        .expect("lists carry a resourceVersion")
+}
+
 /// The next item of a stream, failing the test if none comes in time.
 pub async fn next<S: Stream + Unpin>(stream: &mut S) -> S::Item {
     tokio::time::timeout(WAIT, stream.next())

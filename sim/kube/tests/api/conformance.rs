@@ -2,13 +2,11 @@
 //! patch, finalizer add, delete, finalizer removal, gone — with the same HTTP codes
 //! and watch events (finalizer removal on a Terminating object is one DELETED).
 
-use crate::common::{api_error, next, service, start};
+use crate::common::{api_error, list_version, next, service, start};
 use futures::StreamExt;
 use k8s_openapi::api::core::v1::Service;
 use kube::ResourceExt;
-use kube::api::{
-    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
-};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use serde_json::json;
 
 const CLEANUP: &str = "service.kubernetes.io/load-balancer-cleanup";
@@ -17,13 +15,7 @@ const CLEANUP: &str = "service.kubernetes.io/load-balancer-cleanup";
 async fn load_balancer_lifecycle_matches_the_real_server() {
     let (sim, client) = start().await;
     let api = Api::<Service>::default_namespaced(client);
-    let version = api
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
+    let version = list_version(&api).await;
     let mut events = api
         .watch(&WatchParams::default(), &version)
         .await

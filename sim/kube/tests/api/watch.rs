@@ -1,12 +1,10 @@
 //! Watches: ordering, resume, 410 Gone, selectors, dropped connections, streaming lists.
 
-use crate::common::{WAIT, next, start, typed};
+use crate::common::{WAIT, list_version, next, start, typed};
 use futures::{StreamExt, TryStreamExt};
 use k8s_openapi::api::core::v1::ConfigMap;
 use kube::ResourceExt;
-use kube::api::{
-    Api, DeleteParams, ListParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams,
-};
+use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams, WatchEvent, WatchParams};
 use kube::runtime::{WatchStreamExt, watcher};
 use serde_json::json;
 
@@ -28,13 +26,7 @@ fn kind_and_name(event: &WatchEvent<ConfigMap>) -> (String, String) {
 async fn watch_delivers_changes_in_order() {
     let (_sim, client) = start().await;
     let api = Api::<ConfigMap>::default_namespaced(client);
-    let version = api
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
+    let version = list_version(&api).await;
     let mut stream = api
         .watch(&WatchParams::default(), &version)
         .await
@@ -94,13 +86,7 @@ async fn watch_resumes_after_a_resource_version_and_old_versions_are_gone() {
 async fn selector_watches_see_objects_enter_and_leave() {
     let (_sim, client) = start().await;
     let api = Api::<ConfigMap>::default_namespaced(client);
-    let version = api
-        .list(&ListParams::default())
-        .await
-        .unwrap()
-        .metadata
-        .resource_version
-        .unwrap();
+    let version = list_version(&api).await;
     let params = WatchParams::default().labels("team=blue");
     let mut stream = api.watch(&params, &version).await.unwrap().boxed();
     api.create(&PostParams::default(), &config_map("red", "red"))
@@ -205,4 +191,41 @@ async fn streaming_lists_end_initial_events_with_a_bookmark() {
         })
         .collect();
     assert_eq!(names, ["a", "b"]);
+}
+
+#[tokio::test]
+async fn lagging_watches_hold_back_only_their_resource() {
+    let (sim, client) = start().await;
+    let lag = std::time::Duration::from_millis(400);
+    sim.faults().lag_watches("configmaps", lag);
+    let maps = Api::<ConfigMap>::default_namespaced(client.clone());
+    let secrets = Api::<k8s_openapi::api::core::v1::Secret>::default_namespaced(client);
+    let version = list_version(&maps).await;
+    let params = WatchParams::default();
+    let mut map_events = maps.watch(&params, &version).await.unwrap().boxed();
+    let mut secret_events = secrets.watch(&params, &version).await.unwrap().boxed();
+    let started = std::time::Instant::now();
+    maps.create(&PostParams::default(), &config_map("late", "x"))
+        .await
+        .unwrap();
+    secrets
+        .create(
+            &PostParams::default(),
+            &typed(json!({"metadata": {"name": "prompt"}})),
+        )
+        .await
+        .unwrap();
+    assert!(matches!(
+        next(&mut secret_events).await,
+        Ok(WatchEvent::Added(_))
+    ));
+    assert!(started.elapsed() < lag, "the secret watch was held back");
+    assert_eq!(
+        kind_and_name(&next(&mut map_events).await.unwrap()),
+        ("ADDED".to_string(), "late".to_string())
+    );
+    assert!(
+        started.elapsed() >= lag,
+        "the configmap watch was not held back"
+    );
 }
