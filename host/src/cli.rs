@@ -10,6 +10,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 
 use crate::config::{DEFAULT_CLOUD_CONFIG, DEFAULT_SECRET_DIR};
 use crate::controllers::leader::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
+use crate::manager::DEFAULT_KUBE_API_RATE;
 use crate::serve::DEFAULT_SECURE_PORT;
 
 #[derive(Parser)]
@@ -145,6 +146,13 @@ pub struct RunArgs {
     pub tls_cert_file: Option<PathBuf>,
     #[arg(long, requires = "tls_cert_file")]
     pub tls_private_key_file: Option<PathBuf>,
+    /// Kubernetes API requests per second (client-go's token bucket; leader
+    /// election has its own); negative turns the limit off.
+    #[arg(long, default_value_t = DEFAULT_KUBE_API_RATE.per_second as f32, allow_negative_numbers = true)]
+    pub kube_api_qps: f32,
+    /// Kubernetes API requests allowed at once above `--kube-api-qps`.
+    #[arg(long, default_value_t = DEFAULT_KUBE_API_RATE.burst)]
+    pub kube_api_burst: u32,
     /// Accepted for drop-in command lines; must name this provider if set.
     #[arg(long)]
     pub cloud_provider: Option<String>,

@@ -9,5 +9,6 @@ pub mod instances;
 pub mod lb;
 pub mod manager;
 pub mod policy;
+pub mod ratelimit;
 pub mod serve;
 pub mod vcd;

@@ -77,7 +77,7 @@ async fn a_missing_cloud_config_is_named() {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_misspelt_controller_is_named_with_its_flag() {
+async fn misspelt_or_impossible_flags_are_named() {
     let world = World::start().await;
     let line = refused_start(&world, &world.files, &["--controllers=servce"]).await;
     assert!(
@@ -85,6 +85,39 @@ async fn a_misspelt_controller_is_named_with_its_flag() {
             "vcd-ccm: --controllers: \"servce\" is not in the list of known controllers"
         ),
         "{line}"
+    );
+    let line = refused_start(&world, &world.files, &["--kube-api-qps=0"]).await;
+    assert!(
+        line.starts_with("vcd-ccm: --kube-api-qps: 0 is not a rate"),
+        "{line}"
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_kubernetes_api_rate_holds_requests_back() {
+    let world = World::start().await;
+    let replica = world.spawn(
+        "slow",
+        &[
+            "--kube-api-qps=2",
+            "--kube-api-burst=1",
+            "--leader-elect=false",
+        ],
+    );
+    wait_until("the replica to be ready", START, || async {
+        replica.ready().await
+    })
+    .await;
+    // The caches' first lists alone are more than one request at 2/s.
+    let (_, metrics) = replica.get("/metrics").await.expect("the metrics");
+    let waited: f64 = metrics
+        .lines()
+        .filter(|line| line.starts_with("rest_client_rate_limiter_duration_seconds_sum{"))
+        .filter_map(|line| line.rsplit(' ').next()?.parse::<f64>().ok())
+        .sum();
+    assert!(
+        waited >= 0.5,
+        "requests waited {waited} s in all:\n{metrics}"
     );
 }
 

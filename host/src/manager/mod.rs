@@ -9,20 +9,21 @@ mod settings;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use kube::Client;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
 use tokio::task::JoinSet;
 
-pub use settings::{Settings, StartError};
+use settings::kube_client;
+pub use settings::{DEFAULT_KUBE_API_RATE, Settings, StartError};
 
 use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
 use crate::controllers::lifecycle::{self, LifecycleController};
 use crate::controllers::node::{self, CloudNodeController};
 use crate::controllers::service::ServiceController;
 use crate::controllers::{CacheSync, EventRecorder};
+use crate::ratelimit::ThrottleMetrics;
 use crate::serve::{self, Check, Probes, Server, SharedRegistry};
 use cloud::{CloudSide, Components};
 
@@ -42,16 +43,19 @@ impl Manager {
     /// Checks the settings and starts. Errors here are the one line the
     /// process stops with: a wrong file, flag or policy directory.
     pub async fn start(settings: Settings) -> Result<Manager, StartError> {
-        let client = Client::try_from(settings.kube.clone()).map_err(StartError::Kube)?;
-        let host = settings.identity.clone();
         let metrics: SharedRegistry = SharedRegistry::default();
+        let throttle = ThrottleMetrics::register(&mut write(&metrics));
+        let client = kube_client(&settings, &throttle)?;
+        let host = settings.identity.clone();
         let events_client = client.clone();
         let recorder =
             move |component: &str| EventRecorder::new(events_client.clone(), component, &host);
         let elector = match &settings.leader {
             Some(config) => Some(
                 LeaderElector::new(
-                    client.clone(),
+                    // Its own rate, as client-go's: a busy controller must
+                    // not delay the lease renewal.
+                    kube_client(&settings, &throttle)?,
                     config.clone(),
                     recorder("cloud-controller-manager"),
                     &mut write(&metrics),

@@ -5,6 +5,9 @@ use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
+use kube::Client;
+use kube::client::ClientBuilder;
+
 use crate::cli::RunArgs;
 use crate::config::{CloudConfig, ConfigError};
 use crate::controllers::EnabledControllers;
@@ -13,10 +16,17 @@ use crate::controllers::node::NodeControllerConfig;
 use crate::controllers::service::ServiceControllerConfig;
 use crate::policy::engine::EngineError;
 use crate::policy::manifest::ManifestError;
+use crate::ratelimit::{Rate, RateLimiter, ThrottleLayer, ThrottleMetrics};
 use crate::serve::{Certificate, ServeConfig, ServeError, Transport};
 
 /// The provider name upstream's command line passes.
 pub const PROVIDER_NAME: &str = "vmware-cloud-director";
+/// The cloud-controller-manager's client-go rate (`--kube-api-qps`,
+/// `--kube-api-burst`).
+pub const DEFAULT_KUBE_API_RATE: Rate = Rate {
+    per_second: 20.0,
+    burst: 30,
+};
 
 pub struct Settings {
     pub cloud: CloudConfig,
@@ -24,6 +34,8 @@ pub struct Settings {
     /// `None` or a missing directory: the built-in default policy only.
     pub policy_dir: Option<PathBuf>,
     pub kube: kube::Config,
+    /// The Kubernetes clients' rate limit; `None`: unlimited.
+    pub kube_api_rate: Option<Rate>,
     pub controllers: EnabledControllers,
     pub service: ServiceControllerConfig,
     pub node: NodeControllerConfig,
@@ -96,6 +108,7 @@ impl Settings {
             leader.validate()?;
         }
         Ok(Settings {
+            kube_api_rate: kube_api_rate(args)?,
             secret_dir: args.credentials_dir.clone(),
             policy_dir: Some(args.policy_dir.clone()),
             kube: kube_config(args.kubeconfig.as_ref()).await?,
@@ -119,6 +132,39 @@ impl Settings {
             cloud,
         })
     }
+}
+
+fn kube_api_rate(args: &RunArgs) -> Result<Option<Rate>, StartError> {
+    let qps = args.kube_api_qps;
+    if qps < 0.0 {
+        return Ok(None);
+    }
+    if !qps.is_finite() || qps == 0.0 {
+        return Err(StartError::Flag(format!(
+            "--kube-api-qps: {qps} is not a rate; give requests per second above 0, or a negative number to turn the limit off"
+        )));
+    }
+    if args.kube_api_burst == 0 {
+        return Err(StartError::Flag(
+            "--kube-api-burst: must be at least 1 while --kube-api-qps limits the rate".into(),
+        ));
+    }
+    Ok(Some(Rate {
+        per_second: f64::from(qps),
+        burst: args.kube_api_burst,
+    }))
+}
+
+/// A Kubernetes client, throttled to the settings' rate with a bucket of
+/// its own.
+pub fn kube_client(settings: &Settings, metrics: &ThrottleMetrics) -> Result<Client, StartError> {
+    let builder = ClientBuilder::try_from(settings.kube.clone()).map_err(StartError::Kube)?;
+    Ok(match settings.kube_api_rate.and_then(RateLimiter::new) {
+        Some(limiter) => builder
+            .with_layer(&ThrottleLayer::new(limiter, metrics))
+            .build(),
+        None => builder.build(),
+    })
 }
 
 fn serve_config(args: &RunArgs) -> Option<ServeConfig> {
@@ -162,5 +208,49 @@ pub async fn kube_config(path: Option<&PathBuf>) -> Result<kube::Config, StartEr
                 path: "(in-cluster or $KUBECONFIG)".into(),
                 reason: e.to_string(),
             }),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use clap::Parser;
+
+    use super::*;
+    use crate::cli::{Cli, Command};
+
+    fn rate(flags: &[&str]) -> Result<Option<Rate>, String> {
+        let cli = Cli::try_parse_from(["vcd-ccm", "run"].iter().chain(flags)).expect("flags parse");
+        let Command::Run(args) = cli.command else {
+            panic!("not the run command");
+        };
+        kube_api_rate(&args).map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_kubernetes_api_rate_is_client_gos_unless_set() {
+        assert_eq!(rate(&[]), Ok(Some(DEFAULT_KUBE_API_RATE)));
+        let set = rate(&["--kube-api-qps=50", "--kube-api-burst=100"]);
+        assert_eq!(
+            set,
+            Ok(Some(Rate {
+                per_second: 50.0,
+                burst: 100
+            }))
+        );
+        assert_eq!(rate(&["--kube-api-qps=-1"]), Ok(None));
+    }
+
+    #[test]
+    fn a_rate_that_would_stop_every_request_is_refused() {
+        let zero = rate(&["--kube-api-qps=0"]).unwrap_err();
+        assert!(
+            zero.starts_with("--kube-api-qps: 0 is not a rate"),
+            "{zero}"
+        );
+        let burst = rate(&["--kube-api-burst=0"]).unwrap_err();
+        assert!(
+            burst.starts_with("--kube-api-burst: must be at least 1"),
+            "{burst}"
+        );
     }
 }

@@ -20,7 +20,6 @@ pub mod errors;
 pub mod fiql;
 pub mod metrics;
 pub mod paging;
-mod ratelimit;
 pub mod resources;
 pub mod retry;
 pub mod secret;

@@ -11,7 +11,7 @@ use reqwest::{RequestBuilder, StatusCode, Url};
 use super::config::ClientConfig;
 use super::errors::{CallSite, VcdError, from_status};
 use super::metrics::ClientMetrics;
-use super::ratelimit::RateLimiter;
+use crate::ratelimit::{Rate, RateLimiter};
 
 /// A successful (2xx) answer, body read in full.
 #[derive(Debug)]
@@ -92,7 +92,13 @@ impl Transport {
             http,
             base,
             request_timeout: config.request_timeout,
-            limiter: config.rate_limit.and_then(RateLimiter::new),
+            limiter: config.rate_limit.and_then(|per_second| {
+                // `vcd.requestsPerSecond` spaces requests evenly: no burst.
+                RateLimiter::new(Rate {
+                    per_second,
+                    burst: 1,
+                })
+            }),
             metrics,
         })
     }

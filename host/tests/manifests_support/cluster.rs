@@ -17,7 +17,7 @@ use vcd_ccm::controllers::EnabledControllers;
 use vcd_ccm::controllers::leader::{LeaderConfig, default_identity};
 use vcd_ccm::controllers::node::NodeControllerConfig;
 use vcd_ccm::controllers::service::ServiceControllerConfig;
-use vcd_ccm::manager::{Manager, Settings};
+use vcd_ccm::manager::{DEFAULT_KUBE_API_RATE, Manager, Settings};
 use vcd_ccm::serve::{ServeConfig, Transport};
 use vcdsim::world::compute::PowerState;
 use vcdsim::{Scenario, Sim};
@@ -69,6 +69,7 @@ impl Cluster {
             secret_dir: write_credentials(files.path(), &vcd),
             policy_dir: Some(write_policy_dir(files.path())),
             kube: kube::Config::new(proxy.url().parse().expect("the proxy's URL")),
+            kube_api_rate: Some(DEFAULT_KUBE_API_RATE),
             controllers: EnabledControllers::parse(&["*".to_string()]).expect("all controllers"),
             service: ServiceControllerConfig {
                 workers: 2,

@@ -17,7 +17,7 @@ use crate::controllers::EnabledControllers;
 use crate::controllers::leader::{LeaderConfig, default_identity};
 use crate::controllers::node::NodeControllerConfig;
 use crate::controllers::service::ServiceControllerConfig;
-use crate::manager::{Manager, Settings};
+use crate::manager::{DEFAULT_KUBE_API_RATE, Manager, Settings};
 use crate::serve::{ServeConfig, Transport};
 use table::Snapshot;
 
@@ -61,6 +61,8 @@ async fn run(args: &DemoArgs) -> Result<(), String> {
         kube: kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
             .await
             .map_err(|e| format!("kubesim's kubeconfig: {e}"))?,
+        // As `run`: the demo shows what a cluster sees, throttling included.
+        kube_api_rate: Some(DEFAULT_KUBE_API_RATE),
         controllers: EnabledControllers::parse(&["*".to_string()])?,
         service: ServiceControllerConfig {
             workers: 2,
