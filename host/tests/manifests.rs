@@ -369,7 +369,21 @@ async fn rbac_grants_exactly_the_calls_the_controllers_make() {
     })
     .await;
 
-    let calls = calls_of(&cluster.proxy.requests());
+    let requests = cluster.proxy.requests();
+    // The three controllers share one Node watch (and its one list).
+    let on_nodes = |watch: bool| {
+        requests
+            .iter()
+            .filter(|r| r.method == "GET" && r.path == "/api/v1/nodes")
+            .filter(|r| r.query.contains("watch=true") == watch)
+            .count()
+    };
+    assert_eq!(
+        (on_nodes(false), on_nodes(true)),
+        (1, 1),
+        "Node lists, watches"
+    );
+    let calls = calls_of(&requests);
     let grants = grants_of(&documents::all(), "kube-system", "cloud-controller-manager");
     assert_grants_match(&calls, &grants);
 }

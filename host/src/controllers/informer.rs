@@ -3,15 +3,16 @@
 //! previous object) or deleted, including the differences a re-list finds.
 
 use std::collections::HashMap;
-use std::future::Future;
 use std::hash::Hash;
 use std::sync::Arc;
 
 use futures::StreamExt;
+use kube::runtime::reflector::store::Writer;
 use kube::runtime::reflector::{self, ObjectRef, Store};
 use kube::runtime::{WatchStreamExt, watcher};
 use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
+use tokio::sync::watch;
 
 pub enum Change<K> {
     Added(Arc<K>),
@@ -19,12 +20,34 @@ pub enum Change<K> {
     Deleted,
 }
 
-/// Starts nothing by itself: returns the store and the future that keeps it
-/// and calls `on_change`; the store is ready after the first full list.
-pub fn informer<K>(
+type Handler<K> = Box<dyn FnMut(&Change<K>) + Send>;
+
+/// One watch and one cache, shared by every controller that registers a
+/// handler before [`Informer::run`] (client-go's shared informer): the
+/// Nodes are listed and held once, not once per controller.
+pub struct Informer<K: Resource<DynamicType = ()> + Clone + 'static> {
     api: Api<K>,
-    mut on_change: impl FnMut(Change<K>) + Send + 'static,
-) -> (Store<K>, impl Future<Output = ()> + Send + 'static)
+    store: Store<K>,
+    writer: Writer<K>,
+    handlers: Vec<Handler<K>>,
+    listed: watch::Sender<bool>,
+}
+
+/// Resolves once the informer's cache holds its first full list, for every
+/// holder: kube-runtime's `Store::wait_until_ready` keeps one waker for all
+/// clones of a store, so of several tasks waiting at once only the last to
+/// poll is woken.
+#[derive(Clone)]
+pub struct Listed(watch::Receiver<bool>);
+
+impl Listed {
+    /// `false` when the informer stopped before listing.
+    pub async fn wait(mut self) -> bool {
+        self.0.wait_for(|listed| *listed).await.is_ok()
+    }
+}
+
+impl<K> Informer<K>
 where
     K: Resource<DynamicType = ()>
         + Clone
@@ -35,8 +58,45 @@ where
         + 'static,
     ObjectRef<K>: Hash + Eq,
 {
-    let (store, writer) = reflector::store();
-    let run = async move {
+    pub fn new(api: Api<K>) -> Self {
+        let (store, writer) = reflector::store();
+        Self {
+            api,
+            store,
+            writer,
+            handlers: Vec::new(),
+            listed: watch::channel(false).0,
+        }
+    }
+
+    /// The cache; complete once [`Informer::listed`] resolves.
+    pub fn store(&self) -> Store<K> {
+        self.store.clone()
+    }
+
+    pub fn listed(&self) -> Listed {
+        Listed(self.listed.subscribe())
+    }
+
+    /// Called for every change, after the cache holds it.
+    pub fn on_change(&mut self, handler: impl FnMut(&Change<K>) + Send + 'static) {
+        self.handlers.push(Box::new(handler));
+    }
+
+    /// Keeps the cache and calls the handlers until dropped.
+    pub async fn run(self) {
+        let Self {
+            api,
+            writer,
+            mut handlers,
+            listed,
+            ..
+        } = self;
+        let mut notify = |change: Change<K>| {
+            for handler in &mut handlers {
+                handler(&change);
+            }
+        };
         let mut known: HashMap<ObjectRef<K>, Arc<K>> = HashMap::new();
         let mut relisted: Vec<ObjectRef<K>> = Vec::new();
         let mut events = watcher(api, watcher::Config::default())
@@ -55,31 +115,31 @@ where
                 watcher::Event::Init => relisted.clear(),
                 watcher::Event::InitApply(object) => {
                     relisted.push(ObjectRef::from_obj(&object));
-                    applied(&mut known, object, &mut on_change);
+                    applied(&mut known, object, &mut notify);
                 }
                 watcher::Event::InitDone => {
-                    let listed: std::collections::HashSet<_> = relisted.drain(..).collect();
+                    let present: std::collections::HashSet<_> = relisted.drain(..).collect();
                     let gone: Vec<_> = known
                         .keys()
-                        .filter(|k| !listed.contains(*k))
+                        .filter(|k| !present.contains(*k))
                         .cloned()
                         .collect();
                     for key in gone {
                         if known.remove(&key).is_some() {
-                            on_change(Change::Deleted);
+                            notify(Change::Deleted);
                         }
                     }
+                    listed.send_replace(true);
                 }
-                watcher::Event::Apply(object) => applied(&mut known, object, &mut on_change),
+                watcher::Event::Apply(object) => applied(&mut known, object, &mut notify),
                 watcher::Event::Delete(object) => {
                     let key = ObjectRef::from_obj(&object);
                     known.remove(&key);
-                    on_change(Change::Deleted);
+                    notify(Change::Deleted);
                 }
             }
         }
-    };
-    (store, run)
+    }
 }
 
 fn applied<K>(

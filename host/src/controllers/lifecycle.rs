@@ -11,17 +11,16 @@
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::{Node, ObjectReference, Taint};
 use kube::api::{DeleteParams, Patch, PatchParams};
-use kube::runtime::reflector::{self, Store};
-use kube::runtime::{WatchStreamExt, watcher};
+use kube::runtime::reflector::Store;
 use kube::{Api, Client, ResourceExt};
 use serde_json::json;
 
+use super::informer::Listed;
 use super::node_helpers::retry::{is_conflict, jittered};
 use super::node_helpers::{is_ready, node_ref, taints};
-use super::{EventRecorder, EventType, SyncedFlag};
+use super::{EventRecorder, EventType, Informer, SyncedFlag};
 use crate::instances::Instances;
 
 /// `source.component` of this controller's Events: give it to the
@@ -38,55 +37,49 @@ const TAINT_RETRY_DELAY: Duration = Duration::from_millis(100);
 
 pub struct LifecycleController {
     nodes: Api<Node>,
+    cache: Store<Node>,
+    listed: Listed,
     instances: Arc<Instances>,
     recorder: EventRecorder,
     period: Duration,
 }
 
 impl LifecycleController {
-    /// `recorder` should publish as [`COMPONENT`].
+    /// `recorder` should publish as [`COMPONENT`]; Nodes are read from
+    /// `nodes`, which the caller runs.
     pub fn new(
         client: Client,
+        nodes: &Informer<Node>,
         instances: Arc<Instances>,
         recorder: EventRecorder,
         period: Duration,
     ) -> Self {
         Self {
             nodes: Api::all(client),
+            cache: nodes.store(),
+            listed: nodes.listed(),
             instances,
             recorder,
             period,
         }
     }
 
-    /// Watches Nodes and runs until the future is dropped. `synced` is set
-    /// once the node cache holds its initial list.
+    /// Runs until the future is dropped. `synced` is set once the node
+    /// cache holds its initial list.
     pub async fn run(self, synced: SyncedFlag) {
-        let (store, writer) = reflector::store();
-        let watch = watcher(self.nodes.clone(), watcher::Config::default())
-            .default_backoff()
-            .reflect(writer)
-            .for_each(|event| async move {
-                if let Err(error) = event {
-                    tracing::warn!(%error, "cloud node lifecycle controller: watching nodes");
-                }
-            });
-        let monitor = async {
-            if store.wait_until_ready().await.is_err() {
-                return;
-            }
-            synced.set();
-            loop {
-                self.monitor_nodes(&store).await;
-                tokio::time::sleep(self.period).await;
-            }
-        };
-        futures::join!(watch, monitor);
+        if !self.listed.clone().wait().await {
+            return;
+        }
+        synced.set();
+        loop {
+            self.monitor_nodes().await;
+            tokio::time::sleep(self.period).await;
+        }
     }
 
     /// One pass over the cached nodes, one at a time as upstream.
-    async fn monitor_nodes(&self, store: &Store<Node>) {
-        for node in store.state() {
+    async fn monitor_nodes(&self) {
+        for node in self.cache.state() {
             self.monitor_node(&node).await;
         }
     }

@@ -5,7 +5,7 @@
 
 pub mod enabled;
 pub mod events;
-mod informer;
+pub mod informer;
 pub mod leader;
 pub mod lifecycle;
 pub mod node;
@@ -16,4 +16,5 @@ mod workqueue;
 
 pub use enabled::EnabledControllers;
 pub use events::{EventRecorder, EventType};
+pub use informer::Informer;
 pub use ready::{CacheSync, SyncedFlag};

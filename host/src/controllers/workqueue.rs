@@ -27,7 +27,7 @@ pub struct WorkQueue<K> {
 }
 
 impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
-    pub fn new(adds: Counter) -> Arc<Self> {
+    pub fn new() -> Arc<Self> {
         Arc::new(Self {
             state: Mutex::new(State {
                 queue: VecDeque::new(),
@@ -36,8 +36,13 @@ impl<K: Clone + Eq + Hash + Send + 'static> WorkQueue<K> {
                 dirty: HashSet::new(),
             }),
             ready: Notify::new(),
-            adds,
+            adds: Counter::default(),
         })
+    }
+
+    /// client-go's `workqueue_adds_total`, to register where wanted.
+    pub fn adds(&self) -> Counter {
+        self.adds.clone()
     }
 
     fn lock(&self) -> std::sync::MutexGuard<'_, State<K>> {
@@ -179,8 +184,8 @@ mod tests {
 
     #[tokio::test]
     async fn a_key_is_never_handed_out_twice_at_once() {
-        let adds = Counter::default();
-        let queue = WorkQueue::new(adds.clone());
+        let queue = WorkQueue::new();
+        let adds = queue.adds();
         queue.add("a");
         queue.add("a");
         assert_eq!(queue.len(), 1);

@@ -9,6 +9,8 @@ mod settings;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
+use k8s_openapi::api::core::v1::Node;
+use kube::Api;
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
@@ -22,7 +24,7 @@ use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
 use crate::controllers::lifecycle::{self, LifecycleController};
 use crate::controllers::node::{self, CloudNodeController};
 use crate::controllers::service::ServiceController;
-use crate::controllers::{CacheSync, EventRecorder};
+use crate::controllers::{CacheSync, EventRecorder, Informer};
 use crate::ratelimit::ThrottleMetrics;
 use crate::serve::{self, Check, Probes, Server, SharedRegistry};
 use cloud::{CloudSide, Components};
@@ -114,12 +116,15 @@ impl Manager {
                 None => None,
             };
             let mut controllers = JoinSet::new();
+            // Every controller reads Nodes: one watch and one cache for all.
+            let mut nodes = Informer::new(Api::<Node>::all(client.clone()));
             let s = &settings;
             if s.controllers.service
                 && let Some(lb) = lb
             {
                 let controller = ServiceController::new(
                     client.clone(),
+                    &mut nodes,
                     lb,
                     recorder("service-controller"),
                     s.service.clone(),
@@ -131,6 +136,7 @@ impl Manager {
             if s.controllers.cloud_node {
                 let controller = CloudNodeController::new(
                     client.clone(),
+                    &mut nodes,
                     instances.clone(),
                     recorder(node::COMPONENT),
                     s.node.clone(),
@@ -142,12 +148,16 @@ impl Manager {
             if s.controllers.cloud_node_lifecycle {
                 let controller = LifecycleController::new(
                     client.clone(),
+                    &nodes,
                     instances.clone(),
                     recorder(lifecycle::COMPONENT),
                     s.node_monitor_period,
                 );
                 controllers.spawn(controller.run(caches.register("cloud-node-lifecycle")));
                 mark_running(&running, "cloud-node-lifecycle");
+            }
+            if !controllers.is_empty() {
+                controllers.spawn(nodes.run());
             }
             let lost = until_lost(leadership).await;
             controllers.abort_all();

@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use vcd_ccm::controllers::lifecycle::{self, LifecycleController};
 use vcd_ccm::controllers::node::{self, CloudNodeController, NodeControllerConfig};
-use vcd_ccm::controllers::{CacheSync, EventRecorder};
+use vcd_ccm::controllers::{CacheSync, EventRecorder, Informer};
 use vcd_ccm::instances::{
     ClusterVApps, HostnameSource, Instances, InstancesConfig, NicRole, ZoneMap,
 };
@@ -85,8 +85,10 @@ impl Harness {
             concurrent_node_syncs: 2,
             node_status_update_frequency: REFRESH_PERIOD,
         };
+        let mut nodes = Informer::new(Api::<Node>::all(client.clone()));
         let node_controller = CloudNodeController::new(
             client.clone(),
+            &mut nodes,
             instances.clone(),
             EventRecorder::new(client.clone(), node::COMPONENT, "test-host"),
             config,
@@ -94,6 +96,7 @@ impl Harness {
         );
         let lifecycle_controller = LifecycleController::new(
             client.clone(),
+            &nodes,
             instances,
             EventRecorder::new(client.clone(), lifecycle::COMPONENT, "test-host"),
             MONITOR_PERIOD,
@@ -101,6 +104,7 @@ impl Harness {
         let controllers = vec![
             tokio::spawn(node_controller.run(caches.register("cloud-node"))),
             tokio::spawn(lifecycle_controller.run(caches.register("cloud-node-lifecycle"))),
+            tokio::spawn(nodes.run()),
         ];
         let harness = Self {
             kube,

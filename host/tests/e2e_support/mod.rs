@@ -16,7 +16,7 @@ use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 use vcd_ccm::controllers::service::ServiceController;
 pub use vcd_ccm::controllers::service::ServiceControllerConfig;
-use vcd_ccm::controllers::{CacheSync, EventRecorder};
+use vcd_ccm::controllers::{CacheSync, EventRecorder, Informer};
 use vcd_ccm::lb::{LbConfig, LoadBalancers};
 use vcd_ccm::policy::directory::{self, DirectoryWatcher};
 use vcdsim::Sim;
@@ -101,8 +101,10 @@ impl Cluster {
             .expect("the load balancer engine starts");
         let recorder = EventRecorder::new(self.client.clone(), "service-controller", "test");
         let mut metrics = Registry::default();
+        let mut nodes = Informer::new(Api::<Node>::all(self.client.clone()));
         let controller = ServiceController::new(
             self.client.clone(),
+            &mut nodes,
             Arc::new(lb),
             recorder,
             config,
@@ -111,7 +113,9 @@ impl Cluster {
         self.registry = metrics;
         let sync = CacheSync::default();
         let flag = sync.register("service");
-        self.controller = Some(tokio::spawn(controller.run(flag)));
+        self.controller = Some(tokio::spawn(async move {
+            futures::join!(controller.run(flag), nodes.run());
+        }));
         wait_for("the service controller's caches", || async {
             sync.pending().is_empty().then_some(())
         })

@@ -15,16 +15,15 @@ mod sync;
 use std::sync::Arc;
 use std::time::Duration;
 
-use futures::StreamExt;
 use k8s_openapi::api::core::v1::Node;
-use kube::runtime::controller::{self, Action, Controller};
-use kube::runtime::watcher;
+use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Client, ResourceExt};
 use prometheus_client::registry::Registry;
 
 pub use sync::NodeSyncError;
 
-use super::workqueue::Backoff;
+use super::informer::{Change, Informer, Listed};
+use super::workqueue::{Backoff, WorkQueue};
 use super::{EventRecorder, SyncedFlag};
 use crate::instances::Instances;
 use metrics::NodeMetrics;
@@ -65,18 +64,33 @@ struct Context {
 pub struct CloudNodeController {
     context: Arc<Context>,
     config: NodeControllerConfig,
+    cache: Store<Node>,
+    listed: Listed,
+    /// Names of nodes to sync.
+    queue: Arc<WorkQueue<String>>,
 }
 
 impl CloudNodeController {
     /// `recorder` should publish as [`COMPONENT`]; the metrics are
-    /// registered in `metrics` at once.
+    /// registered in `metrics` at once. Every Node added or updated in
+    /// `nodes` (which the caller runs) is synced, as upstream.
     pub fn new(
         client: Client,
+        nodes: &mut Informer<Node>,
         instances: Arc<Instances>,
         recorder: EventRecorder,
         config: NodeControllerConfig,
         metrics: &mut Registry,
     ) -> Self {
+        let queue = WorkQueue::new();
+        {
+            let queue = queue.clone();
+            nodes.on_change(move |change| {
+                if let Change::Added(node) | Change::Updated { new: node, .. } = change {
+                    queue.add(node.name_any());
+                }
+            });
+        }
         let context = Context {
             nodes: Api::all(client),
             instances,
@@ -87,53 +101,48 @@ impl CloudNodeController {
         Self {
             context: Arc::new(context),
             config,
+            cache: nodes.store(),
+            listed: nodes.listed(),
+            queue,
         }
     }
 
-    /// Watches Nodes and runs until the future is dropped. `synced` is set
-    /// once the node cache holds its initial list.
+    /// Runs until the future is dropped. `synced` is set once the node
+    /// cache holds its initial list.
     pub async fn run(self, synced: SyncedFlag) {
+        if !self.listed.clone().wait().await {
+            return;
+        }
+        synced.set();
         let workers = self.config.concurrent_node_syncs.max(1);
-        let concurrency = u16::try_from(workers).unwrap_or(u16::MAX);
-        let controller = Controller::new(self.context.nodes.clone(), watcher::Config::default())
-            .with_config(controller::Config::default().concurrency(concurrency));
-        let store = controller.store();
-        let syncs = controller
-            .run(sync::sync_node, error_policy, self.context.clone())
-            .for_each(|outcome| async move { log_failure(outcome) });
-        let frequency = self.config.node_status_update_frequency;
-        let context = self.context;
-        let refresh = async move {
-            if store.wait_until_ready().await.is_err() {
-                return;
-            }
-            synced.set();
-            address_refresh::run(&context, &store, frequency, workers).await;
-        };
+        let syncs = futures::future::join_all((0..workers).map(|_| self.worker()));
+        let refresh = address_refresh::run(
+            &self.context,
+            &self.cache,
+            self.config.node_status_update_frequency,
+            workers,
+        );
         futures::join!(syncs, refresh);
     }
-}
 
-fn error_policy(node: Arc<Node>, error: &NodeSyncError, context: Arc<Context>) -> Action {
-    let name = node.name_any();
-    let delay = context.backoff.next_delay(name.clone());
-    tracing::warn!(node = %name, %error, retry_in = ?delay, "node sync failed; requeuing");
-    Action::requeue(delay)
-}
-
-type Outcome = Result<
-    (kube::runtime::reflector::ObjectRef<Node>, Action),
-    controller::Error<NodeSyncError, watcher::Error>,
->;
-
-/// Failed syncs are logged by `error_policy`; this logs the rest.
-fn log_failure(outcome: Outcome) {
-    match outcome {
-        Ok(_) | Err(controller::Error::ReconcilerFailed(..)) => {}
-        // A node deleted before its queued sync ran.
-        Err(controller::Error::ObjectNotFound(node)) => {
-            tracing::debug!(%node, "node gone before its sync");
+    /// Syncs queued nodes; a failure comes back after the node's backoff.
+    async fn worker(&self) {
+        loop {
+            let name = self.queue.next().await;
+            match self.cache.get(&ObjectRef::new(&name)) {
+                Some(node) => {
+                    if let Err(error) = sync::sync_node(&node, &self.context).await {
+                        let delay = self.context.backoff.next_delay(name.clone());
+                        tracing::warn!(node = %name, %error, retry_in = ?delay, "node sync failed; requeuing");
+                        self.queue.add_after(name.clone(), delay);
+                    }
+                }
+                None => {
+                    tracing::debug!(node = %name, "node gone before its sync");
+                    self.context.backoff.forget(&name);
+                }
+            }
+            self.queue.done(&name);
         }
-        Err(error) => tracing::warn!(%error, "cloud node controller: watching nodes"),
     }
 }

@@ -1,12 +1,10 @@
 //! One node's sync: initialise an uninitialised node from its VM, or keep
 //! an initialised node's GA labels in step with its beta labels.
 
-use std::sync::Arc;
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
 use kube::api::{Patch, PatchParams, PostParams};
-use kube::runtime::controller::Action;
 use kube::{Api, Resource, ResourceExt};
 use serde_json::json;
 
@@ -59,17 +57,14 @@ pub enum NodeSyncError {
     },
 }
 
-pub(super) async fn sync_node(
-    node: Arc<Node>,
-    context: Arc<Context>,
-) -> Result<Action, NodeSyncError> {
-    if taints::is_uninitialized(&node) {
-        initialize_node(&node, &context).await?;
+pub(super) async fn sync_node(node: &Node, context: &Context) -> Result<(), NodeSyncError> {
+    if taints::is_uninitialized(node) {
+        initialize_node(node, context).await?;
     } else {
-        reconcile_labels(&node, &context).await?;
+        reconcile_labels(node, context).await?;
     }
     context.backoff.forget(&node.name_any());
-    Ok(Action::await_change())
+    Ok(())
 }
 
 /// Looks the VM up, checks the provided node IP against it, then one PUT

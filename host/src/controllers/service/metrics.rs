@@ -24,13 +24,13 @@ pub struct ServiceMetrics {
     pub update_host_latency: Histogram,
     pub reconcile_duration: Family<ReconcileLabels, Histogram>,
     pub queue_depth: Gauge,
-    pub queue_adds: Counter,
     pub queue_retries: Counter,
     pub work_duration: Histogram,
 }
 
 impl ServiceMetrics {
-    pub fn register(registry: &mut Registry) -> Self {
+    /// `queue_adds` is the service queue's counter of added keys.
+    pub fn register(registry: &mut Registry, queue_adds: Counter) -> Self {
         let metrics = Self {
             loadbalancer_sync: Counter::default(),
             nodesync_error: Counter::default(),
@@ -40,7 +40,6 @@ impl ServiceMetrics {
                 Histogram::new(exponential_buckets(0.01, 2.0, 14))
             }),
             queue_depth: Gauge::default(),
-            queue_adds: Counter::default(),
             queue_retries: Counter::default(),
             work_duration: Histogram::new(exponential_buckets(1e-3, 4.0, 10)),
         };
@@ -76,11 +75,7 @@ impl ServiceMetrics {
             "Service keys waiting",
             metrics.queue_depth.clone(),
         );
-        queue.register(
-            "workqueue_adds",
-            "Service keys queued",
-            metrics.queue_adds.clone(),
-        );
+        queue.register("workqueue_adds", "Service keys queued", queue_adds);
         queue.register(
             "workqueue_work_duration_seconds",
             "How long one Service sync took",

@@ -22,7 +22,7 @@ use prometheus_client::registry::Registry;
 use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
-use super::informer::{Change, informer};
+use super::informer::{Change, Informer, Listed};
 use super::workqueue::{Backoff, WorkQueue};
 use super::{EventRecorder, EventType, SyncedFlag};
 use crate::lb::LoadBalancers;
@@ -86,26 +86,32 @@ type Watch = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
 pub struct ServiceController {
     shared: Arc<Shared>,
     watches: Vec<Watch>,
+    /// The Service, Node and Namespace caches.
+    listed: [Listed; 3],
     nodes_changed: Arc<Notify>,
 }
 
 impl ServiceController {
+    /// Watches Services and Namespaces itself; Nodes come from `nodes`,
+    /// which the caller runs.
     pub fn new(
         client: Client,
+        nodes: &mut Informer<Node>,
         lb: Arc<LoadBalancers>,
         recorder: EventRecorder,
         config: ServiceControllerConfig,
         registry: &mut Registry,
     ) -> Self {
         let class = ClassFilter(config.load_balancer_class.clone());
-        let metrics = ServiceMetrics::register(registry);
-        let queue = WorkQueue::new(metrics.queue_adds.clone());
+        let queue = WorkQueue::new();
+        let metrics = ServiceMetrics::register(registry, queue.adds());
         let nodes_changed = Arc::new(Notify::new());
 
-        let (services, service_watch) = {
+        let mut services = Informer::new(Api::<Service>::all(client.clone()));
+        {
             let (queue, class) = (queue.clone(), class.clone());
-            informer(Api::<Service>::all(client.clone()), move |change| {
-                let enqueue = match &change {
+            services.on_change(move |change| {
+                let enqueue = match change {
                     Change::Added(new) => class.wants_load_balancer(new) || needs_cleanup(new),
                     Change::Updated { old, new } => {
                         class.needs_update(old, new) || needs_cleanup(new)
@@ -113,42 +119,39 @@ impl ServiceController {
                     // Deletion arrives as an update setting deletionTimestamp.
                     Change::Deleted => false,
                 };
-                if let (true, Change::Added(s) | Change::Updated { new: s, .. }) =
-                    (enqueue, &change)
+                if let (true, Change::Added(s) | Change::Updated { new: s, .. }) = (enqueue, change)
                 {
                     queue.add(service_key(s));
                 }
-            })
-        };
-        let (nodes, node_watch) = {
+            });
+        }
+        {
             let changed = nodes_changed.clone();
-            informer(Api::<Node>::all(client.clone()), move |change| {
-                if match &change {
+            nodes.on_change(move |change| {
+                if match change {
                     Change::Added(_) | Change::Deleted => true,
                     Change::Updated { old, new } => should_sync_updated_node(old, new),
                 } {
                     changed.notify_one();
                 }
-            })
-        };
-        let (namespaces, namespace_watch) = informer(
-            Api::<Namespace>::all(client.clone()),
-            policies::on_namespace_change(
-                services.clone(),
-                queue.clone(),
-                class.clone(),
-                lb.policies().clone(),
-            ),
-        );
+            });
+        }
+        let mut namespaces = Informer::new(Api::<Namespace>::all(client.clone()));
+        namespaces.on_change(policies::on_namespace_change(
+            services.store(),
+            queue.clone(),
+            class.clone(),
+            lb.policies().clone(),
+        ));
         let shared = Arc::new(Shared {
             lb,
             writes: ServiceWrites::new(client),
             recorder,
             class,
             workers: config.workers.max(1),
-            services,
-            nodes,
-            namespaces,
+            services: services.store(),
+            nodes: nodes.store(),
+            namespaces: namespaces.store(),
             synced: Mutex::default(),
             last_nodes: Mutex::default(),
             in_progress: Mutex::default(),
@@ -158,11 +161,8 @@ impl ServiceController {
         });
         Self {
             shared,
-            watches: vec![
-                Box::pin(service_watch),
-                Box::pin(node_watch),
-                Box::pin(namespace_watch),
-            ],
+            listed: [services.listed(), nodes.listed(), namespaces.listed()],
+            watches: vec![Box::pin(services.run()), Box::pin(namespaces.run())],
             nodes_changed,
         }
     }
@@ -175,13 +175,10 @@ impl ServiceController {
             tasks.spawn(watch);
         }
         let shared = self.shared;
-        let ready = async {
-            shared.services.wait_until_ready().await.is_ok()
-                && shared.nodes.wait_until_ready().await.is_ok()
-                && shared.namespaces.wait_until_ready().await.is_ok()
-        };
-        if !ready.await {
-            return;
+        for listed in self.listed {
+            if !listed.wait().await {
+                return;
+            }
         }
         shared.sweep().await;
         synced.set();

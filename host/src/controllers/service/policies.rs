@@ -75,7 +75,7 @@ pub(super) fn on_namespace_change(
     queue: Arc<WorkQueue<String>>,
     class: ClassFilter,
     policies: Arc<Registry>,
-) -> impl FnMut(Change<Namespace>) + Send + 'static {
+) -> impl FnMut(&Change<Namespace>) + Send + 'static {
     move |change| {
         let (before, namespace) = match change {
             Change::Added(namespace) => (None, namespace),
