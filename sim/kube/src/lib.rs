@@ -19,6 +19,7 @@
 //! # Ok(()) }
 //! ```
 
+mod access;
 mod error;
 mod faults;
 mod http;

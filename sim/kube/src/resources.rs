@@ -115,7 +115,7 @@ const REGARDING: [(&str, &str); 9] = [
     ("type", "type"),
 ];
 
-pub static RESOURCES: [ResourceType; 8] = [
+pub static RESOURCES: [ResourceType; 10] = [
     ResourceType {
         group: "",
         version: "v1",
@@ -245,6 +245,37 @@ pub static RESOURCES: [ResourceType; 8] = [
         field_labels: &REGARDING,
         list_merges: &[],
         rules: &EventsV1Rules,
+    },
+    // RBAC, for SubjectAccessReview (see `access.rs`).
+    ResourceType {
+        group: "rbac.authorization.k8s.io",
+        version: "v1",
+        kind: "ClusterRole",
+        plural: "clusterroles",
+        singular: "clusterrole",
+        namespaced: false,
+        short_names: &[],
+        categories: &[],
+        has_status: false,
+        bucket: "clusterroles",
+        field_labels: &[],
+        list_merges: &[],
+        rules: &PlainRules,
+    },
+    ResourceType {
+        group: "rbac.authorization.k8s.io",
+        version: "v1",
+        kind: "ClusterRoleBinding",
+        plural: "clusterrolebindings",
+        singular: "clusterrolebinding",
+        namespaced: false,
+        short_names: &[],
+        categories: &[],
+        has_status: false,
+        bucket: "clusterrolebindings",
+        field_labels: &[],
+        list_merges: &[],
+        rules: &PlainRules,
     },
 ];
 

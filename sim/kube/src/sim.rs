@@ -1,12 +1,14 @@
 //! The library entry point: start a server, get clients, seed and inspect objects,
 //! and inject faults.
 
+use crate::access::{self, Tokens};
 use crate::error::SimError;
 use crate::faults::Faults;
 use crate::http::{self, AppState, RequestLog, RequestRecord};
 use crate::kubeconfig;
 use crate::resources;
 use crate::store::{DEFAULT_HISTORY, ListOptions, Store};
+use k8s_openapi::api::authentication::v1::UserInfo;
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::{Value, json};
@@ -47,6 +49,7 @@ pub struct KubeSim {
     store: Arc<Store>,
     faults: Faults,
     log: RequestLog,
+    tokens: Tokens,
     server: JoinHandle<()>,
 }
 
@@ -90,8 +93,13 @@ impl KubeSim {
             log: RequestLog::default(),
             bookmark_interval: config.bookmark_interval,
             server_address: addr.to_string(),
+            tokens: Tokens::default(),
         };
-        let (faults, log) = (state.faults.clone(), state.log.clone());
+        let (faults, log, tokens) = (
+            state.faults.clone(),
+            state.log.clone(),
+            state.tokens.clone(),
+        );
         let app = http::router(state);
         let server = tokio::spawn(async move {
             if let Err(error) = axum::serve(listener, app).await {
@@ -103,6 +111,7 @@ impl KubeSim {
             store,
             faults,
             log,
+            tokens,
             server,
         })
     }
@@ -138,6 +147,31 @@ impl KubeSim {
     }
 
     /// Fault hooks for this server.
+    /// Makes TokenReview accept `token` as `username` in `groups` (plus
+    /// `system:authenticated`).
+    pub fn add_token(&self, token: &str, username: &str, groups: &[&str]) {
+        let mut groups: Vec<String> = groups.iter().map(|g| g.to_string()).collect();
+        groups.push("system:authenticated".into());
+        self.tokens.add(
+            token,
+            UserInfo {
+                username: Some(username.into()),
+                uid: Some(uuid::Uuid::new_v4().to_string()),
+                groups: Some(groups),
+                extra: None,
+            },
+        );
+    }
+
+    /// A new token of the ServiceAccount `namespace/name`, as TokenRequest
+    /// would issue (the ServiceAccount object itself is not modelled).
+    pub fn service_account_token(&self, namespace: &str, name: &str) -> String {
+        let token = format!("kubesim-{}", uuid::Uuid::new_v4().simple());
+        self.tokens
+            .add(&token, access::service_account_user(namespace, name));
+        token
+    }
+
     pub fn faults(&self) -> &Faults {
         &self.faults
     }

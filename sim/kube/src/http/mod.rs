@@ -5,19 +5,21 @@ mod objects;
 mod openapi;
 mod query;
 mod request_log;
+mod reviews;
 mod table;
 mod target;
 mod watch;
 
 pub use request_log::{RequestLog, RequestRecord};
 
+use crate::access::Tokens;
 use crate::faults::Faults;
 use crate::store::Store;
 use axum::Router;
 use axum::extract::{Path, Request, State};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
-use axum::routing::{any, get};
+use axum::routing::{any, get, post};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -31,6 +33,8 @@ pub struct AppState {
     pub bookmark_interval: Duration,
     /// `host:port` reported in discovery.
     pub server_address: String,
+    /// Bearer tokens TokenReview knows.
+    pub tokens: Tokens,
 }
 
 pub fn router(state: AppState) -> Router {
@@ -46,6 +50,14 @@ pub fn router(state: AppState) -> Router {
         .route("/apis", get(|| async { axum::Json(discovery::groups()) }))
         .route("/openapi/v3", get(|| async { axum::Json(openapi::root()) }))
         .route("/openapi/v3/{*path}", get(openapi_document))
+        .route(
+            "/apis/authentication.k8s.io/v1/tokenreviews",
+            post(reviews::token_review),
+        )
+        .route(
+            "/apis/authorization.k8s.io/v1/subjectaccessreviews",
+            post(reviews::subject_access_review),
+        )
         .route("/api/{*rest}", any(objects::core))
         .route("/apis/{*rest}", any(objects::grouped))
         .layer(middleware::from_fn_with_state(

@@ -1,5 +1,6 @@
 //! kubesim behaviour, checked through a real kube-rs client (and kubectl).
 
+mod access;
 mod common;
 mod conformance;
 mod crud;
