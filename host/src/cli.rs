@@ -8,6 +8,7 @@ use std::time::Duration;
 
 use clap::{Parser, Subcommand, ValueEnum};
 
+use crate::access::DEFAULT_ALWAYS_ALLOW_PATHS;
 use crate::config::{DEFAULT_CLOUD_CONFIG, DEFAULT_SECRET_DIR};
 use crate::controllers::leader::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
 use crate::manager::DEFAULT_KUBE_API_RATE;
@@ -139,7 +140,13 @@ pub struct RunArgs {
     /// HTTPS port (self-signed unless --tls-cert-file is given); 0 serves nothing.
     #[arg(long, default_value_t = DEFAULT_SECURE_PORT)]
     pub secure_port: u16,
-    /// Serve plain HTTP on this port instead of HTTPS (local runs).
+    /// Paths (or prefixes ending in `*`) the HTTPS port serves without
+    /// authorization; every other request needs a token allowed by the API
+    /// server (TokenReview, SubjectAccessReview).
+    #[arg(long, value_delimiter = ',', default_values_t = DEFAULT_ALWAYS_ALLOW_PATHS.map(String::from))]
+    pub authorization_always_allow_paths: Vec<String>,
+    /// Serve plain HTTP on this port instead of HTTPS (local runs), open to
+    /// anyone who reaches it.
     #[arg(long)]
     pub port: Option<u16>,
     #[arg(long, requires = "tls_private_key_file")]

@@ -1,6 +1,7 @@
 //! vcd-ccm: a Kubernetes cloud-controller-manager for VMware Cloud Director
 //! whose load-balancer decisions are made by sandboxed WebAssembly policies.
 
+pub mod access;
 pub mod cli;
 pub mod commands;
 pub mod config;

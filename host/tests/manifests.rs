@@ -49,6 +49,7 @@ fn every_manifest_parses_into_its_kubernetes_type() {
             "deployment.yaml: Deployment kube-system/vcd-ccm",
             "policies.yaml: ConfigMap kube-system/vcd-ccm-policies",
             "rbac.yaml: ClusterRole system:cloud-controller-manager",
+            "rbac.yaml: ClusterRole vcd-ccm-metrics-reader",
             "rbac.yaml: ClusterRoleBinding system:cloud-controller-manager",
             "rbac.yaml: Role kube-system/vcd-ccm-leader-election",
             "rbac.yaml: RoleBinding kube-system/vcd-ccm-leader-election",
@@ -368,6 +369,15 @@ async fn rbac_grants_exactly_the_calls_the_controllers_make() {
         cluster.service("shop", "web").is_none().then_some(())
     })
     .await;
+
+    // The HTTPS port asks the API server who a scraper is and what it may
+    // read (the admin group skips the second question).
+    cluster
+        .kube
+        .add_token("admin-token", "admin", &["system:masters"]);
+    assert_eq!(cluster.scrape("admin-token").await, 200);
+    let stranger = cluster.kube.service_account_token("default", "app");
+    assert_eq!(cluster.scrape(&stranger).await, 403);
 
     let requests = cluster.proxy.requests();
     // The three controllers share one Node watch (and its one list).

@@ -72,7 +72,7 @@ async fn plain_http_reports_health_then_readiness_once_caches_sync_and_vcd_answe
         })],
         caches,
     };
-    let server = serve::start(loopback(Transport::Http), probes, shared(registry))
+    let server = serve::start(loopback(Transport::Http), probes, shared(registry), None)
         .await
         .unwrap();
     assert_ne!(server.local_addr().port(), 0);
@@ -143,6 +143,7 @@ async fn a_failing_health_check_fails_healthz_and_is_named_with_its_reason() {
         loopback(Transport::Http),
         probes,
         shared(MetricRegistry::default()),
+        None,
     )
     .await
     .unwrap();
@@ -172,6 +173,7 @@ async fn https_serves_a_certificate_generated_at_start() {
         loopback(Transport::Https(Certificate::SelfSigned)),
         Probes::default(),
         shared(MetricRegistry::default()),
+        None,
     )
     .await
     .unwrap();
@@ -229,6 +231,7 @@ async fn https_serves_the_certificate_from_the_given_files() {
         loopback(Transport::Https(files(dir.path(), &cert, &key))),
         Probes::default(),
         shared(MetricRegistry::default()),
+        None,
     )
     .await
     .unwrap();
@@ -244,7 +247,14 @@ async fn https_serves_the_certificate_from_the_given_files() {
 async fn unusable_tls_files_and_a_taken_port_are_named_in_the_error() {
     let dir = tempfile::tempdir().unwrap();
     let start = |config: ServeConfig| async move {
-        match serve::start(config, Probes::default(), shared(MetricRegistry::default())).await {
+        match serve::start(
+            config,
+            Probes::default(),
+            shared(MetricRegistry::default()),
+            None,
+        )
+        .await
+        {
             Ok(server) => panic!("started on {}", server.url()),
             Err(error) => error,
         }
@@ -352,6 +362,7 @@ async fn metrics_show_policy_evaluations_by_outcome_and_the_loaded_policy_digest
         loopback(Transport::Http),
         Probes::default(),
         shared(registry),
+        None,
     )
     .await
     .unwrap();

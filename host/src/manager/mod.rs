@@ -20,13 +20,14 @@ use tokio::task::JoinSet;
 use settings::kube_client;
 pub use settings::{DEFAULT_KUBE_API_RATE, Settings, StartError};
 
+use crate::access::Delegated;
 use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
 use crate::controllers::lifecycle::{self, LifecycleController};
 use crate::controllers::node::{self, CloudNodeController};
 use crate::controllers::service::ServiceController;
 use crate::controllers::{CacheSync, EventRecorder, Informer};
 use crate::ratelimit::ThrottleMetrics;
-use crate::serve::{self, Check, Probes, Server, SharedRegistry};
+use crate::serve::{self, Authorize, Check, Probes, Server, SharedRegistry};
 use cloud::{CloudSide, Components};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -90,8 +91,11 @@ impl Manager {
                         .health
                         .push(Check::new("leaderElection", move || health.check()));
                 }
+                let access = settings.delegated_access.clone().map(|paths| {
+                    Arc::new(Delegated::new(client.clone(), paths)) as Arc<dyn Authorize>
+                });
                 Some(
-                    serve::start(config, probes, metrics.clone())
+                    serve::start(config, probes, metrics.clone(), access)
                         .await
                         .map_err(StartError::Serve)?,
                 )

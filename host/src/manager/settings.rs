@@ -44,6 +44,9 @@ pub struct Settings {
     pub leader: Option<LeaderConfig>,
     /// `None` when nothing is served.
     pub serve: Option<ServeConfig>,
+    /// Paths served to anyone; every other request is authorized by the
+    /// API server. `None`: everything is open (plain HTTP).
+    pub delegated_access: Option<Vec<String>>,
     /// `<hostname>_<uuid>`: the Lease holder and the Events' source host.
     pub identity: String,
 }
@@ -107,6 +110,7 @@ impl Settings {
         if let Some(leader) = &leader {
             leader.validate()?;
         }
+        let serve = serve_config(args);
         Ok(Settings {
             kube_api_rate: kube_api_rate(args)?,
             secret_dir: args.credentials_dir.clone(),
@@ -127,7 +131,11 @@ impl Settings {
             },
             node_monitor_period: args.node_monitor_period,
             leader,
-            serve: serve_config(args),
+            delegated_access: serve
+                .as_ref()
+                .is_some_and(|serve| serve.transport != Transport::Http)
+                .then(|| args.authorization_always_allow_paths.clone()),
+            serve,
             identity,
             cloud,
         })

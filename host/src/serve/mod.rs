@@ -7,6 +7,7 @@
 //! Answers follow the apiserver's healthz format: `ok`, or one line per check
 //! (`[+]name ok` / `[-]name failed: reason`) and a closing line, with 500.
 
+mod access;
 mod tls;
 
 use std::net::SocketAddr;
@@ -24,6 +25,7 @@ use tokio::net::TcpListener;
 use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
+pub use self::access::{Authorize, Verdict};
 pub use self::tls::Certificate;
 use crate::controllers::ready::CacheSync;
 
@@ -170,10 +172,12 @@ impl Drop for Server {
 }
 
 /// Binds `config.listen` and serves until the returned [`Server`] is stopped.
+/// With `access`, every request must be authorized by it first.
 pub async fn start(
     config: ServeConfig,
     probes: Probes,
     metrics: SharedRegistry,
+    access: Option<Arc<dyn Authorize>>,
 ) -> Result<Server, ServeError> {
     let bind_error = |source| ServeError::Bind {
         addr: config.listen,
@@ -186,10 +190,13 @@ pub async fn start(
     };
     let tcp = TcpListener::bind(config.listen).await.map_err(bind_error)?;
     let addr = tcp.local_addr().map_err(bind_error)?;
-    let app = router(AppState {
+    let mut app = router(AppState {
         probes: Arc::new(probes),
         metrics,
     });
+    if let Some(access) = access {
+        app = app.layer(axum::middleware::from_fn_with_state(access, access::guard));
+    }
     let (shutdown, signal) = oneshot::channel::<()>();
     let signal = async {
         let _ = signal.await;

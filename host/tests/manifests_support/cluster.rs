@@ -12,13 +12,14 @@ use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use kubesim::KubeSim;
 use serde_json::{Value, json};
 use tempfile::TempDir;
+use vcd_ccm::access::DEFAULT_ALWAYS_ALLOW_PATHS;
 use vcd_ccm::config::CloudConfig;
 use vcd_ccm::controllers::EnabledControllers;
 use vcd_ccm::controllers::leader::{LeaderConfig, default_identity};
 use vcd_ccm::controllers::node::NodeControllerConfig;
 use vcd_ccm::controllers::service::ServiceControllerConfig;
 use vcd_ccm::manager::{DEFAULT_KUBE_API_RATE, Manager, Settings};
-use vcd_ccm::serve::{ServeConfig, Transport};
+use vcd_ccm::serve::{Certificate, ServeConfig, Transport};
 use vcdsim::world::compute::PowerState;
 use vcdsim::{Scenario, Sim};
 
@@ -91,8 +92,9 @@ impl Cluster {
             }),
             serve: Some(ServeConfig {
                 listen: ([127, 0, 0, 1], 0).into(),
-                transport: Transport::Http,
+                transport: Transport::Https(Certificate::SelfSigned),
             }),
+            delegated_access: Some(DEFAULT_ALWAYS_ALLOW_PATHS.map(String::from).to_vec()),
             identity: identity.clone(),
         };
         let manager = Manager::start(settings).await.expect("the manager starts");
@@ -105,6 +107,22 @@ impl Cluster {
             manager: Some(manager),
             _files: files,
         }
+    }
+
+    /// GETs `/metrics` on the manager's HTTPS port with `token`; the status.
+    pub async fn scrape(&self, token: &str) -> u16 {
+        let url = self.manager.as_ref().and_then(Manager::serving_url);
+        reqwest::Client::builder()
+            .danger_accept_invalid_certs(true)
+            .build()
+            .expect("an HTTPS client")
+            .get(format!("{}/metrics", url.expect("the manager serves")))
+            .bearer_auth(token)
+            .send()
+            .await
+            .expect("an answer")
+            .status()
+            .as_u16()
     }
 
     fn services(&self, namespace: &str) -> Api<Service> {

@@ -81,6 +81,7 @@ async fn run(args: &DemoArgs) -> Result<(), String> {
             listen: ([127, 0, 0, 1], 0).into(),
             transport: Transport::Http,
         }),
+        delegated_access: None,
         identity,
     };
     let manager = Manager::start(settings).await.map_err(|e| e.to_string())?;
