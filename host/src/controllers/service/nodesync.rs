@@ -53,9 +53,15 @@ impl Shared {
         // may have given the load balancer a newer set (upstream's
         // TestSlowNodeSync).
         let nodes = self.node_set();
-        let previous = self.last_synced().insert(key.clone(), nodes.clone());
-        if previous.as_ref() == Some(&nodes) || (previous.is_none() && nodes.is_empty()) {
-            return None;
+        {
+            let mut synced = self.last_synced();
+            // Not ensured yet (its finalizer may not be set): its own sync
+            // creates the load balancer, with the nodes of that moment.
+            let previous = synced.get_mut(&key)?;
+            if *previous == nodes {
+                return None;
+            }
+            *previous = nodes.clone();
         }
         self.metrics.loadbalancer_sync.inc();
         let spec = self.spec_of(service);
