@@ -10,6 +10,7 @@ use std::time::Duration;
 
 use e2e_support::{Cluster, lb_service, wait_for};
 use kubesim::{WriteFault, WriteVerb};
+use poll::holds_for;
 use serde_json::json;
 use vcd_ccm::controllers::service::predicates::CLEANUP_FINALIZER;
 use vcdsim::{FaultAction, FaultRule};
@@ -184,4 +185,54 @@ async fn retries_back_off_exponentially() {
         .map(|(_, count)| count)
         .sum::<i32>();
     assert!((3..=5).contains(&count), "attempts within 2.5 s: {count}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_being_deleted_gets_no_node_updates() {
+    let cluster = Cluster::start().await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    let uid = cluster
+        .create_service("default", lb_service("web", &[(80, 30080)]))
+        .await;
+    cluster.wait_for_ip("default", "web").await;
+    // The virtual service goes, the pool cannot: the deletion stops half way.
+    cluster.vcd.add_fault(FaultRule::new(
+        Some("DELETE"),
+        "/cloudapi/1.0.0/loadBalancer/pools/{id}",
+        injected(400),
+    ));
+    cluster.delete_service("default", "web").await;
+    cluster
+        .wait_for_event("default", "web", "SyncLoadBalancerFailed")
+        .await;
+    let kinds = |uid: &str| -> Vec<String> {
+        lb_support::objects_of(&cluster.vcd, uid)
+            .into_iter()
+            .map(|o| o.kind.to_string())
+            .collect()
+    };
+    assert_eq!(kinds(&uid), ["pool"]);
+
+    // A node joins: the half-deleted load balancer must not be rebuilt.
+    cluster.add_node("worker-1", "10.0.0.12").await;
+    holds_for(
+        "only the pool the deletion could not remove",
+        Duration::from_secs(1),
+        || kinds(&uid) == ["pool"],
+    )
+    .await;
+    let reasons: Vec<String> = cluster
+        .events("default", "web")
+        .await
+        .into_iter()
+        .map(|(reason, _)| reason)
+        .collect();
+    assert!(
+        !reasons.contains(&"UpdatedLoadBalancer".to_string()),
+        "{reasons:?}"
+    );
+
+    cluster.vcd.clear_faults();
+    cluster.wait_for_gone("default", "web").await;
+    assert!(lb_support::objects_of(&cluster.vcd, &uid).is_empty());
 }

@@ -9,6 +9,7 @@ use futures::StreamExt;
 use k8s_openapi::api::core::v1::Service;
 
 use super::Shared;
+use super::predicates::needs_cleanup;
 use super::spec::NodeKey;
 use super::sync::{object_ref, service_key};
 use crate::controllers::EventType::{Normal, Warning};
@@ -46,8 +47,11 @@ impl Shared {
     async fn sync_service_nodes(&self, service: &Service) -> Option<String> {
         let key = service_key(service);
         let _exclusive = self.exclusive(&key).await;
-        if !self.cache().contains_key(&key) {
-            return None; // deleted meanwhile
+        // As its last sync saw it, which may be newer than the pass's copy.
+        let service = self.cache().get(&key).cloned()?; // gone: deleted meanwhile
+        if !self.class.wants_load_balancer(&service) || needs_cleanup(&service) {
+            // Its load balancer is being deleted: an update would rebuild it.
+            return None;
         }
         // Read under the lock, not once per pass: a sync that ran meanwhile
         // may have given the load balancer a newer set (upstream's
@@ -64,7 +68,7 @@ impl Shared {
             *previous = nodes.clone();
         }
         self.metrics.loadbalancer_sync.inc();
-        let spec = self.spec_of(service);
+        let spec = self.spec_of(&service);
         let members: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
         let started = Instant::now();
         tracing::debug!(service = %key, nodes = members.len(), "updating the load balancer's nodes");
@@ -73,7 +77,7 @@ impl Shared {
         self.metrics
             .update_host_latency
             .observe(started.elapsed().as_secs_f64());
-        let reference = object_ref(service);
+        let reference = object_ref(&service);
         match result {
             Ok(()) if nodes.is_empty() => {
                 let message = "There are no available nodes for LoadBalancer";
