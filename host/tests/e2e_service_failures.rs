@@ -97,24 +97,30 @@ async fn without_the_finalizer_nothing_is_created_in_vcd() {
     );
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_deletion_waits_for_vcd_and_keeps_the_finalizer_meanwhile() {
+/// `default/web` with an external IP, then deleted while every VCD DELETE
+/// of `route` fails (until the test clears the fault); returns the cluster,
+/// the Service's uid and the message of its SyncLoadBalancerFailed Event.
+async fn deletion_held_at(route: &str) -> (Cluster, String, String) {
     let cluster = Cluster::start().await;
     cluster.add_node("worker-0", "10.0.0.11").await;
     let uid = cluster
         .create_service("default", lb_service("web", &[(80, 30080)]))
         .await;
     cluster.wait_for_ip("default", "web").await;
-    // Every virtual service deletion fails until the fault is cleared.
-    cluster.vcd.add_fault(FaultRule::new(
-        Some("DELETE"),
-        "/cloudapi/1.0.0/loadBalancer/virtualServices/{id}",
-        injected(400),
-    ));
+    cluster
+        .vcd
+        .add_fault(FaultRule::new(Some("DELETE"), route, injected(400)));
     cluster.delete_service("default", "web").await;
     let message = cluster
         .wait_for_event("default", "web", "SyncLoadBalancerFailed")
         .await;
+    (cluster, uid, message)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_deletion_waits_for_vcd_and_keeps_the_finalizer_meanwhile() {
+    let (cluster, uid, message) =
+        deletion_held_at("/cloudapi/1.0.0/loadBalancer/virtualServices/{id}").await;
     assert!(
         message.contains("failed to delete load balancer: "),
         "{message}"
@@ -189,22 +195,8 @@ async fn retries_back_off_exponentially() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_service_being_deleted_gets_no_node_updates() {
-    let cluster = Cluster::start().await;
-    cluster.add_node("worker-0", "10.0.0.11").await;
-    let uid = cluster
-        .create_service("default", lb_service("web", &[(80, 30080)]))
-        .await;
-    cluster.wait_for_ip("default", "web").await;
     // The virtual service goes, the pool cannot: the deletion stops half way.
-    cluster.vcd.add_fault(FaultRule::new(
-        Some("DELETE"),
-        "/cloudapi/1.0.0/loadBalancer/pools/{id}",
-        injected(400),
-    ));
-    cluster.delete_service("default", "web").await;
-    cluster
-        .wait_for_event("default", "web", "SyncLoadBalancerFailed")
-        .await;
+    let (cluster, uid, _) = deletion_held_at("/cloudapi/1.0.0/loadBalancer/pools/{id}").await;
     let kinds = |uid: &str| -> Vec<String> {
         lb_support::objects_of(&cluster.vcd, uid)
             .into_iter()
