@@ -41,16 +41,26 @@ pub struct ApiCall {
     pub name: Option<String>,
 }
 
+/// `<access>[ in <namespace>][ (<name>)]`, for calls and grants alike.
+fn write_scoped(
+    f: &mut fmt::Formatter<'_>,
+    access: &Access,
+    namespace: &Option<String>,
+    name: &Option<String>,
+) -> fmt::Result {
+    write!(f, "{access}")?;
+    if let Some(namespace) = namespace {
+        write!(f, " in {namespace}")?;
+    }
+    if let Some(name) = name {
+        write!(f, " ({name})")?;
+    }
+    Ok(())
+}
+
 impl fmt::Display for ApiCall {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.access)?;
-        if let Some(namespace) = &self.namespace {
-            write!(f, " in {namespace}")?;
-        }
-        if let Some(name) = &self.name {
-            write!(f, " ({name})")?;
-        }
-        Ok(())
+        write_scoped(f, &self.access, &self.namespace, &self.name)
     }
 }
 
@@ -134,13 +144,7 @@ impl Grant {
 
 impl fmt::Display for Grant {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{}", self.access)?;
-        if let Some(namespace) = &self.namespace {
-            write!(f, " in {namespace}")?;
-        }
-        if let Some(name) = &self.name {
-            write!(f, " ({name})")?;
-        }
+        write_scoped(f, &self.access, &self.namespace, &self.name)?;
         write!(f, " [{}]", self.source)
     }
 }
