@@ -97,6 +97,9 @@ async fn initialize_node(node: &Node, context: &Context) -> Result<(), NodeSyncE
         context.metrics.taint_removal_delay.observe(age);
     }
     address_refresh::update_addresses(&context.nodes, &initialized, &cloud_addresses).await;
+    if let Some(age) = seconds_since_creation(node) {
+        context.metrics.initial_sync_delay.observe(age);
+    }
     tracing::info!(node = %name, provider_id = %metadata.provider_id, "initialized node with cloud provider");
     context
         .recorder
@@ -107,9 +110,6 @@ async fn initialize_node(node: &Node, context: &Context) -> Result<(), NodeSyncE
             "Node synced successfully",
         )
         .await;
-    if let Some(age) = seconds_since_creation(node) {
-        context.metrics.initial_sync_delay.observe(age);
-    }
     Ok(())
 }
 
