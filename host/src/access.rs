@@ -23,8 +23,10 @@ use crate::serve::{Authorize, Verdict};
 /// Upstream's `--authorization-always-allow-paths` default.
 pub const DEFAULT_ALWAYS_ALLOW_PATHS: [&str; 3] = ["/healthz", "/readyz", "/livez"];
 const CACHE_TTL: Duration = Duration::from_secs(10);
-/// Entries kept per cache before the expired ones are dropped.
-const CACHE_SWEEP_AT: usize = 1024;
+/// Entries per cache: at this size the expired ones are dropped, and while
+/// it is still full of live ones new answers are not cached, so a flood of
+/// distinct tokens cannot grow memory.
+const CACHE_CAPACITY: usize = 1024;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct User {
@@ -171,9 +173,43 @@ impl<K: std::hash::Hash + Eq, V: Clone> Cache<K, V> {
 
     fn put(&self, key: K, value: V) {
         let mut entries = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if entries.len() >= CACHE_SWEEP_AT {
+        if entries.len() >= CACHE_CAPACITY {
             entries.retain(|_, (_, stored)| stored.elapsed() < CACHE_TTL);
+            if entries.len() >= CACHE_CAPACITY {
+                return;
+            }
         }
         entries.insert(key, (value, Instant::now()));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_full_cache_of_live_answers_caches_no_more() {
+        let cache: Cache<usize, bool> = Cache::default();
+        for key in 0..CACHE_CAPACITY {
+            cache.put(key, true);
+        }
+        cache.put(CACHE_CAPACITY, true);
+        assert_eq!(cache.get(&CACHE_CAPACITY), None);
+        assert_eq!(cache.get(&0), Some(true), "live answers stay");
+    }
+
+    #[test]
+    fn expired_answers_make_room() {
+        let cache: Cache<usize, bool> = Cache::default();
+        let expired = Instant::now() - CACHE_TTL;
+        cache
+            .0
+            .lock()
+            .unwrap()
+            .extend((0..CACHE_CAPACITY).map(|k| (k, (true, expired))));
+        assert_eq!(cache.get(&0), None, "expired");
+        cache.put(CACHE_CAPACITY, false);
+        assert_eq!(cache.get(&CACHE_CAPACITY), Some(false));
+        assert_eq!(cache.0.lock().unwrap().len(), 1);
     }
 }

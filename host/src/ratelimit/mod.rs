@@ -69,6 +69,10 @@ impl RateLimiter {
 mod tests {
     use super::*;
 
+    fn limiter(per_second: f64, burst: u32) -> RateLimiter {
+        RateLimiter::new(Rate { per_second, burst }).unwrap()
+    }
+
     /// How long after `start` each of `count` requests may go.
     fn slots(limiter: &RateLimiter, start: Instant, count: usize) -> Vec<u64> {
         (0..count)
@@ -79,21 +83,13 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_burst_goes_at_once_then_requests_are_spaced() {
         let start = Instant::now();
-        let limiter = RateLimiter::new(Rate {
-            per_second: 10.0,
-            burst: 3,
-        })
-        .unwrap();
+        let limiter = limiter(10.0, 3);
         assert_eq!(slots(&limiter, start, 5), [0, 0, 0, 100, 200]);
     }
 
     #[tokio::test(start_paused = true)]
     async fn idle_time_refills_the_bucket_up_to_the_burst() {
-        let limiter = RateLimiter::new(Rate {
-            per_second: 10.0,
-            burst: 2,
-        })
-        .unwrap();
+        let limiter = limiter(10.0, 2);
         let start = Instant::now();
         assert_eq!(slots(&limiter, start, 2), [0, 0]);
         tokio::time::advance(Duration::from_secs(10)).await;
@@ -104,11 +100,7 @@ mod tests {
     #[tokio::test(start_paused = true)]
     async fn a_burst_of_one_spaces_every_request() {
         let start = Instant::now();
-        let limiter = RateLimiter::new(Rate {
-            per_second: 50.0,
-            burst: 1,
-        })
-        .unwrap();
+        let limiter = limiter(50.0, 1);
         assert_eq!(slots(&limiter, start, 4), [0, 20, 40, 60]);
         limiter.wait().await;
         assert_eq!(start.elapsed(), Duration::from_millis(80));
@@ -116,33 +108,11 @@ mod tests {
 
     #[test]
     fn nonsense_rates_are_refused() {
-        assert!(
-            RateLimiter::new(Rate {
-                per_second: 0.0,
-                burst: 1
-            })
-            .is_none()
-        );
-        assert!(
-            RateLimiter::new(Rate {
-                per_second: -1.0,
-                burst: 1
-            })
-            .is_none()
-        );
-        assert!(
-            RateLimiter::new(Rate {
-                per_second: f64::NAN,
-                burst: 1
-            })
-            .is_none()
-        );
-        assert!(
-            RateLimiter::new(Rate {
-                per_second: 5.0,
-                burst: 0
-            })
-            .is_none()
-        );
+        for (per_second, burst) in [(0.0, 1), (-1.0, 1), (f64::NAN, 1), (5.0, 0)] {
+            assert!(
+                RateLimiter::new(Rate { per_second, burst }).is_none(),
+                "{per_second}/s, burst {burst}"
+            );
+        }
     }
 }
