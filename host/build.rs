@@ -28,6 +28,7 @@ fn main() {
         "default",
         "examples/namespace-pools",
         "testdata/misbehaving",
+        "testdata/stalls-describe",
     ] {
         watched.push(format!("policies/{member}/src"));
         watched.push(format!("policies/{member}/Cargo.toml"));

@@ -56,21 +56,31 @@ fn main() {
     let mut loads: Vec<Duration> = (0..LOADS)
         .map(|_| {
             let started = Instant::now();
-            black_box(builtin::load_default(&engine, config.into()).expect("default policy loads"));
+            black_box(
+                engine
+                    .block_on(builtin::load_default(&engine, config.into()))
+                    .expect("default policy loads"),
+            );
             started.elapsed()
         })
         .collect();
     loads.sort();
 
-    let policy = builtin::load_default(&engine, config.into()).expect("default policy loads");
+    let policy = engine
+        .block_on(builtin::load_default(&engine, config.into()))
+        .expect("default policy loads");
     let input: DecisionInput = vcd_ccm::policy::yaml::from_str(INPUT).expect("bench input");
     for _ in 0..WARMUP {
-        policy.decide(&input).expect("decides");
+        engine.block_on(policy.decide(&input)).expect("decides");
     }
     let mut decides: Vec<Duration> = (0..DECIDES)
         .map(|_| {
             let started = Instant::now();
-            black_box(policy.decide(black_box(&input)).expect("decides"));
+            black_box(
+                engine
+                    .block_on(policy.decide(black_box(&input)))
+                    .expect("decides"),
+            );
             started.elapsed()
         })
         .collect();

@@ -12,4 +12,5 @@ pub mod manager;
 pub mod policy;
 pub mod ratelimit;
 pub mod serve;
+pub mod text;
 pub mod vcd;

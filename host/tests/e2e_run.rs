@@ -8,6 +8,8 @@
 //! measured handover and convergence times.
 
 mod e2e_run_support;
+#[path = "e2e_run/hostile_policies.rs"]
+mod hostile_policies;
 
 use std::time::Duration;
 

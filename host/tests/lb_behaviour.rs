@@ -166,13 +166,18 @@ async fn expect_policy_failure(
 #[tokio::test]
 async fn policy_failures_change_nothing_and_surface_the_policy_message() {
     let svc = web_service("shop", "web", "uid-1");
-    expect_policy_failure(misbehaving_registry("trap"), svc.clone(), "trapped").await;
-    expect_policy_failure(misbehaving_registry("loop"), svc.clone(), "deadline").await;
-    expect_policy_failure(misbehaving_registry("oom"), svc.clone(), "memory").await;
-    expect_policy_failure(misbehaving_registry("ok"), svc.clone(), "invalid decision").await;
+    expect_policy_failure(misbehaving_registry("trap").await, svc.clone(), "trapped").await;
+    expect_policy_failure(misbehaving_registry("loop").await, svc.clone(), "deadline").await;
+    expect_policy_failure(misbehaving_registry("oom").await, svc.clone(), "memory").await;
+    expect_policy_failure(
+        misbehaving_registry("ok").await,
+        svc.clone(),
+        "invalid decision",
+    )
+    .await;
     let mut bad = svc.clone();
     bad.annotations.insert(SSL_PORTS.into(), "https".into());
-    let registry = default_registry(&config(CLUSTER, ModeKind::SharedVip));
+    let registry = default_registry(&config(CLUSTER, ModeKind::SharedVip)).await;
     expect_policy_failure(registry, bad, "vcloud-avi-ssl-ports").await;
 }
 
@@ -186,7 +191,7 @@ async fn a_failing_policy_leaves_an_existing_load_balancer_alone() {
     let bad = engine_with(
         &sim,
         config(CLUSTER, ModeKind::SharedVip),
-        misbehaving_registry("trap"),
+        misbehaving_registry("trap").await,
     )
     .await;
     sim.reset_log();

@@ -236,11 +236,15 @@ fn the_example_policy_list_loads_once_its_component_and_digest_are_added() {
     );
 
     let engine = PolicyEngine::new().expect("the engine starts");
-    let default =
-        Arc::new(builtin::load_default(&engine, "{}".into()).expect("the default policy"));
+    let default = Arc::new(
+        engine
+            .block_on(builtin::load_default(&engine, "{}".into()))
+            .expect("the default policy"),
+    );
     let load = |dir: &Path| {
-        let (_, report) =
-            directory::load(&engine, dir, default.clone(), None).expect("a valid list");
+        let (_, report) = engine
+            .block_on(directory::load(&engine, dir, default.clone(), None))
+            .expect("a valid list");
         report
     };
     // As shipped: the list loads (so the manager starts); the policy is refused.

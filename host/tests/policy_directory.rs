@@ -87,8 +87,14 @@ fn namespace(labels: &[(&str, &str)]) -> Namespace {
 }
 
 fn load(engine: &Arc<PolicyEngine>, dir: &Path) -> PolicySet {
-    let default = Arc::new(builtin::load_default(engine, "{}".into()).unwrap());
-    let (set, report) = directory::load(engine, dir, default, None).unwrap();
+    let default = Arc::new(
+        engine
+            .block_on(builtin::load_default(engine, "{}".into()))
+            .unwrap(),
+    );
+    let (set, report) = engine
+        .block_on(directory::load(engine, dir, default, None))
+        .unwrap();
     assert!(report.failed.is_empty(), "{:?}", report.failed);
     set
 }
@@ -170,8 +176,14 @@ fn a_policy_that_never_loaded_fails_only_the_services_it_governs() {
         ("policies.yaml", text.as_bytes()),
         ("broken.wasm", &corrupt),
     ]);
-    let default = Arc::new(builtin::load_default(&engine, "{}".into()).unwrap());
-    let (set, report) = directory::load(&engine, mount.path(), default, None).unwrap();
+    let default = Arc::new(
+        engine
+            .block_on(builtin::load_default(&engine, "{}".into()))
+            .unwrap(),
+    );
+    let (set, report) = engine
+        .block_on(directory::load(&engine, mount.path(), default, None))
+        .unwrap();
     assert_eq!(report.failed.len(), 1);
     assert!(
         report.failed[0]
@@ -205,8 +217,13 @@ fn a_missing_manifest_means_no_provider_policies_and_a_bad_one_is_an_error() {
     let empty = tempfile::tempdir().unwrap();
     assert!(load(&engine, empty.path()).providers.is_empty());
     let mount = MountedConfigMap::new(&[("policies.yaml", b"policies:\n- name: x\n  sha: 1\n")]);
-    let default = Arc::new(builtin::load_default(&engine, "{}".into()).unwrap());
-    let error = directory::load(&engine, mount.path(), default, None)
+    let default = Arc::new(
+        engine
+            .block_on(builtin::load_default(&engine, "{}".into()))
+            .unwrap(),
+    );
+    let error = engine
+        .block_on(directory::load(&engine, mount.path(), default, None))
         .err()
         .expect("refused")
         .to_string();

@@ -318,7 +318,7 @@ profiles: [l4-tcp, l4-udp, http, https]
 }
 
 /// The test fixture that traps, loops, … as its config says.
-fn misbehaving(engine: &Arc<PolicyEngine>, behaviour: &str) -> Policy {
+async fn misbehaving(engine: &Arc<PolicyEngine>, behaviour: &str) -> Policy {
     let bytes = std::fs::read(format!("{ARTIFACTS_DIR}/misbehaving.wasm")).unwrap();
     let source = PolicySource {
         name: "misbehaving",
@@ -327,7 +327,7 @@ fn misbehaving(engine: &Arc<PolicyEngine>, behaviour: &str) -> Policy {
         config: behaviour.into(),
         limits: Limits::default(),
     };
-    loader::load(engine, source).unwrap()
+    loader::load(engine, source).await.unwrap()
 }
 
 #[tokio::test]
@@ -335,23 +335,27 @@ async fn metrics_show_policy_evaluations_by_outcome_and_the_loaded_policy_digest
     let engine = PolicyEngine::new().unwrap();
     let mut registry = MetricRegistry::default();
     engine.register_metrics(&mut registry);
-    let policy = Arc::new(builtin::load_default(&engine, "{}".into()).unwrap());
+    let policy = Arc::new(builtin::load_default(&engine, "{}".into()).await.unwrap());
     let policies = Arc::new(Registry::new(PolicySet::only_default(policy.clone())));
     metrics::register_policy_set(&mut registry, policies.clone());
 
     policy
         .decide(&web_input())
+        .await
         .expect("the default policy decides");
     let mut portless = web_input();
     portless.service.ports.clear();
     assert!(matches!(
-        policy.decide(&portless),
+        policy.decide(&portless).await,
         Err(EvalError::Declined { .. })
     ));
     // "ok" answers keep-current for a Service without an address: invalid.
-    let invalid = misbehaving(&engine, "ok").decide(&web_input());
+    let invalid = misbehaving(&engine, "ok").await.decide(&web_input()).await;
     assert!(matches!(invalid, Err(EvalError::InvalidDecision { .. })));
-    let trap = misbehaving(&engine, "trap").decide(&web_input());
+    let trap = misbehaving(&engine, "trap")
+        .await
+        .decide(&web_input())
+        .await;
     assert!(matches!(trap, Err(EvalError::Call { .. })));
     policies.note_reload(vec![(
         "tenant-a".into(),

@@ -65,7 +65,7 @@ pub fn eval(args: &EvalArgs) -> ExitCode {
         Ok(input) => input,
         Err(e) => return load_failure(e),
     };
-    match policy.decide(&input) {
+    match engine.block_on(policy.decide(&input)) {
         Ok(decision) => {
             print!("{}", yaml::to_string(&decision));
             ExitCode::SUCCESS
@@ -97,7 +97,8 @@ fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<Policy> 
         }
         None => "{}".to_string(),
     };
-    Ok(PolicyRef::parse(&args.policy, Path::new(".")).load(engine, config)?)
+    let policy = PolicyRef::parse(&args.policy, Path::new("."));
+    Ok(engine.block_on(policy.load(engine, config))?)
 }
 
 fn read_input(path: &Path) -> Result<DecisionInput> {
@@ -158,7 +159,7 @@ fn print_inspection(path: &Path) -> Result<bool> {
         )
     )?;
     let verdict = loader::compile(&engine, &name, &bytes, None)
-        .and_then(|compiled| compiled.verify(&name, Limits::default()));
+        .and_then(|compiled| engine.block_on(compiled.verify(&name, Limits::default())));
     match verdict {
         Ok(info) => {
             writeln!(out, "policy:    {} {}", info.name, info.version)?;

@@ -2,7 +2,9 @@
 //! `<object>.<hex nanoseconds>`, `source.component` set, identical events
 //! within ten minutes folded into one whose `count` grows.
 //!
-//! Messages come from typed errors that never carry secrets.
+//! Messages come from typed errors that never carry secrets. Whatever their
+//! source, they are escaped and cut to [`EVENT_MESSAGE_BYTES`] here, so an
+//! Event is never refused for its size and never spans lines.
 
 use std::collections::HashMap;
 use std::sync::{Arc, Mutex};
@@ -13,6 +15,8 @@ use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta, Time
 use kube::api::{Patch, PatchParams, PostParams};
 use kube::{Api, Client};
 use serde_json::json;
+
+use crate::text::{EVENT_MESSAGE_BYTES, sanitize};
 
 /// How long an identical event is folded into the previous one.
 const FOLD_WINDOW: Duration = Duration::from_secs(600);
@@ -86,7 +90,7 @@ impl EventRecorder {
                 + object.name.as_deref().unwrap_or_default(),
             kind,
             reason: reason.to_string(),
-            message: message.to_string(),
+            message: sanitize(message, EVENT_MESSAGE_BYTES),
         };
         let result = match self.fold(&key) {
             Some((namespace, name, count)) => self.bump(&namespace, &name, count).await,

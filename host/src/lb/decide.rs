@@ -1,5 +1,5 @@
-//! Decide: select the Service's policy, run it in a fresh sandbox off the
-//! async threads, then check its address against VCD (free, or already
+//! Decide: select the Service's policy, run it in a fresh sandbox (it
+//! yields to other tasks at every epoch tick), then check its address against VCD (free, or already
 //! ours) and turn it into a concrete external address.
 
 use std::collections::HashSet;
@@ -13,21 +13,11 @@ use crate::vcd::VcdClient;
 
 /// Runs the governing policy. The host's contract checks run inside
 /// `Policy::decide`; a failure of any kind changes nothing in VCD.
-pub async fn run_policy(
-    registry: &Registry,
-    input: DecisionInput,
-    service: &str,
-) -> Result<Decision, LbError> {
+pub async fn run_policy(registry: &Registry, input: DecisionInput) -> Result<Decision, LbError> {
     let policy = registry
         .current()
         .select(&input.service, &input.namespace)?;
-    let decided = tokio::task::spawn_blocking(move || policy.decide(&input))
-        .await
-        .map_err(|error| LbError::PolicyAborted {
-            service: service.to_string(),
-            reason: error.to_string(),
-        })?;
-    Ok(decided?)
+    Ok(policy.decide(&input).await?)
 }
 
 /// The external address a decision resolves to.

@@ -18,8 +18,6 @@ pub enum LbError {
     /// own words are in the message. Nothing changed in VCD.
     #[error("{0}; nothing was changed in VCD")]
     Policy(#[from] EvalError),
-    #[error("policy call for Service {service} did not complete: {reason}")]
-    PolicyAborted { service: String, reason: String },
     #[error(
         "Service {service}: address {ip} is already used on the edge gateway by {holder}; request another address (spec.loadBalancerIP or vcd-ccm.io/load-balancer-ip) or free it"
     )]

@@ -13,6 +13,8 @@ use crate::vcd::VcdClient;
 
 /// Upstream's rolling window for `eventSet` and `errorSet`.
 const MAX_ENTRIES: usize = 10;
+/// Each entry's detail text, escaped and cut like an Event's message.
+const DETAIL_BYTES: usize = crate::text::EVENT_MESSAGE_BYTES;
 const CAPVCD_TYPE: &str = "urn:vcloud:type:vmware:capvcdCluster:";
 
 /// One change to record.
@@ -84,7 +86,7 @@ fn entry(name: &str, service: &str, key: &str, message: &str) -> Value {
         "occurredAt": rfc3339_now(),
         "vcdResourceId": "",
         "vcdResourceName": service,
-        "additionalDetails": {key: message},
+        "additionalDetails": {key: crate::text::sanitize(message, DETAIL_BYTES)},
     })
 }
 
@@ -245,6 +247,22 @@ mod tests {
         );
         assert_eq!(entity["status"]["cpi"]["virtualIPs"], json!([]));
         assert_eq!(entity["kind"], "CAPVCDCluster");
+    }
+
+    #[test]
+    fn error_details_are_escaped_and_bounded() {
+        let mut entity = json!({});
+        let failed = RdeRecord::Failed {
+            service: "ns/web".into(),
+            name: "CreateLoadbalancerError",
+            message: format!("policy said\n{}", "x".repeat(1 << 20)),
+        };
+        apply(&mut entity, &failed);
+        let detail = entity["status"]["cpi"]["errorSet"][0]["additionalDetails"]["Detailed Error"]
+            .as_str()
+            .unwrap();
+        assert!(detail.len() <= DETAIL_BYTES, "{} bytes", detail.len());
+        assert!(detail.starts_with("policy said\\n"), "{detail}");
     }
 
     #[test]

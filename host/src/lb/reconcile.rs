@@ -300,7 +300,7 @@ impl LoadBalancers {
                 profiles: &self.features.profiles,
                 current,
             });
-            match run_policy(&self.registry, input, &service.key()).await {
+            match run_policy(&self.registry, input).await {
                 Ok(decision) => return Ok((decision, certificates)),
                 // The library may have gained the certificate since it was read.
                 Err(error) if !fresh && policy_needs_certificates(&error) => fresh = true,

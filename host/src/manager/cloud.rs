@@ -8,9 +8,7 @@ use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
-use prometheus_client::registry::Registry;
-
-use super::{Settings, StartError};
+use super::{Settings, SharedRegistry, StartError, write};
 use crate::instances::Instances;
 use crate::lb::{LbConfig, LoadBalancers};
 use crate::policy::directory::{self, DirectoryWatcher};
@@ -40,13 +38,17 @@ pub struct Components {
 }
 
 impl CloudSide {
-    pub fn prepare(settings: &Settings, metrics: &mut Registry) -> Result<CloudSide, StartError> {
+    pub async fn prepare(
+        settings: &Settings,
+        metrics: &SharedRegistry,
+    ) -> Result<CloudSide, StartError> {
         let client_config = settings.cloud.client_config(&settings.secret_dir)?;
         let lb_config = settings.cloud.lb_config();
         let instances_config = settings.cloud.instances_config()?;
         let engine = PolicyEngine::new()?;
-        engine.register_metrics(metrics);
+        engine.register_metrics(&mut write(metrics));
         let default = builtin::load_default(&engine, lb_config.default_policy_config())
+            .await
             .map_err(|e| StartError::DefaultPolicy(e.to_string()))?;
         let default = Arc::new(default);
         let (policies, watcher) = match settings.policy_dir.as_deref().filter(|d| d.is_dir()) {
@@ -59,16 +61,17 @@ impl CloudSide {
                     None,
                 )
             }
-            Some(dir) => load_policies(&engine, dir, default)?,
+            Some(dir) => load_policies(&engine, dir, default).await?,
         };
-        register_policy_set(metrics, policies.clone());
+        let mut metrics = write(metrics);
+        register_policy_set(&mut metrics, policies.clone());
         Ok(CloudSide {
             client_config,
             lb_config,
             instances_config,
             policies,
             watcher,
-            client_metrics: ClientMetrics::register(metrics),
+            client_metrics: ClientMetrics::register(&mut metrics),
         })
     }
 
@@ -116,14 +119,15 @@ impl CloudSide {
     }
 }
 
-fn load_policies(
+async fn load_policies(
     engine: &Arc<PolicyEngine>,
     dir: &Path,
     default: Arc<crate::policy::Policy>,
 ) -> Result<(Arc<Policies>, Option<DirectoryWatcher>), StartError> {
     let shown = dir.display().to_string();
-    let (set, report) =
-        directory::load(engine, dir, default, None).map_err(|source| StartError::PolicyDir {
+    let (set, report) = directory::load(engine, dir, default, None)
+        .await
+        .map_err(|source| StartError::PolicyDir {
             dir: shown.clone(),
             source,
         })?;

@@ -67,7 +67,7 @@ impl Manager {
             ),
             None => None,
         };
-        let cloud = CloudSide::prepare(&settings, &mut write(&metrics))?;
+        let cloud = CloudSide::prepare(&settings, &metrics).await?;
         let vcd_reached = Arc::new(AtomicBool::new(false));
         let caches = CacheSync::default();
         let server = match settings.serve.clone() {

@@ -21,7 +21,7 @@ pub const DEFAULT_POLICY_WASM: &[u8] = include_bytes!(concat!(
 pub const ARTIFACTS_DIR: &str = env!("VCD_CCM_POLICY_ARTIFACTS");
 
 /// Loads the default policy with the given settings (JSON text).
-pub fn load_default(engine: &Arc<PolicyEngine>, config: String) -> Result<Policy, LoadError> {
+pub async fn load_default(engine: &Arc<PolicyEngine>, config: String) -> Result<Policy, LoadError> {
     loader::load(
         engine,
         PolicySource {
@@ -32,4 +32,5 @@ pub fn load_default(engine: &Arc<PolicyEngine>, config: String) -> Result<Policy
             limits: Limits::default(),
         },
     )
+    .await
 }

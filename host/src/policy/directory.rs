@@ -33,7 +33,7 @@ pub struct LoadReport {
 /// Loads the directory's policies. Unchanged policies (same manifest entry, same
 /// bytes) are reused from `previous` without recompiling; a policy that fails to
 /// load keeps its previous version, or is marked failed when it has none.
-pub fn load(
+pub async fn load(
     engine: &Arc<PolicyEngine>,
     dir: &Path,
     default: Arc<Policy>,
@@ -41,18 +41,15 @@ pub fn load(
 ) -> Result<(PolicySet, LoadReport), ManifestError> {
     let manifest = Manifest::read(dir)?;
     let mut report = LoadReport::default();
-    let providers = manifest
-        .policies
-        .into_iter()
-        .map(|entry| {
-            let earlier = previous.and_then(|set| set.provider(&entry.name));
-            load_entry(engine, dir, entry, earlier, &mut report)
-        })
-        .collect();
+    let mut providers = Vec::with_capacity(manifest.policies.len());
+    for entry in manifest.policies {
+        let earlier = previous.and_then(|set| set.provider(&entry.name));
+        providers.push(load_entry(engine, dir, entry, earlier, &mut report).await);
+    }
     Ok((PolicySet { default, providers }, report))
 }
 
-fn load_entry(
+async fn load_entry(
     engine: &Arc<PolicyEngine>,
     dir: &Path,
     entry: PolicyEntry,
@@ -73,9 +70,8 @@ fn load_entry(
         };
     }
     let path = dir.join(entry.file_name());
-    let loaded = std::fs::read(&path)
-        .map_err(|e| format!("cannot read {}: {e}", path.display()))
-        .and_then(|bytes| {
+    let loaded = match std::fs::read(&path) {
+        Ok(bytes) => {
             let source = PolicySource {
                 name: &entry.name,
                 bytes: &bytes,
@@ -83,8 +79,12 @@ fn load_entry(
                 config: entry.config_json(),
                 limits: entry.limits(),
             };
-            loader::load(engine, source).map_err(|e| e.to_string())
-        });
+            loader::load(engine, source)
+                .await
+                .map_err(|e| e.to_string())
+        }
+        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+    };
     match (loaded, ready_earlier) {
         (Ok(policy), _) => {
             report.loaded.push(entry.name.clone());
@@ -134,15 +134,15 @@ pub fn watch(
         .spawn(move || {
             while changes.recv().is_ok() {
                 while changes.recv_timeout(SETTLE).is_ok() {}
-                reload(&engine, &dir, &registry);
+                engine.block_on(reload(&engine, &dir, &registry));
             }
         })?;
     Ok(DirectoryWatcher { _watcher: watcher })
 }
 
-fn reload(engine: &Arc<PolicyEngine>, dir: &Path, registry: &Registry) {
+async fn reload(engine: &Arc<PolicyEngine>, dir: &Path, registry: &Registry) {
     let current = registry.current();
-    match load(engine, dir, current.default.clone(), Some(&current)) {
+    match load(engine, dir, current.default.clone(), Some(&current)).await {
         Ok((set, report)) => {
             registry.replace(set);
             for name in &report.loaded {

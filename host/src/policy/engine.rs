@@ -1,18 +1,21 @@
-//! The one wasmtime engine all policies share, its linker, and the epoch ticker
-//! that enforces call deadlines.
+//! The one wasmtime engine all policies share, its linker, the epoch ticker
+//! that makes running guests yield, and the runtime whose timers bound every
+//! call.
 
-use std::sync::Arc;
+use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::Duration;
 
 use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig};
 
+use super::capacity::{Capacity, POOL_SLOTS};
 use super::metrics::EvaluationMetrics;
 use super::model::LogLevel;
 use super::sandbox::Sandbox;
 
-/// How often the epoch advances; deadlines are enforced to this granularity.
+/// How often the epoch advances: a running guest yields to the call's timer
+/// this often, so deadlines are enforced to this granularity.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// The largest memory cap a policy may ask for (`memoryLimitMiB` ≤ 1024).
@@ -28,6 +31,7 @@ pub struct PolicyEngine {
     pub(super) engine: Engine,
     pub(super) linker: Linker<Sandbox>,
     pub(super) metrics: EvaluationMetrics,
+    pub(super) capacity: Capacity,
 }
 
 #[derive(Debug, thiserror::Error)]
@@ -42,19 +46,26 @@ impl PolicyEngine {
         // Winch, the baseline compiler: a policy compiles in tens of milliseconds
         // instead of hundreds, and a decision's cost is dominated by creating the
         // instance, not by running the guest's few branches.
+        // Calls run on fibers (async): a guest waiting in a WASI call (a
+        // sleep is a `poll` on a monotonic-clock pollable) is a pending future
+        // that the call's deadline drops, which a synchronous call could never
+        // interrupt.
         let mut config = Config::new();
         config
             .wasm_component_model(true)
             .epoch_interruption(true)
             .max_wasm_stack(1 << 20)
+            .async_stack_size(2 << 20)
             .strategy(wasmtime::Strategy::Winch)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(instance_pool()));
         let engine = Engine::new(&config).map_err(fail)?;
         let mut linker: Linker<Sandbox> = Linker::new(&engine);
-        wasmtime_wasi::p2::add_to_linker_sync(&mut linker).map_err(fail)?;
+        wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(fail)?;
         linker
             .instance(HOST_INTERFACE)
             .and_then(|mut host| {
+                // The message is lifted under the store's hostcall fuel, so
+                // its size is bounded before it is copied.
                 host.func_wrap("log", |mut cx, (level, message): (LogLevel, String)| {
                     cx.data_mut().log(level, &message);
                     Ok(())
@@ -64,34 +75,64 @@ impl PolicyEngine {
         linker.instance(TYPES_INTERFACE).map_err(fail)?;
         spawn_ticker(engine.weak())
             .map_err(|e| EngineError(format!("epoch ticker thread: {e}")))?;
+        runtime()?;
         Ok(Arc::new(PolicyEngine {
             engine,
             linker,
             metrics: EvaluationMetrics::default(),
+            capacity: Capacity::default(),
         }))
     }
 
-    /// Epoch ticks that cover `timeout`: at least `timeout`, at most one tick more.
-    pub(super) fn deadline_ticks(timeout: Duration) -> u64 {
-        let ticks = timeout.as_nanos().div_ceil(EPOCH_TICK.as_nanos());
-        u64::try_from(ticks).unwrap_or(u64::MAX - 1).max(1) + 1
+    /// Runs a policy future (a load, a decision) to completion on the
+    /// calling thread, for callers that are not async: the command-line
+    /// tools, suite runs, the reload thread. Must not be called on an async
+    /// worker thread.
+    pub fn block_on<F: Future>(&self, future: F) -> F::Output {
+        runtime()
+            .expect("the policy runtime started with the engine")
+            .block_on(future)
     }
 }
 
-/// Calls that may run at the same time; one more fails to instantiate rather
-/// than waiting. Pooled slots make a fresh instance per call cheap.
-pub const CONCURRENT_CALLS: u32 = 64;
+/// What one component may hold. A Rust `wasm32-wasip2` component has a
+/// handful of core instances (the program, the WASI adapter and its shims),
+/// one or two memories and a few tables; a component that needs more is
+/// refused when it is compiled, so every call fits one pool slot.
+pub const CORE_INSTANCES_PER_COMPONENT: u32 = 16;
+pub const MEMORIES_PER_COMPONENT: u32 = 2;
+pub const TABLES_PER_COMPONENT: u32 = 8;
 
 fn instance_pool() -> PoolingAllocationConfig {
-    // A Rust wasip2 component holds a few core instances (the program and the
-    // WASI adapter), each with a memory and a couple of tables.
     let mut pool = PoolingAllocationConfig::default();
-    pool.total_component_instances(CONCURRENT_CALLS)
-        .total_core_instances(CONCURRENT_CALLS * 8)
-        .total_memories(CONCURRENT_CALLS * 2)
-        .total_tables(CONCURRENT_CALLS * 4)
+    pool.total_component_instances(POOL_SLOTS)
+        .max_core_instances_per_component(CORE_INSTANCES_PER_COMPONENT)
+        .max_memories_per_component(MEMORIES_PER_COMPONENT)
+        .max_tables_per_component(TABLES_PER_COMPONENT)
+        .total_core_instances(POOL_SLOTS * CORE_INSTANCES_PER_COMPONENT)
+        .total_memories(POOL_SLOTS * MEMORIES_PER_COMPONENT)
+        .total_tables(POOL_SLOTS * TABLES_PER_COMPONENT)
+        .total_stacks(POOL_SLOTS)
         .max_memory_size(MAX_MEMORY_BYTES);
     pool
+}
+
+/// The runtime behind [`PolicyEngine::block_on`]: one thread that drives the
+/// timers (deadlines, slot waits, a guest's sleeps) of calls made from
+/// threads that are not async; the calls themselves run on their callers'
+/// threads. Never dropped, so it can be used from any thread at any time.
+fn runtime() -> Result<&'static tokio::runtime::Runtime, EngineError> {
+    static RUNTIME: OnceLock<std::io::Result<tokio::runtime::Runtime>> = OnceLock::new();
+    RUNTIME
+        .get_or_init(|| {
+            tokio::runtime::Builder::new_multi_thread()
+                .worker_threads(1)
+                .thread_name("policy-timers")
+                .enable_time()
+                .build()
+        })
+        .as_ref()
+        .map_err(|e| EngineError(format!("policy runtime: {e}")))
 }
 
 fn spawn_ticker(engine: EngineWeak) -> std::io::Result<()> {

@@ -43,8 +43,18 @@ pub enum LoadError {
 pub enum CallError {
     #[error("ran longer than its {0:?} deadline and was stopped")]
     Timeout(Duration),
-    #[error("tried to grow its memory past the {limit_bytes}-byte limit")]
+    #[error(
+        "tried to grow its memory past the {limit_bytes}-byte limit (all its memories and tables together)"
+    )]
     OutOfMemory { limit_bytes: usize },
+    #[error("returned or logged a value of more than {limit_bytes} bytes, which the host refuses")]
+    OutputTooLarge { limit_bytes: usize },
+    #[error("returned {count} warnings; at most {limit} are accepted")]
+    TooManyWarnings { count: usize, limit: usize },
+    #[error(
+        "already runs {share} calls at once, its share of the instance pool; this call waited {waited:?} for a slot"
+    )]
+    Busy { share: u32, waited: Duration },
     #[error("trapped: {trap}{}", stderr_tail(.stderr))]
     Trap { trap: String, stderr: String },
     #[error("could not be instantiated: {0}")]
@@ -52,10 +62,10 @@ pub enum CallError {
 }
 
 fn stderr_tail(stderr: &str) -> String {
-    if stderr.trim().is_empty() {
+    if stderr.is_empty() {
         String::new()
     } else {
-        format!(" (stderr: {})", stderr.trim())
+        format!(" (stderr: {stderr})")
     }
 }
 

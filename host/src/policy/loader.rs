@@ -11,6 +11,7 @@ use sha2::{Digest, Sha256};
 use wasmtime::component::{Component, ComponentExportIndex, InstancePre};
 
 use super::builtin::{self, DEFAULT_POLICY_NAME};
+use super::capacity::{Lane, Share};
 use super::engine::PolicyEngine;
 use super::errors::LoadError;
 use super::imports;
@@ -36,6 +37,8 @@ pub struct Compiled {
     pub(super) engine: Arc<PolicyEngine>,
     pub(super) pre: InstancePre<Sandbox>,
     pub(super) exports: Exports,
+    /// The policy's share of the instance pool.
+    pub(super) share: Share,
     pub digest: String,
     pub imports: Vec<String>,
 }
@@ -121,10 +124,16 @@ pub fn compile(
         .linker
         .instantiate_pre(&component)
         .map_err(|e| wrong_world(format!("{e:#}")))?;
+    let lane = if name == DEFAULT_POLICY_NAME {
+        Lane::Reserved
+    } else {
+        Lane::Shared
+    };
     Ok(Compiled {
         engine: engine.clone(),
         pre,
         exports,
+        share: Share::new(lane),
         digest,
         imports,
     })
@@ -133,7 +142,7 @@ pub fn compile(
 impl Compiled {
     /// Calls `describe` and type-checks `decide` against the contract, so a
     /// component built from another version of `wit/` fails here, not per Service.
-    pub fn verify(&self, name: &str, limits: Limits) -> Result<PolicyInfo, LoadError> {
+    pub async fn verify(&self, name: &str, limits: Limits) -> Result<PolicyInfo, LoadError> {
         let name_arc: Arc<str> = Arc::from(name);
         let failed = |call: &'static str| {
             move |cause| LoadError::Call {
@@ -144,20 +153,26 @@ impl Compiled {
         };
         let info = self
             .describe(&name_arc, limits)
+            .await
             .map_err(failed("describe"))?;
         self.check_decide_type(&name_arc, limits)
+            .await
             .map_err(failed("decide type check"))?;
         Ok(info)
     }
 }
 
 /// Compiles, verifies and configures a policy.
-pub fn load(engine: &Arc<PolicyEngine>, source: PolicySource<'_>) -> Result<Policy, LoadError> {
+pub async fn load(
+    engine: &Arc<PolicyEngine>,
+    source: PolicySource<'_>,
+) -> Result<Policy, LoadError> {
     let compiled = compile(engine, source.name, source.bytes, source.pin)?;
-    let info = compiled.verify(source.name, source.limits)?;
+    let info = compiled.verify(source.name, source.limits).await?;
     let name: Arc<str> = Arc::from(source.name);
     compiled
         .validate_config(&name, source.limits, &source.config)
+        .await
         .map_err(|cause| LoadError::Call {
             policy: source.name.to_string(),
             call: "validate-config",
@@ -194,9 +209,13 @@ impl PolicyRef {
     }
 
     /// Loads it with default limits and no pin: for tools, not for serving.
-    pub fn load(&self, engine: &Arc<PolicyEngine>, config: String) -> Result<Policy, LoadError> {
+    pub async fn load(
+        &self,
+        engine: &Arc<PolicyEngine>,
+        config: String,
+    ) -> Result<Policy, LoadError> {
         let PolicyRef::File(path) = self else {
-            return builtin::load_default(engine, config);
+            return builtin::load_default(engine, config).await;
         };
         let bytes = std::fs::read(path).map_err(|error| LoadError::Read {
             path: path.clone(),
@@ -216,6 +235,7 @@ impl PolicyRef {
                 limits: Limits::default(),
             },
         )
+        .await
     }
 }
 

@@ -33,6 +33,10 @@ pub enum Outcome {
     Invalid,
     Timeout,
     OutOfMemory,
+    /// The value returned (or a log line) broke an output bound.
+    OutputTooLarge,
+    /// No slot of the policy's share freed up in time.
+    Busy,
     Trap,
     Instantiate,
 }
@@ -46,6 +50,10 @@ impl Outcome {
             Err(EvalError::Call { cause, .. }) => match cause {
                 CallError::Timeout(_) => Outcome::Timeout,
                 CallError::OutOfMemory { .. } => Outcome::OutOfMemory,
+                CallError::OutputTooLarge { .. } | CallError::TooManyWarnings { .. } => {
+                    Outcome::OutputTooLarge
+                }
+                CallError::Busy { .. } => Outcome::Busy,
                 CallError::Trap { .. } => Outcome::Trap,
                 CallError::Instantiate(_) => Outcome::Instantiate,
             },
@@ -59,6 +67,8 @@ impl Outcome {
             Outcome::Invalid => "invalid",
             Outcome::Timeout => "timeout",
             Outcome::OutOfMemory => "out_of_memory",
+            Outcome::OutputTooLarge => "output_too_large",
+            Outcome::Busy => "busy",
             Outcome::Trap => "trap",
             Outcome::Instantiate => "instantiate",
         }

@@ -1,15 +1,18 @@
 //! The policy host: loads sandboxed WebAssembly policy components and asks them
 //! how to expose each Service.
 //!
-//! One module per concern: [`engine`] (shared engine, epoch ticker), [`loader`]
-//! (bytes → checked, linked policy), [`imports`] (allow-list), [`sandbox`]
-//! (per-call store state and limits), `runtime` (calls and error mapping),
+//! One module per concern: [`engine`] (shared engine, epoch ticker, the
+//! runtime behind call deadlines), [`capacity`] (each policy's share of the
+//! instance pool), [`loader`] (bytes → checked, linked policy), [`imports`]
+//! (allow-list), [`sandbox`] (per-call store state and budgets), `runtime`
+//! (calls, deadlines and error mapping), `output` (policy text made safe),
 //! [`validate`] (contract checks on decisions), [`registry`] (which policy
 //! serves which Service), [`manifest`] and [`directory`] (the provider's
 //! policy ConfigMap and its hot reload), [`suite`] (policy test suites),
 //! [`metrics`] (evaluations, loaded policies and reloads for `/metrics`).
 
 pub mod builtin;
+pub mod capacity;
 pub mod directory;
 pub mod engine;
 pub mod errors;
@@ -18,6 +21,7 @@ pub mod loader;
 pub mod manifest;
 pub mod metrics;
 pub mod model;
+mod output;
 pub mod registry;
 mod runtime;
 pub mod sandbox;

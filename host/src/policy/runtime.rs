@@ -1,98 +1,127 @@
-//! Calling a policy: a fresh store and instance per call, under the memory cap
-//! and the epoch deadline; failures come back as typed errors.
+//! Calling a policy: a fresh store and instance per call, under the memory
+//! cap, the output bound and a wall-clock deadline; failures come back as
+//! typed errors.
+//!
+//! The deadline holds whatever the guest does. Calls run on a fiber: a guest
+//! computing is made to yield at every epoch tick, and a guest waiting in a
+//! WASI call (a sleep, a poll) is a pending host future. Either way the
+//! call's timer gets to run, and when it fires the call's future, with its
+//! store, instance and any pending host call, is dropped. The yields also
+//! mean a call never holds the async worker it runs on for more than a tick.
 
 use std::sync::Arc;
 use std::time::Instant;
 
 use wasmtime::component::{Instance, TypedFunc};
-use wasmtime::{Store, Trap};
+use wasmtime::{Store, Trap, UpdateDeadline};
 
-use super::engine::PolicyEngine;
 use super::errors::{CallError, EvalError};
 use super::loader::{Compiled, Exports, Policy};
 use super::metrics::Outcome;
 use super::model::{Decision, DecisionError, DecisionInput, PolicyInfo};
-use super::sandbox::{Limits, Sandbox};
+use super::output;
+use super::sandbox::{Limits, OUTPUT_BYTES, Sandbox};
 use super::validate;
+use crate::text::sanitize;
 
 type DecideFn<'a> = TypedFunc<(&'a str, &'a DecisionInput), (Result<Decision, DecisionError>,)>;
+
+/// How much of a trap's description an error quotes.
+const TRAP_TEXT_BYTES: usize = 512;
 
 impl Compiled {
     /// Runs `call` on a new instance in a new store, then drops both: no state
     /// survives a call, and a trapped instance is never reused.
-    fn run<R>(
+    async fn run<R>(
         &self,
         name: &Arc<str>,
         limits: Limits,
-        call: impl FnOnce(&mut Store<Sandbox>, &Instance, &Exports) -> wasmtime::Result<R>,
+        call: impl AsyncFnOnce(&mut Store<Sandbox>, &Instance, &Exports) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
-        let mut store = Store::new(&self.engine.engine, Sandbox::new(name.clone(), limits));
-        store.limiter(|sandbox| &mut sandbox.memory);
-        store.set_epoch_deadline(PolicyEngine::deadline_ticks(limits.timeout));
-        let result = match self.pre.instantiate(&mut store) {
-            Ok(instance) => {
-                call(&mut store, &instance, &self.exports).map_err(|e| classify(&store, e, limits))
-            }
-            Err(e) if store.data().memory.exceeded => {
-                drop(e);
-                Err(CallError::OutOfMemory {
-                    limit_bytes: limits.memory_bytes,
-                })
-            }
-            Err(e) => Err(CallError::Instantiate(format!("{e:#}"))),
-        };
-        store.data().finish();
-        result
+        let engine = &self.engine;
+        {
+            let _slot = self.share.acquire(&engine.capacity).await?;
+            let mut store = Store::new(&engine.engine, Sandbox::new(name.clone(), limits));
+            store.limiter(|sandbox| &mut sandbox.memory);
+            store.set_hostcall_fuel(OUTPUT_BYTES);
+            let started = Instant::now();
+            store.epoch_deadline_callback(move |_| {
+                if started.elapsed() >= limits.timeout {
+                    Err(Trap::Interrupt.into())
+                } else {
+                    Ok(UpdateDeadline::Yield(1))
+                }
+            });
+            store.set_epoch_deadline(1);
+            let attempt = async {
+                let instance = self.pre.instantiate_async(&mut store).await?;
+                call(&mut store, &instance, &self.exports).await
+            };
+            let outcome = tokio::time::timeout(limits.timeout, attempt).await;
+            let result = match outcome {
+                Ok(Ok(value)) => Ok(value),
+                Ok(Err(error)) => Err(classify(&store, error, limits)),
+                Err(_elapsed) => Err(CallError::Timeout(limits.timeout)),
+            };
+            store.data().finish();
+            result
+        }
     }
 
-    pub(super) fn describe(
+    pub(super) async fn describe(
         &self,
         name: &Arc<str>,
         limits: Limits,
     ) -> Result<PolicyInfo, CallError> {
-        self.run(name, limits, |store, instance, exports| {
+        self.run(name, limits, async |store, instance, exports| {
             let describe =
                 instance.get_typed_func::<(), (PolicyInfo,)>(&mut *store, &exports.describe)?;
-            Ok(describe.call(&mut *store, ())?.0)
+            Ok(describe.call_async(&mut *store, ()).await?.0)
         })
+        .await
+        .map(output::info)
     }
 
-    pub(super) fn validate_config(
+    pub(super) async fn validate_config(
         &self,
         name: &Arc<str>,
         limits: Limits,
         config: &str,
     ) -> Result<Result<(), String>, CallError> {
-        self.run(name, limits, |store, instance, exports| {
+        self.run(name, limits, async |store, instance, exports| {
             let validate = instance.get_typed_func::<(&str,), (Result<(), String>,)>(
                 &mut *store,
                 &exports.validate_config,
             )?;
-            Ok(validate.call(&mut *store, (config,))?.0)
+            Ok(validate.call_async(&mut *store, (config,)).await?.0)
         })
+        .await
+        .map(|answer| answer.map_err(output::message))
     }
 
     /// Checks that `decide` has exactly the contract's signature, without calling it.
-    pub(super) fn check_decide_type(
+    pub(super) async fn check_decide_type(
         &self,
         name: &Arc<str>,
         limits: Limits,
     ) -> Result<(), CallError> {
-        self.run(name, limits, |store, instance, exports| {
+        self.run(name, limits, async |store, instance, exports| {
             instance.get_typed_func::<(&str, &DecisionInput), (Result<Decision, DecisionError>,)>(
                 &mut *store,
                 &exports.decide,
             )?;
             Ok(())
         })
+        .await
     }
 }
 
 impl Policy {
     /// Asks the policy for a decision and checks it against the contract.
-    pub fn decide(&self, input: &DecisionInput) -> Result<Decision, EvalError> {
+    /// Returns within the slot wait plus the policy's deadline.
+    pub async fn decide(&self, input: &DecisionInput) -> Result<Decision, EvalError> {
         let started = Instant::now();
-        let result = self.decide_checked(input);
+        let result = self.decide_checked(input).await;
         self.compiled
             .engine
             .metrics
@@ -100,22 +129,28 @@ impl Policy {
         result
     }
 
-    fn decide_checked(&self, input: &DecisionInput) -> Result<Decision, EvalError> {
+    async fn decide_checked(&self, input: &DecisionInput) -> Result<Decision, EvalError> {
         let policy = || self.name.to_string();
+        let call_failed = |cause| EvalError::Call {
+            policy: policy(),
+            cause,
+        };
         let outcome = self
             .compiled
-            .run(&self.name, self.limits, |store, instance, exports| {
+            .run(&self.name, self.limits, async |store, instance, exports| {
                 let decide: DecideFn<'_> = instance.get_typed_func(&mut *store, exports.decide)?;
-                Ok(decide.call(&mut *store, (self.config.as_str(), input))?.0)
+                Ok(decide
+                    .call_async(&mut *store, (self.config.as_str(), input))
+                    .await?
+                    .0)
             })
-            .map_err(|cause| EvalError::Call {
-                policy: policy(),
-                cause,
-            })?;
+            .await
+            .map_err(call_failed)?;
         let decision = outcome.map_err(|error| EvalError::Declined {
             policy: policy(),
-            error,
+            error: output::decision_error(error),
         })?;
+        let decision = output::decision(decision).map_err(call_failed)?;
         validate::check(input, &decision).map_err(|problem| EvalError::InvalidDecision {
             policy: policy(),
             problem,
@@ -130,6 +165,11 @@ fn classify(store: &Store<Sandbox>, error: wasmtime::Error, limits: Limits) -> C
             limit_bytes: limits.memory_bytes,
         };
     }
+    if is_output_bound(&error) {
+        return CallError::OutputTooLarge {
+            limit_bytes: OUTPUT_BYTES,
+        };
+    }
     let stderr = store.data().stdio();
     match error.downcast_ref::<Trap>() {
         Some(Trap::Interrupt) => CallError::Timeout(limits.timeout),
@@ -138,8 +178,17 @@ fn classify(store: &Store<Sandbox>, error: wasmtime::Error, limits: Limits) -> C
             stderr,
         },
         None => CallError::Trap {
-            trap: format!("{error:#}"),
+            trap: sanitize(&format!("{error:#}"), TRAP_TEXT_BYTES),
             stderr,
         },
     }
+}
+
+/// Whether wasmtime refused to lift a value because it exceeded the store's
+/// hostcall fuel. Wasmtime's error type for it is private; its message is
+/// what identifies it (a sandbox test fails if that text changes).
+fn is_output_bound(error: &wasmtime::Error) -> bool {
+    error
+        .chain()
+        .any(|cause| cause.to_string().contains("fuel allocated for hostcalls"))
 }

@@ -1,5 +1,5 @@
 //! Per-call store state: an empty WASI context, the memory cap and the guest's
-//! bounded log.
+//! bounded log, and the budgets every call runs under.
 
 use rand::SeedableRng;
 use rand::rngs::StdRng;
@@ -11,12 +11,23 @@ use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostWallClock, WasiCtx, WasiCtxView, WasiView};
 
 use super::model::LogLevel;
+use crate::text::sanitize;
 
 /// Lines a policy may log per call, and the length each is cut to.
-const LOG_LINES_PER_CALL: u32 = 32;
-const LOG_LINE_BYTES: usize = 1024;
+pub const LOG_LINES_PER_CALL: u32 = 32;
+pub const LOG_LINE_BYTES: usize = 1024;
 /// What the guest's stdout and stderr (panic messages) may hold per call.
-const STDIO_BYTES: usize = 16 * 1024;
+pub const STDIO_BYTES: usize = 16 * 1024;
+/// How much of the guest's stdout and stderr an error quotes.
+pub const STDIO_QUOTE_BYTES: usize = 512;
+/// The most bytes one value may carry from the guest into the host: a
+/// decision or decision error (every string and list element counted, each
+/// time it is referenced), `describe`'s info, `validate-config`'s message,
+/// one log line. Checked by wasmtime before anything is copied.
+pub const OUTPUT_BYTES: usize = 64 * 1024;
+/// Table elements are charged to the memory cap at this size (a function
+/// reference is a pointer).
+const TABLE_ELEMENT_BYTES: usize = 8;
 
 /// Limits one call runs under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -65,6 +76,7 @@ impl Sandbox {
             table: ResourceTable::new(),
             memory: MemoryCap {
                 limit_bytes: limits.memory_bytes,
+                used_bytes: 0,
                 exceeded: false,
             },
             log: GuestLog {
@@ -76,9 +88,12 @@ impl Sandbox {
         }
     }
 
-    /// What the guest printed (e.g. a panic message), lossily decoded.
+    /// The end of what the guest printed (e.g. a panic message), lossily
+    /// decoded and made safe to log.
     pub fn stdio(&self) -> String {
-        String::from_utf8_lossy(&self.stdio.contents()).into_owned()
+        let contents = self.stdio.contents();
+        let tail = &contents[contents.len().saturating_sub(STDIO_QUOTE_BYTES)..];
+        sanitize(String::from_utf8_lossy(tail).trim(), STDIO_QUOTE_BYTES)
     }
 
     pub fn log(&mut self, level: LogLevel, message: &str) {
@@ -102,34 +117,49 @@ impl WasiView for Sandbox {
     }
 }
 
-/// Refuses memory growth past the limit and remembers that it did, so the
-/// resulting trap is reported as out-of-memory rather than as a plain trap.
+/// One budget for everything the instance allocates: every memory's bytes
+/// and every table's elements, from their creation on. Refuses growth past
+/// the limit and remembers that it did, so the resulting failure is reported
+/// as out-of-memory rather than as a plain trap.
 pub struct MemoryCap {
     pub limit_bytes: usize,
+    used_bytes: usize,
     pub exceeded: bool,
+}
+
+impl MemoryCap {
+    fn grow(&mut self, extra_bytes: usize) -> bool {
+        match self.used_bytes.checked_add(extra_bytes) {
+            Some(total) if total <= self.limit_bytes => {
+                self.used_bytes = total;
+                true
+            }
+            _ => {
+                self.exceeded = true;
+                false
+            }
+        }
+    }
 }
 
 impl ResourceLimiter for MemoryCap {
     fn memory_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        if desired > self.limit_bytes {
-            self.exceeded = true;
-            return Ok(false);
-        }
-        Ok(true)
+        Ok(self.grow(desired.saturating_sub(current)))
     }
 
     fn table_growing(
         &mut self,
-        _current: usize,
+        current: usize,
         desired: usize,
         _maximum: Option<usize>,
     ) -> wasmtime::Result<bool> {
-        Ok(desired <= 100_000)
+        let extra = desired.saturating_sub(current);
+        Ok(self.grow(extra.saturating_mul(TABLE_ELEMENT_BYTES)))
     }
 }
 
@@ -146,7 +176,7 @@ impl GuestLog {
             return;
         }
         self.lines_left -= 1;
-        let message = truncate(message, LOG_LINE_BYTES);
+        let message = sanitize(message, LOG_LINE_BYTES);
         let policy = &*self.policy;
         match level {
             LogLevel::Trace => tracing::trace!(policy, "{message}"),
@@ -156,17 +186,6 @@ impl GuestLog {
             LogLevel::Error => tracing::error!(policy, "{message}"),
         }
     }
-}
-
-fn truncate(text: &str, max: usize) -> &str {
-    if text.len() <= max {
-        return text;
-    }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    &text[..end]
 }
 
 struct FrozenClock;

@@ -128,8 +128,18 @@ impl World {
 
     /// A LoadBalancer Service in `default` with TCP `ports`.
     pub async fn create_service(&self, name: &str, ports: &[u16]) -> LiveService {
+        self.create_annotated_service(name, ports, json!({})).await
+    }
+
+    /// The same, with `annotations`.
+    pub async fn create_annotated_service(
+        &self,
+        name: &str,
+        ports: &[u16],
+        annotations: serde_json::Value,
+    ) -> LiveService {
         let service: Service = serde_json::from_value(json!({
-            "metadata": {"name": name},
+            "metadata": {"name": name, "annotations": annotations},
             "spec": {
                 "type": "LoadBalancer",
                 "selector": {"app": name},

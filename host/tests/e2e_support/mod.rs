@@ -85,12 +85,13 @@ impl Cluster {
             task.abort();
         }
         let lb_config = LbConfig::new(CLUSTER, "vdc1", "net1");
-        let mut registry = lb_support::default_registry(&lb_config);
+        let mut registry = lb_support::default_registry(&lb_config).await;
         if let Some(dir) = &self.policy_dir {
             let engine = lb_support::policy_engine();
             let default = registry.current().default.clone();
-            let (set, report) =
-                directory::load(&engine, dir, default, None).expect("the policy directory loads");
+            let (set, report) = directory::load(&engine, dir, default, None)
+                .await
+                .expect("the policy directory loads");
             assert!(report.failed.is_empty(), "{:?}", report.failed);
             registry = Arc::new(vcd_ccm::policy::Registry::new(set));
             self.watcher =

@@ -127,14 +127,15 @@ pub fn policy_engine() -> Arc<PolicyEngine> {
 }
 
 /// The default policy with the config's certAlias, as the only policy.
-pub fn default_registry(config: &LbConfig) -> Arc<Registry> {
+pub async fn default_registry(config: &LbConfig) -> Arc<Registry> {
     let policy = builtin::load_default(&policy_engine(), config.default_policy_config())
+        .await
         .expect("the default policy loads");
     Arc::new(Registry::new(PolicySet::only_default(Arc::new(policy))))
 }
 
 /// The misbehaving test policy (`loop`, `trap`, `oom`, `ok`) as the only policy.
-pub fn misbehaving_registry(behaviour: &str) -> Arc<Registry> {
+pub async fn misbehaving_registry(behaviour: &str) -> Arc<Registry> {
     let bytes = std::fs::read(format!("{ARTIFACTS_DIR}/misbehaving.wasm"))
         .expect("build.rs builds the misbehaving fixture");
     let policy = loader::load(
@@ -147,6 +148,7 @@ pub fn misbehaving_registry(behaviour: &str) -> Arc<Registry> {
             limits: Limits::default(),
         },
     )
+    .await
     .expect("the misbehaving policy loads");
     Arc::new(Registry::new(PolicySet::only_default(Arc::new(policy))))
 }
@@ -156,7 +158,7 @@ pub async fn client(sim: &Sim) -> VcdClient {
 }
 
 pub async fn engine(sim: &Sim, config: LbConfig) -> LoadBalancers {
-    let registry = default_registry(&config);
+    let registry = default_registry(&config).await;
     engine_with(sim, config, registry).await
 }
 

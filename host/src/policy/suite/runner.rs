@@ -140,7 +140,7 @@ impl SuiteRunner {
                     message,
                 })?;
             let started = Instant::now();
-            let actual = policy.decide(&input);
+            let actual = self.engine.block_on(policy.decide(&input));
             let elapsed = started.elapsed();
             results.push(CaseResult {
                 suite: path.into(),
@@ -167,8 +167,9 @@ impl SuiteRunner {
         if let Some(loaded) = self.policies.get(&key) {
             return Ok(loaded.clone());
         }
-        let loaded = reference
-            .load(&self.engine, key.1.clone())
+        let loaded = self
+            .engine
+            .block_on(reference.load(&self.engine, key.1.clone()))
             .map_err(|error| SuiteError::Policy {
                 path: suite.into(),
                 error,

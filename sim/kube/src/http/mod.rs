@@ -37,6 +37,9 @@ pub struct AppState {
     pub tokens: Tokens,
 }
 
+/// kube-apiserver's `MaxRequestBodyBytes`.
+pub const MAX_REQUEST_BODY_BYTES: usize = 3 << 20;
+
 pub fn router(state: AppState) -> Router {
     Router::new()
         .route(
@@ -60,6 +63,8 @@ pub fn router(state: AppState) -> Router {
         )
         .route("/api/{*rest}", any(objects::core))
         .route("/apis/{*rest}", any(objects::grouped))
+        // The API server refuses request bodies over 3 MiB (413).
+        .layer(axum::extract::DefaultBodyLimit::max(MAX_REQUEST_BODY_BYTES))
         .layer(middleware::from_fn_with_state(
             state.clone(),
             record_and_delay,

@@ -219,3 +219,23 @@ async fn secret_string_data_becomes_data_and_immutable_config_is_enforced() {
         422
     );
 }
+
+#[tokio::test]
+async fn a_request_body_over_3_mib_is_refused_as_the_api_server_does() {
+    let (_sim, client) = start().await;
+    let events: Api<Event> = Api::namespaced(client, "default");
+    let event = |bytes: usize| -> Event {
+        typed(json!({
+            "metadata": {"name": format!("big-{bytes}")},
+            "involvedObject": {"kind": "Service", "name": "web", "namespace": "default"},
+            "reason": "Test",
+            "message": "x".repeat(bytes),
+        }))
+    };
+    let (code, _) = api_error(events.create(&PostParams::default(), &event(8 << 20)).await);
+    assert_eq!(code, 413);
+    events
+        .create(&PostParams::default(), &event(1 << 20))
+        .await
+        .expect("a 1 MiB body is accepted");
+}
