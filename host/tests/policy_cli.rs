@@ -206,6 +206,37 @@ fn eval_prints_the_decision_or_the_policys_error() {
 }
 
 #[test]
+fn eval_of_a_policy_that_sleeps_returns_at_its_deadline() {
+    let dir = tempfile::tempdir().unwrap();
+    let input = dir.path().join("input.yaml");
+    std::fs::write(&input, "service: {namespace: shop, name: web}\n").unwrap();
+    let config = dir.path().join("config.json");
+    std::fs::write(&config, r#""sleep""#).unwrap();
+    let wasm = format!(
+        "{}/misbehaving.wasm",
+        vcd_ccm::policy::builtin::ARTIFACTS_DIR
+    );
+    let started = std::time::Instant::now();
+    let output = vcd_ccm(&[
+        "policy",
+        "eval",
+        "--policy",
+        &wasm,
+        "--input",
+        input.to_str().unwrap(),
+        "--config",
+        config.to_str().unwrap(),
+    ]);
+    assert_eq!(output.status.code(), Some(1));
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    assert!(
+        stderr.contains("ran longer than its 100ms deadline"),
+        "{stderr}"
+    );
+    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+}
+
+#[test]
 fn inspect_reports_interfaces_and_acceptance() {
     let default = format!("{ARTIFACTS_DIR}/default_policy.wasm");
     let output = vcd_ccm(&["policy", "inspect", &default]);
