@@ -6,7 +6,6 @@ use std::path::Path;
 
 use super::errors::ConfigError;
 use super::model::ConfigFile;
-use crate::lb::LbError;
 
 /// Upstream's fallback for `clusterid`.
 pub const CLUSTER_ID_ENV: &str = "CLUSTER_ID";
@@ -130,18 +129,14 @@ impl CloudConfig {
         }
         // The load balancer's own rules, upstream's "shared IP or oneArm"
         // among them, so a bad file fails here and not at the first Service.
-        self.lb_config().check().map_err(|error| {
-            let message = match error {
-                LbError::Config(message) => message,
-                other => other.to_string(),
-            };
-            ConfigError::Invalid {
+        self.lb_config()
+            .check()
+            .map_err(|error| ConfigError::Invalid {
                 origin: self.origin.clone(),
                 line: None,
                 key: None,
-                message,
-            }
-        })?;
+                message: error.to_string(),
+            })?;
         Ok(())
     }
 }

@@ -41,7 +41,7 @@ impl CloudConfig {
                 start_ip: one_arm.start_ip.to_string(),
                 end_ip: one_arm.end_ip.to_string(),
             }),
-            vip_subnet: lb.vip_subnet.clone(),
+            vip_subnet: lb.vip_subnet,
             cert_alias: (!cert_alias.is_empty()).then(|| cert_alias.to_string()),
         }
     }

@@ -11,6 +11,7 @@ use serde::Deserialize;
 
 use super::values;
 use crate::instances::{HostnameSource, NicRole};
+use crate::lb::config::Ipv4Range;
 use crate::vcd::Secret;
 
 #[derive(Debug, Clone, Default, Deserialize)]
@@ -74,7 +75,7 @@ pub(super) struct LoadBalancerSection {
     #[serde(default)]
     pub network: String,
     #[serde(default, deserialize_with = "values::optional_cidr")]
-    pub vip_subnet: Option<String>,
+    pub vip_subnet: Option<Ipv4Range>,
     #[serde(default, rename = "enableVirtualServiceSharedIP")]
     pub enable_virtual_service_shared_ip: bool,
 }

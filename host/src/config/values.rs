@@ -7,7 +7,7 @@ use std::net::Ipv4Addr;
 
 use serde::de::{Deserializer, Error, Visitor};
 
-use crate::lb::config::parse_cidr;
+use crate::lb::config::Ipv4Range;
 
 /// A string scalar turned into `T` by `check`, whose error message is the
 /// problem with the value.
@@ -92,15 +92,28 @@ pub(super) fn ipv4<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Ipv4Add
 /// `loadbalancer.vipSubnet`: empty means unset, as upstream.
 pub(super) fn optional_cidr<'de, D: Deserializer<'de>>(
     deserializer: D,
-) -> Result<Option<String>, D::Error> {
+) -> Result<Option<Ipv4Range>, D::Error> {
     checked_str(deserializer, "an IPv4 CIDR", |text| {
         let trimmed = text.trim();
         if trimmed.is_empty() {
             return Ok(None);
         }
-        parse_cidr("loadbalancer.vipSubnet", trimmed)
-            .map_err(|_| format!("{text:?} is not an IPv4 CIDR such as 203.0.113.0/26"))?;
-        Ok(Some(trimmed.to_string()))
+        cidr(trimmed)
+            .map(Some)
+            .ok_or_else(|| format!("{text:?} is not an IPv4 CIDR such as 203.0.113.0/26"))
+    })
+}
+
+/// `a.b.c.d/n` as the range from network to broadcast address.
+pub fn cidr(text: &str) -> Option<Ipv4Range> {
+    let (ip, prefix) = text.trim().split_once('/')?;
+    let ip: Ipv4Addr = ip.parse().ok()?;
+    let prefix: u32 = prefix.parse().ok().filter(|p| *p <= 32)?;
+    let mask = u32::MAX.checked_shl(32 - prefix).unwrap_or(0);
+    let network = u32::from(ip) & mask;
+    Some(Ipv4Range {
+        first: Ipv4Addr::from(network),
+        last: Ipv4Addr::from(network | !mask),
     })
 }
 
@@ -141,7 +154,17 @@ pub(super) fn requests_per_second<'de, D: Deserializer<'de>>(
 
 #[cfg(test)]
 mod tests {
-    use super::check_http_url;
+    use super::{Ipv4Addr, check_http_url, cidr};
+
+    #[test]
+    fn cidrs_span_network_to_broadcast() {
+        let range = cidr("203.0.113.17/28").unwrap();
+        assert_eq!(range.first, Ipv4Addr::new(203, 0, 113, 16));
+        assert_eq!(range.last, Ipv4Addr::new(203, 0, 113, 31));
+        assert!(cidr("203.0.113.0").is_none());
+        assert!(cidr("203.0.113.0/33").is_none());
+        assert_eq!(cidr("0.0.0.0/0").unwrap().address_count(), 1 << 32);
+    }
 
     #[test]
     fn hosts_must_be_plain_http_urls() {

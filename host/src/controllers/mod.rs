@@ -9,7 +9,7 @@ pub mod informer;
 pub mod leader;
 pub mod lifecycle;
 pub mod node;
-pub mod node_helpers;
+mod node_helpers;
 pub mod ready;
 pub mod service;
 mod workqueue;

@@ -25,6 +25,17 @@ impl CacheSync {
         }
     }
 
+    /// A readiness check: fails, naming them, while caches wait for their
+    /// initial list.
+    pub fn check(&self) -> Result<(), String> {
+        let pending = self.pending();
+        if pending.is_empty() {
+            Ok(())
+        } else {
+            Err(format!("caches not synced: {}", pending.join(", ")))
+        }
+    }
+
     /// The caches still waiting for their initial list.
     pub fn pending(&self) -> Vec<String> {
         let caches = self.caches.lock().unwrap_or_else(|p| p.into_inner());

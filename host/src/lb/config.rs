@@ -3,7 +3,10 @@
 
 use std::net::Ipv4Addr;
 
-use super::LbError;
+/// Settings the load balancer cannot work with; the message names the key.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{0}")]
+pub struct InvalidLbConfig(pub String);
 
 /// Upstream `loadbalancer.oneArm`: the internal VIP range.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,8 +28,8 @@ pub struct LbConfig {
     pub enable_virtual_service_shared_ip: bool,
     /// `loadbalancer.oneArm`.
     pub one_arm: Option<OneArm>,
-    /// `loadbalancer.vipSubnet`: limits IP-block addresses to this CIDR.
-    pub vip_subnet: Option<String>,
+    /// `loadbalancer.vipSubnet`: limits IP-block addresses to this range.
+    pub vip_subnet: Option<Ipv4Range>,
     /// `loadbalancer.certAlias`; `None` means `<clusterid>-cert`.
     pub cert_alias: Option<String>,
 }
@@ -83,28 +86,10 @@ impl Mode {
     }
 }
 
-fn parse_ip(key: &str, text: &str) -> Result<Ipv4Addr, LbError> {
+fn parse_ip(key: &str, text: &str) -> Result<Ipv4Addr, InvalidLbConfig> {
     text.trim()
         .parse()
-        .map_err(|_| LbError::Config(format!("{key}: {text:?} is not an IPv4 address")))
-}
-
-/// Parses `a.b.c.d/n` into the range from network to broadcast address.
-pub fn parse_cidr(key: &str, text: &str) -> Result<Ipv4Range, LbError> {
-    let bad = || {
-        LbError::Config(format!(
-            "{key}: {text:?} is not an IPv4 CIDR such as 203.0.113.0/26"
-        ))
-    };
-    let (ip, prefix) = text.trim().split_once('/').ok_or_else(bad)?;
-    let ip: Ipv4Addr = ip.parse().map_err(|_| bad())?;
-    let prefix: u32 = prefix.parse().ok().filter(|p| *p <= 32).ok_or_else(bad)?;
-    let mask = u32::MAX.checked_shl(32 - prefix).unwrap_or(0);
-    let network = u32::from(ip) & mask;
-    Ok(Ipv4Range {
-        first: Ipv4Addr::from(network),
-        last: Ipv4Addr::from(network | !mask),
-    })
+        .map_err(|_| InvalidLbConfig(format!("{key}: {text:?} is not an IPv4 address")))
 }
 
 impl LbConfig {
@@ -122,14 +107,14 @@ impl LbConfig {
 
     /// The mode these settings select; the upstream rule applies: without
     /// the shared IP feature, `oneArm` is required.
-    pub fn mode(&self) -> Result<Mode, LbError> {
+    pub fn mode(&self) -> Result<Mode, InvalidLbConfig> {
         let range = match &self.one_arm {
             None => None,
             Some(one_arm) => {
                 let first = parse_ip("loadbalancer.oneArm.startIP", &one_arm.start_ip)?;
                 let last = parse_ip("loadbalancer.oneArm.endIP", &one_arm.end_ip)?;
                 if first > last {
-                    return Err(LbError::Config(format!(
+                    return Err(InvalidLbConfig(format!(
                         "loadbalancer.oneArm: startIP {first} is after endIP {last}"
                     )));
                 }
@@ -140,18 +125,10 @@ impl LbConfig {
             (true, None) => Ok(Mode::SharedVip),
             (true, Some(range)) => Ok(Mode::SharedVipOneArm(range)),
             (false, Some(range)) => Ok(Mode::OneArm(range)),
-            (false, None) => Err(LbError::Config(
+            (false, None) => Err(InvalidLbConfig(
                 "without loadbalancer.enableVirtualServiceSharedIP, loadbalancer.oneArm (startIP, endIP) must be set".to_string(),
             )),
         }
-    }
-
-    pub fn vip_subnet_range(&self) -> Result<Option<Ipv4Range>, LbError> {
-        self.vip_subnet
-            .as_deref()
-            .filter(|s| !s.trim().is_empty())
-            .map(|s| parse_cidr("loadbalancer.vipSubnet", s))
-            .transpose()
     }
 
     /// The certificate alias for TLS ports that name none.
@@ -167,19 +144,19 @@ impl LbConfig {
         serde_json::json!({"certAlias": self.effective_cert_alias()}).to_string()
     }
 
-    pub(crate) fn check(&self) -> Result<Mode, LbError> {
+    /// The mode, or what makes these settings unusable.
+    pub fn check(&self) -> Result<Mode, InvalidLbConfig> {
         if self.cluster_id.trim().is_empty() || self.cluster_id.contains(char::is_whitespace) {
-            return Err(LbError::Config(
+            return Err(InvalidLbConfig(
                 "clusterid must be set and contain no spaces (it is part of every ownership tag)"
                     .to_string(),
             ));
         }
         if self.network.trim().is_empty() {
-            return Err(LbError::Config(
+            return Err(InvalidLbConfig(
                 "loadbalancer.network must be set".to_string(),
             ));
         }
-        self.vip_subnet_range()?;
         self.mode()
     }
 }
@@ -187,18 +164,6 @@ impl LbConfig {
 #[cfg(test)]
 mod tests {
     use super::*;
-
-    #[test]
-    fn cidrs_span_network_to_broadcast() {
-        let range = parse_cidr("k", "203.0.113.17/28").unwrap();
-        assert_eq!(range.first, Ipv4Addr::new(203, 0, 113, 16));
-        assert_eq!(range.last, Ipv4Addr::new(203, 0, 113, 31));
-        assert!(parse_cidr("k", "203.0.113.0").is_err());
-        assert_eq!(
-            parse_cidr("k", "0.0.0.0/0").unwrap().address_count(),
-            1 << 32
-        );
-    }
 
     #[test]
     fn modes_follow_the_upstream_keys() {

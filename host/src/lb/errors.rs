@@ -9,7 +9,7 @@ use crate::vcd::VcdError;
 #[derive(Debug, thiserror::Error)]
 pub enum LbError {
     #[error("load-balancer config: {0}")]
-    Config(String),
+    Config(#[from] super::config::InvalidLbConfig),
     #[error("Service {service}: {problem}")]
     InvalidService { service: String, problem: String },
     #[error("{0}")]

@@ -77,7 +77,7 @@ impl LoadBalancers {
         let features = Features::read(&client, &gateway.id)
             .await
             .map_err(setup("reading the gateway's load balancer"))?;
-        let source = IpSource::discover(&client, gateway, config.vip_subnet_range()?)
+        let source = IpSource::discover(&client, gateway, config.vip_subnet)
             .await
             .map_err(setup("reading the gateway's IP Spaces"))?;
         let cluster = Cluster {

@@ -5,7 +5,6 @@
 
 use std::path::Path;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Duration;
 
 use super::{Settings, SharedRegistry, StartError, write};
@@ -79,11 +78,10 @@ impl CloudSide {
     /// retrying every 10 s with the reason logged until it works.
     /// The load balancer is built only when `with_lb` (the service
     /// controller runs).
-    pub async fn connect(self, reached: &AtomicBool, with_lb: bool) -> Components {
+    pub async fn connect(self, with_lb: bool) -> Components {
         loop {
             match self.try_connect(with_lb).await {
                 Ok((lb, instances)) => {
-                    reached.store(true, Ordering::Relaxed);
                     return Components {
                         lb,
                         instances,

@@ -74,15 +74,18 @@ impl Manager {
             None => None,
             Some(config) => {
                 let reached = vcd_reached.clone();
+                let synced = caches.clone();
                 let mut probes = Probes {
-                    caches: caches.clone(),
-                    ready: vec![Check::new("vcd", move || {
-                        if reached.load(Ordering::Relaxed) {
-                            Ok(())
-                        } else {
-                            Err("VCD has not been reached yet".to_string())
-                        }
-                    })],
+                    ready: vec![
+                        Check::new("informer-sync", move || synced.check()),
+                        Check::new("vcd", move || {
+                            if reached.load(Ordering::Relaxed) {
+                                Ok(())
+                            } else {
+                                Err("VCD has not been reached yet".to_string())
+                            }
+                        }),
+                    ],
                     ..Probes::default()
                 };
                 if let Some(elector) = &elector {
@@ -112,11 +115,13 @@ impl Manager {
                 lb,
                 instances,
                 policy_watcher: _reloading,
-            } = cloud
-                .connect(&vcd_reached, settings.controllers.service)
-                .await;
+            } = cloud.connect(settings.controllers.service).await;
             let leadership = match &elector {
-                Some(elector) => Some(elector.acquire().await),
+                Some(elector) => {
+                    // A standby is ready once VCD answers.
+                    vcd_reached.store(true, Ordering::Relaxed);
+                    Some(elector.acquire().await)
+                }
                 None => None,
             };
             let mut controllers = JoinSet::new();
@@ -163,6 +168,9 @@ impl Manager {
             if !controllers.is_empty() {
                 controllers.spawn(nodes.run());
             }
+            // Only now: until the caches are registered, `informer-sync`
+            // would pass without them.
+            vcd_reached.store(true, Ordering::Relaxed);
             let lost = until_lost(leadership).await;
             controllers.abort_all();
             lost

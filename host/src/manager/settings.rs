@@ -1,26 +1,22 @@
-//! What the manager runs with, built from `vcd-ccm run`'s flags, and the
-//! errors that stop the process at start.
+//! What the manager runs with (built from flags by `vcd-ccm run`, or by
+//! the demo), and the errors that stop the process at start.
 
-use std::net::SocketAddr;
 use std::path::PathBuf;
 use std::time::Duration;
 
 use kube::Client;
 use kube::client::ClientBuilder;
 
-use crate::cli::RunArgs;
 use crate::config::{CloudConfig, ConfigError};
 use crate::controllers::EnabledControllers;
-use crate::controllers::leader::{LeaderConfig, LeaderConfigError, default_identity};
+use crate::controllers::leader::{LeaderConfig, LeaderConfigError};
 use crate::controllers::node::NodeControllerConfig;
 use crate::controllers::service::ServiceControllerConfig;
 use crate::policy::engine::EngineError;
 use crate::policy::manifest::ManifestError;
 use crate::ratelimit::{Rate, RateLimiter, ThrottleLayer, ThrottleMetrics};
-use crate::serve::{Certificate, ServeConfig, ServeError, Transport};
+use crate::serve::{ServeConfig, ServeError};
 
-/// The provider name upstream's command line passes.
-pub const PROVIDER_NAME: &str = "vmware-cloud-director";
 /// The cloud-controller-manager's client-go rate (`--kube-api-qps`,
 /// `--kube-api-burst`).
 pub const DEFAULT_KUBE_API_RATE: Rate = Rate {
@@ -79,90 +75,6 @@ pub enum StartError {
     PolicyWatch { dir: String, reason: String },
 }
 
-impl Settings {
-    /// Everything from the flags and files; any problem is one error.
-    pub async fn from_args(args: &RunArgs) -> Result<Settings, StartError> {
-        if let Some(provider) = args.cloud_provider.as_deref()
-            && provider != PROVIDER_NAME
-        {
-            return Err(StartError::Flag(format!(
-                "--cloud-provider: {provider:?} is not this provider; use {PROVIDER_NAME:?} or leave it out"
-            )));
-        }
-        let controllers = EnabledControllers::parse(&args.controllers).map_err(StartError::Flag)?;
-        let positive = |flag: &str, value: usize| {
-            if value == 0 {
-                Err(StartError::Flag(format!("--{flag}: must be at least 1")))
-            } else {
-                Ok(value)
-            }
-        };
-        let cloud = CloudConfig::from_file(&args.cloud_config)?;
-        let identity = default_identity();
-        let leader = args.leader_elect.then(|| LeaderConfig {
-            namespace: args.leader_elect_resource_namespace.clone(),
-            name: args.leader_elect_resource_name.clone(),
-            identity: identity.clone(),
-            lease_duration: args.leader_elect_lease_duration,
-            renew_deadline: args.leader_elect_renew_deadline,
-            retry_period: args.leader_elect_retry_period,
-        });
-        if let Some(leader) = &leader {
-            leader.validate()?;
-        }
-        let serve = serve_config(args);
-        Ok(Settings {
-            kube_api_rate: kube_api_rate(args)?,
-            secret_dir: args.credentials_dir.clone(),
-            policy_dir: Some(args.policy_dir.clone()),
-            kube: kube_config(args.kubeconfig.as_ref()).await?,
-            controllers,
-            service: ServiceControllerConfig {
-                workers: positive("concurrent-service-syncs", args.concurrent_service_syncs)?,
-                load_balancer_class: args.load_balancer_class.clone(),
-                ..ServiceControllerConfig::default()
-            },
-            node: NodeControllerConfig {
-                concurrent_node_syncs: positive(
-                    "concurrent-node-syncs",
-                    args.concurrent_node_syncs,
-                )?,
-                node_status_update_frequency: args.node_status_update_frequency,
-            },
-            node_monitor_period: args.node_monitor_period,
-            leader,
-            delegated_access: serve
-                .as_ref()
-                .is_some_and(|serve| serve.transport != Transport::Http)
-                .then(|| args.authorization_always_allow_paths.clone()),
-            serve,
-            identity,
-            cloud,
-        })
-    }
-}
-
-fn kube_api_rate(args: &RunArgs) -> Result<Option<Rate>, StartError> {
-    let qps = args.kube_api_qps;
-    if qps < 0.0 {
-        return Ok(None);
-    }
-    if !qps.is_finite() || qps == 0.0 {
-        return Err(StartError::Flag(format!(
-            "--kube-api-qps: {qps} is not a rate; give requests per second above 0, or a negative number to turn the limit off"
-        )));
-    }
-    if args.kube_api_burst == 0 {
-        return Err(StartError::Flag(
-            "--kube-api-burst: must be at least 1 while --kube-api-qps limits the rate".into(),
-        ));
-    }
-    Ok(Some(Rate {
-        per_second: f64::from(qps),
-        burst: args.kube_api_burst,
-    }))
-}
-
 /// A Kubernetes client, throttled to the settings' rate with a bucket of
 /// its own.
 pub fn kube_client(settings: &Settings, metrics: &ThrottleMetrics) -> Result<Client, StartError> {
@@ -173,92 +85,4 @@ pub fn kube_client(settings: &Settings, metrics: &ThrottleMetrics) -> Result<Cli
             .build(),
         None => builder.build(),
     })
-}
-
-fn serve_config(args: &RunArgs) -> Option<ServeConfig> {
-    let (port, transport) = match (args.port, &args.tls_cert_file, &args.tls_private_key_file) {
-        (Some(port), _, _) => (port, Transport::Http),
-        (None, _, _) if args.secure_port == 0 => return None,
-        (None, Some(cert), Some(key)) => (
-            args.secure_port,
-            Transport::Https(Certificate::Files {
-                cert: cert.clone(),
-                key: key.clone(),
-            }),
-        ),
-        (None, _, _) => (args.secure_port, Transport::Https(Certificate::SelfSigned)),
-    };
-    Some(ServeConfig {
-        listen: SocketAddr::new(args.bind_address, port),
-        transport,
-    })
-}
-
-/// `--kubeconfig`, else the in-cluster config or `$KUBECONFIG`.
-pub async fn kube_config(path: Option<&PathBuf>) -> Result<kube::Config, StartError> {
-    match path {
-        Some(path) => {
-            // YAML errors append a multi-line snippet; the first line has
-            // the line and column already.
-            let error = |reason: String| StartError::Kubeconfig {
-                path: path.display().to_string(),
-                reason: reason.lines().next().unwrap_or_default().to_string(),
-            };
-            let kubeconfig =
-                kube::config::Kubeconfig::read_from(path).map_err(|e| error(e.to_string()))?;
-            kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
-                .await
-                .map_err(|e| error(e.to_string()))
-        }
-        None => kube::Config::infer()
-            .await
-            .map_err(|e| StartError::Kubeconfig {
-                path: "(in-cluster or $KUBECONFIG)".into(),
-                reason: e.to_string(),
-            }),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use clap::Parser;
-
-    use super::*;
-    use crate::cli::{Cli, Command};
-
-    fn rate(flags: &[&str]) -> Result<Option<Rate>, String> {
-        let cli = Cli::try_parse_from(["vcd-ccm", "run"].iter().chain(flags)).expect("flags parse");
-        let Command::Run(args) = cli.command else {
-            panic!("not the run command");
-        };
-        kube_api_rate(&args).map_err(|e| e.to_string())
-    }
-
-    #[test]
-    fn the_kubernetes_api_rate_is_client_gos_unless_set() {
-        assert_eq!(rate(&[]), Ok(Some(DEFAULT_KUBE_API_RATE)));
-        let set = rate(&["--kube-api-qps=50", "--kube-api-burst=100"]);
-        assert_eq!(
-            set,
-            Ok(Some(Rate {
-                per_second: 50.0,
-                burst: 100
-            }))
-        );
-        assert_eq!(rate(&["--kube-api-qps=-1"]), Ok(None));
-    }
-
-    #[test]
-    fn a_rate_that_would_stop_every_request_is_refused() {
-        let zero = rate(&["--kube-api-qps=0"]).unwrap_err();
-        assert!(
-            zero.starts_with("--kube-api-qps: 0 is not a rate"),
-            "{zero}"
-        );
-        let burst = rate(&["--kube-api-burst=0"]).unwrap_err();
-        assert!(
-            burst.starts_with("--kube-api-burst: must be at least 1"),
-            "{burst}"
-        );
-    }
 }

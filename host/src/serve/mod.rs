@@ -27,8 +27,6 @@ use tokio::task::JoinHandle;
 
 pub use self::access::{Authorize, Verdict};
 pub use self::tls::Certificate;
-use crate::controllers::ready::CacheSync;
-
 /// Upstream's `--secure-port` default (`CloudControllerManagerPort`).
 pub const DEFAULT_SECURE_PORT: u16 = 10258;
 
@@ -115,13 +113,10 @@ impl Check {
 /// What `/healthz` and `/readyz` consult.
 #[derive(Clone, Default)]
 pub struct Probes {
-    /// `/healthz`: e.g. `leaderElection` from
-    /// [`LeaderHealth::check`](crate::controllers::leader::LeaderHealth::check).
+    /// `/healthz`: e.g. `leaderElection`, the leader's renewal.
     pub health: Vec<Check>,
-    /// `/readyz`, besides the caches: e.g. `vcd`, true once VCD was reached.
+    /// `/readyz`: e.g. `informer-sync` (the controllers' caches) and `vcd`.
     pub ready: Vec<Check>,
-    /// `/readyz` fails (check `informer-sync`) while a cache is not synced.
-    pub caches: CacheSync,
 }
 
 #[derive(Clone)]
@@ -258,15 +253,7 @@ async fn healthz_one(State(state): State<AppState>, Path(name): Path<String>) ->
 }
 
 async fn readyz(State(state): State<AppState>) -> Response {
-    let pending = state.probes.caches.pending();
-    let caches = if pending.is_empty() {
-        Ok(())
-    } else {
-        Err(format!("caches not synced: {}", pending.join(", ")))
-    };
-    let outcomes = std::iter::once(("informer-sync".to_string(), caches))
-        .chain(state.probes.ready.iter().map(Check::outcome))
-        .collect();
+    let outcomes = state.probes.ready.iter().map(Check::outcome).collect();
     report("readyz", outcomes)
 }
 

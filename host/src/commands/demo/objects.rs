@@ -6,7 +6,7 @@ use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
 use super::setup::{POOL_LABEL, UDP_LABEL};
-use crate::controllers::node_helpers::taints::UNINITIALIZED_TAINT_KEY;
+use crate::controllers::node::UNINITIALIZED_TAINT_KEY;
 
 pub const TENANT_NAMESPACE: &str = "tenant-a";
 

@@ -7,9 +7,8 @@ use k8s_openapi::api::core::v1::{Event, Node, Service};
 use kube::api::{Api, ListParams};
 use vcdsim::Sim;
 
-use crate::controllers::node_helpers::labels;
-use crate::controllers::node_helpers::taints::is_uninitialized;
-use crate::controllers::service::predicates::internal_ip;
+use crate::controllers::node::{INSTANCE_TYPE, ZONE, is_uninitialized};
+use crate::controllers::service::internal_ip;
 
 pub struct ServiceRow {
     pub key: String,
@@ -180,8 +179,8 @@ fn node_row(node: &Node) -> NodeRow {
         name: node.metadata.name.clone().unwrap_or_default(),
         provider_id: node.spec.as_ref().and_then(|s| s.provider_id.clone()),
         internal_ip: internal_ip(node),
-        zone: label(labels::ZONE),
-        instance_type: label(labels::INSTANCE_TYPE),
+        zone: label(ZONE),
+        instance_type: label(INSTANCE_TYPE),
         tainted: is_uninitialized(node),
     }
 }

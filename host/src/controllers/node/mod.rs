@@ -20,6 +20,10 @@ use kube::runtime::reflector::{ObjectRef, Store};
 use kube::{Api, Client, ResourceExt};
 use prometheus_client::registry::Registry;
 
+pub use super::node_helpers::labels::{INSTANCE_TYPE, ZONE};
+pub use super::node_helpers::taints::{
+    SHUTDOWN_TAINT_KEY, UNINITIALIZED_TAINT_KEY, is_uninitialized,
+};
 pub use sync::NodeSyncError;
 
 use super::informer::{Change, Informer, Listed};

@@ -6,10 +6,12 @@
 mod metrics;
 mod nodesync;
 mod policies;
-pub mod predicates;
+mod predicates;
 pub mod spec;
 mod sync;
 mod writes;
+
+pub use predicates::{CLEANUP_FINALIZER, internal_ip};
 
 use std::collections::{HashMap, HashSet};
 use std::sync::{Arc, Mutex, MutexGuard};

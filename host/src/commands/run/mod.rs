@@ -1,0 +1,58 @@
+//! `vcd-ccm run`: the production entry point.
+
+use std::process::ExitCode;
+
+mod settings;
+
+use crate::cli::RunArgs;
+use crate::manager::Manager;
+
+pub fn run(args: &RunArgs) -> ExitCode {
+    let runtime = match tokio::runtime::Runtime::new() {
+        Ok(runtime) => runtime,
+        Err(error) => {
+            eprintln!("vcd-ccm: cannot start the async runtime: {error}");
+            return ExitCode::FAILURE;
+        }
+    };
+    runtime.block_on(async {
+        let started = match settings::settings(args).await {
+            Ok(settings) => Manager::start(settings).await,
+            Err(error) => Err(error),
+        };
+        let manager = match started {
+            Ok(manager) => manager,
+            Err(error) => {
+                eprintln!("vcd-ccm: {error}");
+                return ExitCode::FAILURE;
+            }
+        };
+        tokio::select! {
+            lost = manager.wait() => {
+                // As upstream: a replica that lost the lease exits and restarts.
+                tracing::error!(reason = %lost, "leaderelection lost");
+                ExitCode::FAILURE
+            }
+            () = shutdown_signal() => {
+                tracing::info!("shutting down on signal");
+                ExitCode::SUCCESS
+            }
+        }
+    })
+}
+
+/// Ctrl-C, or SIGTERM from the kubelet.
+pub async fn shutdown_signal() {
+    let terminate = async {
+        match tokio::signal::unix::signal(tokio::signal::unix::SignalKind::terminate()) {
+            Ok(mut signal) => {
+                signal.recv().await;
+            }
+            Err(_) => std::future::pending().await,
+        }
+    };
+    tokio::select! {
+        _ = tokio::signal::ctrl_c() => {}
+        () = terminate => {}
+    }
+}

@@ -1,0 +1,140 @@
+//! Hostile provider policies under the real `vcd-ccm run`: one sleeps in a
+//! WASI call past its deadline, one returns an 8 MiB error, one answers with
+//! text that would forge log lines. The Services they govern get bounded,
+//! escaped Warning Events; every other Service converges as usual.
+//!
+//! `cargo test -p vcd-ccm --test e2e_run hostile -- --nocapture` prints how
+//! long the default-policy Services took.
+
+use std::time::Duration;
+
+use crate::support::poll::wait_until;
+use crate::support::run::World;
+use k8s_openapi::api::core::v1::Event;
+use kube::Api;
+use kube::api::ListParams;
+use serde_json::json;
+use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
+use vcd_ccm::policy::loader::sha256_hex;
+
+/// Three Services, retries with the 5 s backoff included.
+const CONVERGE: Duration = Duration::from_secs(60);
+
+/// The misbehaving fixture installed three times, each chosen by annotation.
+fn install_hostile_policies(world: &World) {
+    let dir = &world.files.policy_dir;
+    std::fs::create_dir_all(dir).expect("the policy directory is created");
+    let wasm = std::fs::read(format!("{ARTIFACTS_DIR}/misbehaving.wasm")).expect("built");
+    std::fs::write(dir.join("misbehaving.wasm"), &wasm).expect("copied");
+    let pin = sha256_hex(&wasm);
+    let entry = |name: &str, behaviour: &str| {
+        format!(
+            "- name: {name}
+  file: misbehaving.wasm
+  sha256: {pin}
+  config: {behaviour}
+  timeoutMs: 200
+  selector: {{allowAnnotation: true}}
+"
+        )
+    };
+    let manifest = format!(
+        "policies:\n{}{}{}",
+        entry("sleeper", "sleep"),
+        entry("flooder", "error-flood"),
+        entry("forger", "forged-text"),
+    );
+    std::fs::write(dir.join("policies.yaml"), manifest).expect("the manifest is written");
+}
+
+/// The Warning Events of Service `name`, messages only.
+async fn warnings(world: &World, name: &str) -> Vec<String> {
+    let events: Api<Event> = Api::namespaced(world.client.clone(), "default");
+    let listed = events
+        .list(&ListParams::default())
+        .await
+        .expect("Events are listed");
+    listed
+        .items
+        .into_iter()
+        .filter(|e| e.involved_object.name.as_deref() == Some(name))
+        .filter(|e| e.type_.as_deref() == Some("Warning"))
+        .filter_map(|e| e.message)
+        .collect()
+}
+
+async fn warning_containing(world: &World, name: &str, needle: &str) -> String {
+    let (message, _) = wait_until(
+        &format!("a Warning on {name} containing {needle:?}"),
+        CONVERGE,
+        || async {
+            let found = warnings(world, name).await;
+            found
+                .iter()
+                .find(|m| m.contains(needle))
+                .cloned()
+                .ok_or_else(|| format!("Warnings so far: {found:?}"))
+        },
+    )
+    .await;
+    message
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hostile_policies_touch_only_their_own_services() {
+    let world = World::start().await;
+    install_hostile_policies(&world);
+    world.add_nodes().await;
+    // One service worker (the Go CCM's default): a policy call that never
+    // returned would stop every Service.
+    let ccm = world.spawn("hostile", &["--concurrent-service-syncs=1"]);
+    for (name, policy) in [
+        ("asleep", "sleeper"),
+        ("flooded", "flooder"),
+        ("forged", "forger"),
+    ] {
+        world
+            .create_annotated_service(name, &[80], json!({"vcd-ccm.io/policy": policy}))
+            .await;
+    }
+    let plain = ["web", "api", "shop"];
+    for name in plain {
+        world.create_service(name, &[80, 443]).await;
+    }
+    for name in plain {
+        let (ip, took) = wait_until(&format!("{name}'s external IP"), CONVERGE, || {
+            world.external_ip(name)
+        })
+        .await;
+        println!("{name}: {ip} after {took:?}, beside three hostile policies");
+    }
+
+    let asleep = warning_containing(&world, "asleep", "deadline").await;
+    assert!(asleep.contains("policy sleeper"), "{asleep}");
+    let flooded = warning_containing(&world, "flooded", "65536 bytes").await;
+    assert!(flooded.len() <= 1024, "{} bytes", flooded.len());
+    let forged = warning_containing(&world, "forged", "forged line").await;
+    assert!(
+        forged.contains("refused\\nINFO forged line \\u{1b}[2J"),
+        "{forged}"
+    );
+    for name in ["asleep", "flooded", "forged"] {
+        assert!(
+            world.external_ip(name).await.is_err(),
+            "{name} got an address"
+        );
+    }
+
+    // Several retries later the log is still small and has no forged lines.
+    tokio::time::sleep(Duration::from_secs(6)).await;
+    let log = ccm.stderr();
+    assert!(log.len() < 256 << 10, "{} bytes of log", log.len());
+    assert!(
+        !log.lines().any(|line| line.starts_with("INFO forged line")),
+        "a policy forged a log line:\n{log}"
+    );
+    assert!(
+        !log.contains("\u{1b}[2J"),
+        "a policy's escape reached the log"
+    );
+}

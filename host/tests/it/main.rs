@@ -1,0 +1,40 @@
+//! vcd-ccm's integration tests, one binary: the library (and the
+//! `vcd-ccm` binary) against vcdsim and kubesim. Each module is a topic;
+//! `support` holds what they share.
+//!
+//! `cargo test -p vcd-ccm --test it <module>::` runs one topic; tests that
+//! print figures say so in their module's header.
+
+mod support;
+
+mod config;
+mod demo;
+mod e2e_nodes;
+mod e2e_policy_reload;
+mod e2e_run;
+mod e2e_scale;
+mod e2e_service_failures;
+mod e2e_services;
+mod instances_cache;
+mod instances_lifecycle;
+mod instances_metadata;
+mod instances_zones;
+mod lb_behaviour;
+mod lb_bench;
+mod lb_crash;
+mod lb_lifecycle;
+mod lb_upstream;
+mod leader;
+mod manifests;
+mod policy_cli;
+mod policy_directory;
+mod sandbox;
+mod serve;
+mod serve_access;
+mod structure;
+mod vcd_auth;
+mod vcd_call_counts;
+mod vcd_mechanics;
+mod vcd_resources;
+mod vcd_secrets;
+mod vcd_tls;

@@ -1,0 +1,288 @@
+//! The end-to-end harness of the service controller: vcdsim and kubesim in
+//! process, the real load balancer and controller between them, and the
+//! waits and reads the tests share.
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Event, Node, Service};
+use kube::api::{Api, DeleteParams, PostParams};
+use kubesim::KubeSim;
+use prometheus_client::registry::Registry;
+use serde_json::{Value, json};
+use tokio::task::JoinHandle;
+use vcd_ccm::controllers::service::ServiceController;
+pub use vcd_ccm::controllers::service::ServiceControllerConfig;
+use vcd_ccm::controllers::{CacheSync, EventRecorder, Informer};
+use vcd_ccm::lb::{LbConfig, LoadBalancers};
+use vcd_ccm::policy::directory::{self, DirectoryWatcher};
+use vcdsim::Sim;
+
+use crate::support::objects::ServiceEdits;
+pub use crate::support::poll::wait_for;
+use crate::support::{lb, objects, vcd};
+
+pub use crate::support::CLUSTER;
+
+pub struct Cluster {
+    pub vcd: Sim,
+    pub kube: KubeSim,
+    pub client: kube::Client,
+    pub registry: Registry,
+    /// Provider policies, watched, when set before the controller starts.
+    pub policy_dir: Option<PathBuf>,
+    watcher: Option<DirectoryWatcher>,
+    controller: Option<JoinHandle<()>>,
+}
+
+impl Drop for Cluster {
+    fn drop(&mut self) {
+        if let Some(task) = self.controller.take() {
+            task.abort();
+        }
+    }
+}
+
+/// Quick retries so failure paths finish within a test's patience.
+pub fn fast_config() -> ServiceControllerConfig {
+    ServiceControllerConfig {
+        workers: 2,
+        base_backoff: Duration::from_millis(200),
+        max_backoff: Duration::from_secs(2),
+        ..ServiceControllerConfig::default()
+    }
+}
+
+impl Cluster {
+    pub async fn start() -> Self {
+        Self::start_with(fast_config(), |_| {}).await
+    }
+
+    /// Seeds the clusters before the controller starts (`seed` sees both).
+    pub async fn start_with(config: ServiceControllerConfig, seed: impl FnOnce(&mut Self)) -> Self {
+        let vcd = vcd::sim_from(lb::blocks_scenario()).await;
+        let kube = KubeSim::start().await.expect("kubesim starts");
+        let client = kube.client().expect("a kube client");
+        let mut cluster = Self {
+            vcd,
+            kube,
+            client,
+            registry: Registry::default(),
+            policy_dir: None,
+            watcher: None,
+            controller: None,
+        };
+        seed(&mut cluster);
+        cluster.start_controller(config).await;
+        cluster
+    }
+
+    /// (Re)starts the controller, as a restarted process would.
+    pub async fn start_controller(&mut self, config: ServiceControllerConfig) {
+        if let Some(task) = self.controller.take() {
+            task.abort();
+        }
+        let lb_config = LbConfig::new(CLUSTER, "vdc1", "net1");
+        let mut registry = lb::default_registry(&lb_config).await;
+        if let Some(dir) = &self.policy_dir {
+            let engine = lb::policy_engine();
+            let default = registry.current().default.clone();
+            let (set, report) = directory::load(&engine, dir, default, None)
+                .await
+                .expect("the policy directory loads");
+            assert!(report.failed.is_empty(), "{:?}", report.failed);
+            registry = Arc::new(vcd_ccm::policy::Registry::new(set));
+            self.watcher =
+                Some(directory::watch(engine, dir.clone(), registry.clone()).expect("a watch"));
+        }
+        let lb = LoadBalancers::new(lb::client(&self.vcd).await, registry, lb_config)
+            .await
+            .expect("the load balancer engine starts");
+        let recorder = EventRecorder::new(self.client.clone(), "service-controller", "test");
+        let mut metrics = Registry::default();
+        let mut nodes = Informer::new(Api::<Node>::all(self.client.clone()));
+        let controller = ServiceController::new(
+            self.client.clone(),
+            &mut nodes,
+            Arc::new(lb),
+            recorder,
+            config,
+            &mut metrics,
+        );
+        self.registry = metrics;
+        let sync = CacheSync::default();
+        let flag = sync.register("service");
+        self.controller = Some(tokio::spawn(async move {
+            futures::join!(controller.run(flag), nodes.run());
+        }));
+        wait_for("the service controller's caches", || async {
+            sync.pending().is_empty().then_some(())
+        })
+        .await;
+    }
+
+    /// Stops the controller, as a crashed process would.
+    pub fn controller_stop(&mut self) {
+        if let Some(task) = self.controller.take() {
+            task.abort();
+        }
+    }
+
+    /// The controller's metrics in the text format `/metrics` serves.
+    pub fn metrics_text(&self) -> String {
+        let mut text = String::new();
+        prometheus_client::encoding::text::encode(&mut text, &self.registry)
+            .expect("metrics encode");
+        text
+    }
+
+    pub fn services(&self, namespace: &str) -> Api<Service> {
+        Api::namespaced(self.client.clone(), namespace)
+    }
+
+    pub fn nodes(&self) -> Api<Node> {
+        Api::all(self.client.clone())
+    }
+
+    /// Creates the Service; returns its uid.
+    pub async fn create_service(&self, namespace: &str, body: Value) -> String {
+        let service: Service = serde_json::from_value(body).expect("a Service");
+        let created = self
+            .services(namespace)
+            .create(&PostParams::default(), &service)
+            .await
+            .expect("the Service is created");
+        created.metadata.uid.expect("a uid")
+    }
+
+    pub async fn add_node(&self, name: &str, ip: &str) {
+        self.nodes()
+            .create(&PostParams::default(), &node(name, ip))
+            .await
+            .expect("the Node is created");
+    }
+
+    pub async fn delete_node(&self, name: &str) {
+        self.nodes()
+            .delete(name, &DeleteParams::default())
+            .await
+            .expect("the Node is deleted");
+    }
+
+    pub async fn service(&self, namespace: &str, name: &str) -> Option<Service> {
+        self.services(namespace)
+            .get_opt(name)
+            .await
+            .expect("a read")
+    }
+
+    /// The Service's `status.loadBalancer.ingress[0].ip`, once set.
+    pub async fn wait_for_ip(&self, namespace: &str, name: &str) -> String {
+        wait_for("the Service's external IP", || async {
+            let service = self.service(namespace, name).await?;
+            let ingress = service.status?.load_balancer?.ingress?;
+            ingress.first()?.ip.clone()
+        })
+        .await
+    }
+
+    /// Waits until the Service no longer exists (its finalizer is gone).
+    pub async fn wait_for_gone(&self, namespace: &str, name: &str) {
+        wait_for(&format!("Service {namespace}/{name} gone"), || async {
+            self.service(namespace, name).await.is_none().then_some(())
+        })
+        .await
+    }
+
+    /// (reason, message) of the Events about one object, oldest first.
+    pub async fn events(&self, namespace: &str, name: &str) -> Vec<(String, String)> {
+        let api: Api<Event> = Api::namespaced(self.client.clone(), namespace);
+        let mut events: Vec<Event> = api.list(&Default::default()).await.expect("events").items;
+        events.sort_by_key(|e| e.metadata.creation_timestamp.clone().map(|t| t.0));
+        events
+            .into_iter()
+            .filter(|e| e.involved_object.name.as_deref() == Some(name))
+            .map(|e| (e.reason.unwrap_or_default(), e.message.unwrap_or_default()))
+            .collect()
+    }
+
+    /// (reason, count) of the Events about one object (repeats fold into `count`).
+    pub async fn events_with_counts(&self, namespace: &str, name: &str) -> Vec<(String, i32)> {
+        let api: Api<Event> = Api::namespaced(self.client.clone(), namespace);
+        let events = api.list(&Default::default()).await.expect("events").items;
+        events
+            .into_iter()
+            .filter(|e| e.involved_object.name.as_deref() == Some(name))
+            .map(|e| (e.reason.unwrap_or_default(), e.count.unwrap_or(1)))
+            .collect()
+    }
+
+    pub async fn wait_for_event(&self, namespace: &str, name: &str, reason: &str) -> String {
+        wait_for(
+            &format!("a {reason} Event on {namespace}/{name}"),
+            || async {
+                self.events(namespace, name)
+                    .await
+                    .into_iter()
+                    .find(|(r, _)| r == reason)
+                    .map(|(_, message)| message)
+            },
+        )
+        .await
+    }
+
+    /// Pool member IPs of the Service's pools, sorted, per pool.
+    pub fn pool_members(&self, uid: &str) -> Vec<Vec<String>> {
+        let needle = format!(" uid={uid}");
+        self.vcd.with_world(|w| {
+            w.pools
+                .iter()
+                .filter(|p| {
+                    p.description
+                        .as_deref()
+                        .unwrap_or_default()
+                        .contains(&needle)
+                })
+                .map(|p| {
+                    let mut ips: Vec<String> =
+                        p.members.iter().map(|m| m.ip_address.clone()).collect();
+                    ips.sort();
+                    ips
+                })
+                .collect()
+        })
+    }
+}
+
+pub fn node(name: &str, ip: &str) -> Node {
+    serde_json::from_value(json!({
+        "metadata": {"name": name},
+        "status": {
+            "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
+            "conditions": [{"type": "Ready", "status": "True"}]
+        }
+    }))
+    .expect("a Node")
+}
+
+/// A LoadBalancer Service with plain TCP ports (port, nodePort).
+pub fn lb_service(name: &str, ports: &[(i32, i32)]) -> Value {
+    let listed: Vec<i32> = ports.iter().map(|(port, _)| *port).collect();
+    let mut service = objects::lb_service(name, &listed);
+    for (entry, (_, node_port)) in service["spec"]["ports"]
+        .as_array_mut()
+        .expect("ports")
+        .iter_mut()
+        .zip(ports)
+    {
+        entry["nodePort"] = json!(node_port);
+    }
+    service
+}
+
+impl ServiceEdits for Cluster {
+    fn client(&self) -> &kube::Client {
+        &self.client
+    }
+}

@@ -1,0 +1,296 @@
+//! Shared helpers of the load-balancer tests: vcdsim worlds sized for them,
+//! engines in every mode, Services and nodes, and reading back what the
+//! gateway holds and what the calls cost.
+
+use std::collections::BTreeMap;
+use std::sync::{Arc, OnceLock};
+
+use vcd_ccm::lb::{LbConfig, LoadBalancers, NodeSpec, OneArm, PortSpec, ServiceSpec};
+use vcd_ccm::policy::builtin;
+use vcd_ccm::policy::model::Protocol;
+use vcd_ccm::policy::registry::PolicySet;
+use vcd_ccm::policy::{Limits, PolicyEngine, Registry};
+use vcd_ccm::vcd::VcdClient;
+use vcdsim::{Scenario, Sim};
+
+use crate::support::{policies, vcd};
+
+pub const SSL_PORTS: &str = "service.beta.kubernetes.io/vcloud-avi-ssl-ports";
+pub const CERT_ALIAS: &str = "service.beta.kubernetes.io/vcloud-avi-ssl-cert-alias";
+pub use super::CLUSTER;
+pub const INTERNAL_START: &str = "192.168.8.2";
+pub const INTERNAL_END: &str = "192.168.8.250";
+
+fn certificates() -> &'static str {
+    "    certificates:
+      - alias: my-cert
+        certificate: \"-----BEGIN CERTIFICATE-----\\nMIIB\\n-----END CERTIFICATE-----\\n\"
+      - alias: other-cert
+        certificate: \"-----BEGIN CERTIFICATE-----\\nMIIC\\n-----END CERTIFICATE-----\\n\"
+"
+}
+
+/// The default world with a wide IP block, room for 200 virtual services
+/// and two certificates.
+pub fn blocks_scenario() -> Scenario {
+    let yaml = format!(
+        "systemUsers:
+  - {{name: admin, password: admin-password, apiTokens: [system-api-token-0123456789abcdef]}}
+serviceEngineGroups:
+  - {{name: seg1, reservationType: SHARED}}
+orgs:
+  - name: org1
+    users:
+      - {{name: k8s-cpi, password: k8s-cpi-password, apiTokens: [org1-api-token-0123456789abcdef]}}
+    vdcs:
+      - name: vdc1
+        networks: [{{name: net1, gateway: edge1, cidr: 10.0.0.1/24, ranges: [\"10.0.0.10-10.0.0.200\"]}}]
+    edgeGateways:
+      - name: edge1
+        vdc: vdc1
+        subnets: [{{cidr: 203.0.113.1/24, primaryIp: 203.0.113.10, ranges: [\"203.0.113.10-203.0.113.250\"]}}]
+        serviceEngineGroups: [{{name: seg1, maxVirtualServices: 400}}]
+{certs}    entities:
+      - entityType: urn:vcloud:type:vmware:capvcdCluster:1.3.0
+        name: cluster1
+        entity: {{kind: CAPVCDCluster, status: {{}}}}
+",
+        certs = certificates()
+    );
+    Scenario::from_yaml(&yaml).expect("the blocks scenario parses")
+}
+
+/// A gateway on a PUBLIC IP Space of 20 addresses (quota 10).
+pub fn spaces_scenario() -> Scenario {
+    let yaml = format!(
+        "systemUsers:
+  - {{name: admin, password: admin-password, apiTokens: [system-api-token-0123456789abcdef]}}
+serviceEngineGroups:
+  - {{name: seg1}}
+ipSpaces:
+  - name: public1
+    type: PUBLIC
+    ranges: [\"192.0.2.10-192.0.2.29\"]
+    internalScope: [\"192.0.2.0/24\"]
+    externalScope: 0.0.0.0/0
+    defaultFloatingIpQuota: 10
+orgs:
+  - name: org1
+    users:
+      - {{name: k8s-cpi, password: k8s-cpi-password, apiTokens: [org1-api-token-0123456789abcdef]}}
+    vdcs:
+      - name: vdc1
+        networks: [{{name: net1, gateway: edge1, cidr: 10.0.0.1/24}}]
+    edgeGateways:
+      - name: edge1
+        vdc: vdc1
+        ipSpaces: [public1]
+        serviceEngineGroups: [{{name: seg1, maxVirtualServices: 400}}]
+{certs}",
+        certs = certificates()
+    );
+    Scenario::from_yaml(&yaml).expect("the IP Space scenario parses")
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ModeKind {
+    SharedVip,
+    SharedVipOneArm,
+    OneArm,
+}
+
+pub fn config(cluster: &str, mode: ModeKind) -> LbConfig {
+    let mut config = LbConfig::new(cluster, "vdc1", "net1");
+    let one_arm = Some(OneArm {
+        start_ip: INTERNAL_START.into(),
+        end_ip: INTERNAL_END.into(),
+    });
+    match mode {
+        ModeKind::SharedVip => {}
+        ModeKind::SharedVipOneArm => config.one_arm = one_arm,
+        ModeKind::OneArm => {
+            config.enable_virtual_service_shared_ip = false;
+            config.one_arm = one_arm;
+        }
+    }
+    config
+}
+
+pub fn policy_engine() -> Arc<PolicyEngine> {
+    static ENGINE: OnceLock<Arc<PolicyEngine>> = OnceLock::new();
+    ENGINE
+        .get_or_init(|| PolicyEngine::new().expect("the policy engine starts"))
+        .clone()
+}
+
+/// The default policy with the config's certAlias, as the only policy.
+pub async fn default_registry(config: &LbConfig) -> Arc<Registry> {
+    let policy = builtin::load_default(&policy_engine(), config.default_policy_config())
+        .await
+        .expect("the default policy loads");
+    Arc::new(Registry::new(PolicySet::only_default(Arc::new(policy))))
+}
+
+/// The misbehaving test policy (`loop`, `trap`, `oom`, `ok`) as the only policy.
+pub async fn misbehaving_registry(behaviour: &str) -> Arc<Registry> {
+    let policy = policies::misbehaving(&policy_engine(), behaviour, Limits::default()).await;
+    Arc::new(Registry::new(PolicySet::only_default(Arc::new(policy))))
+}
+
+pub async fn client(sim: &Sim) -> VcdClient {
+    vcd::tenant_client(sim).await
+}
+
+pub async fn engine(sim: &Sim, config: LbConfig) -> LoadBalancers {
+    let registry = default_registry(&config).await;
+    engine_with(sim, config, registry).await
+}
+
+pub async fn engine_with(sim: &Sim, config: LbConfig, registry: Arc<Registry>) -> LoadBalancers {
+    LoadBalancers::new(client(sim).await, registry, config)
+        .await
+        .expect("the load balancer engine starts")
+}
+
+pub fn tcp(port: u16, node_port: u16) -> PortSpec {
+    PortSpec {
+        name: format!("p{port}"),
+        protocol: Protocol::Tcp,
+        port,
+        node_port: Some(node_port),
+        app_protocol: None,
+    }
+}
+
+pub fn udp(port: u16, node_port: u16) -> PortSpec {
+    PortSpec {
+        protocol: Protocol::Udp,
+        ..tcp(port, node_port)
+    }
+}
+
+pub fn service(namespace: &str, name: &str, uid: &str, ports: Vec<PortSpec>) -> ServiceSpec {
+    ServiceSpec {
+        namespace: namespace.into(),
+        name: name.into(),
+        uid: uid.into(),
+        ports,
+        ..ServiceSpec::default()
+    }
+}
+
+/// Port 80 plain, port 443 terminating TLS with `my-cert`.
+pub fn web_service(namespace: &str, name: &str, uid: &str) -> ServiceSpec {
+    let mut svc = service(namespace, name, uid, vec![tcp(80, 30080), tcp(443, 30443)]);
+    svc.annotations = BTreeMap::from([
+        (SSL_PORTS.to_string(), "443".to_string()),
+        (CERT_ALIAS.to_string(), "my-cert".to_string()),
+    ]);
+    svc
+}
+
+pub fn nodes(count: usize) -> Vec<NodeSpec> {
+    (0..count)
+        .map(|i| NodeSpec::new(format!("worker-{i}"), format!("10.0.0.{}", 11 + i)))
+        .collect()
+}
+
+/// One gateway object as the tests see it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Object {
+    pub kind: &'static str,
+    pub name: String,
+    pub description: String,
+    /// VIP (virtual service), external address (NAT) or empty (pool).
+    pub address: String,
+}
+
+/// Every pool, virtual service and NAT rule in the world.
+pub fn objects(sim: &Sim) -> Vec<Object> {
+    sim.with_world(|w| {
+        let mut all = Vec::new();
+        for vs in &w.virtual_services {
+            all.push(Object {
+                kind: "virtual service",
+                name: vs.name.clone(),
+                description: vs.description.clone().unwrap_or_default(),
+                address: vs.virtual_ip_address.clone().unwrap_or_default(),
+            });
+        }
+        for pool in &w.pools {
+            all.push(Object {
+                kind: "pool",
+                name: pool.name.clone(),
+                description: pool.description.clone().unwrap_or_default(),
+                address: String::new(),
+            });
+        }
+        for rule in &w.nat_rules {
+            all.push(Object {
+                kind: "nat rule",
+                name: rule.body.name.clone(),
+                description: rule.body.description.clone().unwrap_or_default(),
+                address: rule.body.external_addresses.clone(),
+            });
+        }
+        all
+    })
+}
+
+/// Objects whose tag names `uid` (of any cluster).
+pub fn objects_of(sim: &Sim, uid: &str) -> Vec<Object> {
+    let needle = format!(" uid={uid}");
+    objects(sim)
+        .into_iter()
+        .filter(|o| o.description.contains(&needle))
+        .collect()
+}
+
+/// Objects whose tag names `cluster`.
+pub fn objects_of_cluster(sim: &Sim, cluster: &str) -> Vec<Object> {
+    let needle = format!("cluster={cluster} ");
+    objects(sim)
+        .into_iter()
+        .filter(|o| o.description.contains(&needle))
+        .collect()
+}
+
+/// IP Space allocations as (address, description).
+pub fn allocations(sim: &Sim) -> Vec<(String, String)> {
+    sim.with_world(|w| {
+        w.ip_allocations
+            .iter()
+            .map(|a| (a.value.to_string(), a.description.clone()))
+            .collect()
+    })
+}
+
+pub fn is_task_poll(endpoint: &str) -> bool {
+    endpoint.contains("/api/task/")
+}
+
+/// (reads, writes) since the last reset, task polls excluded.
+pub fn calls(sim: &Sim) -> (u64, u64) {
+    let mut reads = 0;
+    let mut writes = 0;
+    for (endpoint, count) in sim.counters() {
+        if is_task_poll(&endpoint) {
+            continue;
+        }
+        if endpoint.starts_with("GET ") {
+            reads += count;
+        } else {
+            writes += count;
+        }
+    }
+    (reads, writes)
+}
+
+/// The counters since the last reset, task polls excluded, one per line.
+pub fn call_lines(sim: &Sim) -> String {
+    sim.counters()
+        .into_iter()
+        .filter(|(endpoint, _)| !is_task_poll(endpoint))
+        .map(|(endpoint, count)| format!("    {count:>3}  {endpoint}\n"))
+        .collect()
+}

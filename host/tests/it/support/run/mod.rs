@@ -1,0 +1,253 @@
+//! The world `vcd-ccm run` runs against in these tests: vcdsim and kubesim
+//! in the test process, and the files the binary reads (cloud config,
+//! credential Secret, kubeconfig) in a temporary directory.
+
+pub mod gateway;
+pub mod process;
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use k8s_openapi::api::coordination::v1::Lease;
+use k8s_openapi::api::core::v1::{Node, Service};
+use kube::Api;
+use kube::api::PostParams;
+use kubesim::KubeSim;
+use serde_json::json;
+use tempfile::TempDir;
+use vcdsim::{Scenario, Sim};
+
+use crate::support::objects::{ServiceEdits, typed_lb_service};
+use process::{CcmProcess, Logging, free_port};
+
+pub use crate::support::CLUSTER;
+pub const LEASE_NAMESPACE: &str = "kube-system";
+pub const LEASE_NAME: &str = "cloud-controller-manager";
+/// The default scenario's worker VMs, as Nodes.
+pub const NODES: [(&str, &str); 2] = [("worker-0", "10.0.0.11"), ("worker-1", "10.0.0.12")];
+
+/// The files `vcd-ccm run` reads; a test may point one elsewhere.
+#[derive(Clone)]
+pub struct RunFiles {
+    pub cloud_config: PathBuf,
+    pub credentials_dir: PathBuf,
+    /// Absent: the built-in default policy decides.
+    pub policy_dir: PathBuf,
+    pub kubeconfig: PathBuf,
+}
+
+impl RunFiles {
+    pub fn args(&self) -> Vec<OsString> {
+        let flag = |name: &str, path: &PathBuf| {
+            let mut arg = OsString::from(format!("--{name}="));
+            arg.push(path);
+            arg
+        };
+        vec![
+            flag("cloud-config", &self.cloud_config),
+            flag("credentials-dir", &self.credentials_dir),
+            flag("policy-dir", &self.policy_dir),
+            flag("kubeconfig", &self.kubeconfig),
+        ]
+    }
+}
+
+/// A LoadBalancer Service the tests created: name, uid and ports.
+#[derive(Clone, Debug)]
+pub struct LiveService {
+    pub name: String,
+    pub uid: String,
+    pub ports: Vec<u16>,
+}
+
+pub struct World {
+    pub vcd: Sim,
+    /// Serves as long as the world lives; tests use `client`.
+    _kube: KubeSim,
+    pub client: kube::Client,
+    pub files: RunFiles,
+    pub dir: TempDir,
+}
+
+impl World {
+    /// vcdsim's default scenario, an empty kubesim, and good files.
+    pub async fn start() -> World {
+        let vcd = Sim::start(Scenario::default_scenario())
+            .await
+            .expect("vcdsim starts");
+        let kube = KubeSim::start().await.expect("kubesim starts");
+        let client = kube.client().expect("a kube client");
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let files = write_files(&dir, &vcd, &kube);
+        World {
+            vcd,
+            _kube: kube,
+            client,
+            files,
+            dir,
+        }
+    }
+
+    /// `vcd-ccm run` with the good files plus `extra` flags, logging at
+    /// info level and serving plain HTTP on a free port.
+    pub fn spawn(&self, name: &str, extra: &[&str]) -> CcmProcess {
+        let mut args = self.files.args();
+        args.extend(extra.iter().map(OsString::from));
+        CcmProcess::spawn(
+            name,
+            self.dir.path(),
+            args,
+            Some(free_port()),
+            Logging::Info,
+        )
+    }
+
+    pub async fn add_nodes(&self) {
+        let nodes: Api<Node> = Api::all(self.client.clone());
+        for (name, ip) in NODES {
+            let node = serde_json::from_value(json!({
+                "metadata": {"name": name},
+                "status": {
+                    "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
+                    "conditions": [{"type": "Ready", "status": "True"}]
+                }
+            }))
+            .expect("a Node");
+            nodes
+                .create(&PostParams::default(), &node)
+                .await
+                .expect("the Node is created");
+        }
+    }
+
+    fn services(&self) -> Api<Service> {
+        Api::namespaced(self.client.clone(), "default")
+    }
+
+    /// A LoadBalancer Service in `default` with TCP `ports`.
+    pub async fn create_service(&self, name: &str, ports: &[u16]) -> LiveService {
+        self.create_annotated_service(name, ports, json!({})).await
+    }
+
+    /// The same, with `annotations`.
+    pub async fn create_annotated_service(
+        &self,
+        name: &str,
+        ports: &[u16],
+        annotations: serde_json::Value,
+    ) -> LiveService {
+        let listed: Vec<i32> = ports.iter().map(|port| i32::from(*port)).collect();
+        let mut service = typed_lb_service(name, &listed);
+        service.metadata.annotations = serde_json::from_value(annotations).expect("annotations");
+        let created = self
+            .services()
+            .create(&PostParams::default(), &service)
+            .await
+            .expect("the Service is created");
+        LiveService {
+            name: name.to_string(),
+            uid: created.metadata.uid.expect("a uid"),
+            ports: ports.to_vec(),
+        }
+    }
+
+    /// Whether the Service still exists (its finalizer keeps it while
+    /// the load balancer is torn down).
+    pub async fn service_exists(&self, name: &str) -> bool {
+        self.services()
+            .get_opt(name)
+            .await
+            .expect("a read")
+            .is_some()
+    }
+
+    /// `status.loadBalancer.ingress[0].ip`.
+    pub async fn external_ip(&self, name: &str) -> Result<String, String> {
+        let service = self
+            .services()
+            .get_opt(name)
+            .await
+            .map_err(|e| e.to_string())?;
+        service
+            .and_then(|s| s.status?.load_balancer?.ingress?.first()?.ip.clone())
+            .ok_or_else(|| format!("Service {name} has no external IP yet"))
+    }
+
+    fn leases(&self) -> Api<Lease> {
+        Api::namespaced(self.client.clone(), LEASE_NAMESPACE)
+    }
+
+    /// The Lease's holderIdentity.
+    pub async fn lease_holder(&self) -> Result<String, String> {
+        let lease = self
+            .leases()
+            .get_opt(LEASE_NAME)
+            .await
+            .map_err(|e| e.to_string())?;
+        lease
+            .and_then(|l| l.spec?.holder_identity)
+            .filter(|holder| !holder.is_empty())
+            .ok_or_else(|| "the Lease has no holder yet".to_string())
+    }
+
+    /// Writes another holder into the Lease, as a rival replica would.
+    pub async fn take_lease(&self, holder: &str) {
+        let mut lease = self.leases().get(LEASE_NAME).await.expect("the Lease");
+        let spec = lease.spec.as_mut().expect("the Lease has a spec");
+        spec.holder_identity = Some(holder.to_string());
+        spec.lease_transitions = Some(spec.lease_transitions.unwrap_or_default() + 1);
+        self.leases()
+            .replace(LEASE_NAME, &PostParams::default(), &lease)
+            .await
+            .expect("the Lease is replaced");
+    }
+}
+
+fn write_files(dir: &TempDir, vcd: &Sim, kube: &KubeSim) -> RunFiles {
+    let tenant = vcd.tenant().expect("vcdsim has a tenant user");
+    let write = |path: &PathBuf, contents: &str| {
+        std::fs::write(path, contents).unwrap_or_else(|e| panic!("writing {path:?}: {e}"));
+    };
+    let credentials_dir = dir.path().join("basic-auth");
+    std::fs::create_dir(&credentials_dir).expect("the credentials directory is created");
+    write(
+        &credentials_dir.join("username"),
+        &format!("{}/{}", tenant.org, tenant.user),
+    );
+    write(&credentials_dir.join("password"), &tenant.password);
+    write(&credentials_dir.join("refreshToken"), "");
+    let cloud_config = dir.path().join("vcloud-ccm-config.yaml");
+    write(
+        &cloud_config,
+        &format!(
+            "vcd:
+  host: {host}
+  org: {org}
+  vdc: vdc1
+loadbalancer:
+  network: net1
+  enableVirtualServiceSharedIP: true
+  certAlias: my-cert
+clusterid: {CLUSTER}
+vAppName: cluster1
+",
+            host = vcd.base_url(),
+            org = tenant.org,
+        ),
+    );
+    let kubeconfig = dir.path().join("kubeconfig");
+    kube.write_kubeconfig(&kubeconfig)
+        .expect("the kubeconfig is written");
+    RunFiles {
+        cloud_config,
+        credentials_dir,
+        policy_dir: dir.path().join("policies"),
+        kubeconfig,
+    }
+}
+
+impl ServiceEdits for World {
+    fn client(&self) -> &kube::Client {
+        &self.client
+    }
+}

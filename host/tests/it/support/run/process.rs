@@ -1,0 +1,173 @@
+//! One `vcd-ccm run` child process: its stderr goes to a file, its plain
+//! HTTP endpoints are polled, and it is killed when dropped, whatever way
+//! the test ends.
+
+use std::ffi::OsString;
+use std::fs::File;
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, ExitStatus, Stdio};
+use std::time::{Duration, Instant};
+
+/// How much of a process's log a failing test shows.
+const LOG_TAIL_LINES: usize = 40;
+
+/// A running `vcd-ccm run` process.
+pub struct CcmProcess {
+    pub name: String,
+    child: Child,
+    stderr: PathBuf,
+    /// `http://127.0.0.1:<port>` when serving.
+    url: Option<String>,
+}
+
+/// What the child's `RUST_LOG` is.
+#[derive(Clone, Copy)]
+pub enum Logging {
+    /// Unset: the binary's default (`--v=2`: vcd-ccm at info), as an operator sees it.
+    Default,
+    /// `info`, so a failing test can show what the process did.
+    Info,
+}
+
+impl CcmProcess {
+    /// Starts `vcd-ccm run <args>`, serving plain HTTP on 127.0.0.1:`port`
+    /// when given, else nothing.
+    pub fn spawn(
+        name: &str,
+        dir: &Path,
+        args: Vec<OsString>,
+        port: Option<u16>,
+        logging: Logging,
+    ) -> CcmProcess {
+        let stderr = dir.join(format!("{name}.stderr"));
+        let file = File::create(&stderr).expect("the stderr file is created");
+        let mut command = Command::new(env!("CARGO_BIN_EXE_vcd-ccm"));
+        command
+            .arg("run")
+            .args(args)
+            .arg("--bind-address=127.0.0.1");
+        match port {
+            Some(port) => command.arg(format!("--port={port}")),
+            None => command.arg("--secure-port=0"),
+        };
+        // The environment must not leak a cluster id or a kubeconfig in.
+        command
+            .env_remove("CLUSTER_ID")
+            .env_remove("KUBECONFIG")
+            .env_remove("RUST_LOG");
+        if let Logging::Info = logging {
+            command.env("RUST_LOG", "info");
+        }
+        let child = command
+            .stdin(Stdio::null())
+            .stdout(Stdio::null())
+            .stderr(file)
+            .spawn()
+            .expect("vcd-ccm starts");
+        CcmProcess {
+            name: name.to_string(),
+            child,
+            stderr,
+            url: port.map(|port| format!("http://127.0.0.1:{port}")),
+        }
+    }
+
+    /// Everything the process wrote to stderr so far.
+    pub fn stderr(&self) -> String {
+        std::fs::read_to_string(&self.stderr).unwrap_or_default()
+    }
+
+    /// SIGKILL, as a node failure or an OOM kill would end it.
+    pub fn kill(&mut self) {
+        let _ = self.child.kill();
+        let _ = self.child.wait();
+    }
+
+    /// The exit status, once the process ended by itself.
+    pub fn exited(&mut self) -> Option<ExitStatus> {
+        self.child.try_wait().expect("the child can be waited on")
+    }
+
+    /// Waits for the process to end by itself within `limit`.
+    pub async fn exit_within(&mut self, limit: Duration) -> (ExitStatus, Duration) {
+        let started = Instant::now();
+        loop {
+            if let Some(status) = self.exited() {
+                return (status, started.elapsed());
+            }
+            assert!(
+                started.elapsed() < limit,
+                "{} still runs after {limit:?}; stderr so far:\n{}",
+                self.name,
+                self.stderr()
+            );
+            tokio::time::sleep(Duration::from_millis(20)).await;
+        }
+    }
+
+    /// GET `path` on the process's HTTP endpoint: (status, body).
+    pub async fn get(&self, path: &str) -> Result<(u16, String), String> {
+        let url = self.url.as_ref().expect("the process serves HTTP");
+        let response = reqwest::Client::new()
+            .get(format!("{url}{path}"))
+            .timeout(Duration::from_secs(2))
+            .send()
+            .await
+            .map_err(|e| format!("{} GET {path}: {e}", self.name))?;
+        let status = response.status().as_u16();
+        let body = response.text().await.map_err(|e| e.to_string())?;
+        Ok((status, body))
+    }
+
+    /// `/readyz` answered 200.
+    pub async fn ready(&self) -> Result<(), String> {
+        match self.get("/readyz").await? {
+            (200, _) => Ok(()),
+            (status, body) => Err(format!("{} /readyz {status}: {body}", self.name)),
+        }
+    }
+
+    /// The value of the one sample of `family` on `/metrics`.
+    pub async fn metric(&self, family: &str) -> Result<f64, String> {
+        let (_, body) = self.get("/metrics").await?;
+        let sample = body
+            .lines()
+            .find(|line| {
+                line.strip_prefix(family)
+                    .is_some_and(|rest| rest.starts_with(['{', ' ']))
+            })
+            .ok_or_else(|| format!("{} /metrics has no {family}", self.name))?;
+        let value = sample.rsplit(' ').next().unwrap_or_default();
+        value
+            .parse()
+            .map_err(|_| format!("{} /metrics: {sample:?} has no number", self.name))
+    }
+
+    /// `leader_election_master_status`: 1 while this process leads.
+    pub async fn master_status(&self) -> Result<f64, String> {
+        self.metric("leader_election_master_status").await
+    }
+}
+
+impl Drop for CcmProcess {
+    fn drop(&mut self) {
+        self.kill();
+        if std::thread::panicking() {
+            let log = self.stderr();
+            let lines: Vec<&str> = log.lines().collect();
+            let tail = &lines[lines.len().saturating_sub(LOG_TAIL_LINES)..];
+            eprintln!("--- {} (last {} lines) ---", self.name, tail.len());
+            for line in tail {
+                eprintln!("{line}");
+            }
+        }
+    }
+}
+
+/// A port nothing listens on now, for a child to bind.
+pub fn free_port() -> u16 {
+    std::net::TcpListener::bind("127.0.0.1:0")
+        .and_then(|listener| listener.local_addr())
+        .map(|addr| addr.port())
+        .expect("a free local port")
+}
