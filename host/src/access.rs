@@ -43,6 +43,9 @@ impl User {
     }
 }
 
+/// Delegated authorization of the HTTPS port, as Kubernetes components do it:
+/// tokens checked by TokenReview, requests by SubjectAccessReview, answers
+/// cached briefly.
 pub struct Delegated {
     client: Client,
     always_allow: Vec<String>,

@@ -14,6 +14,7 @@ use crate::controllers::leader::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
 use crate::manager::DEFAULT_KUBE_API_RATE;
 use crate::serve::DEFAULT_SECURE_PORT;
 
+/// The parsed command line.
 #[derive(Parser)]
 #[command(
     name = "vcd-ccm",
@@ -21,10 +22,12 @@ use crate::serve::DEFAULT_SECURE_PORT;
     about = "Kubernetes cloud-controller-manager for VMware Cloud Director"
 )]
 pub struct Cli {
+    /// The subcommand to run.
     #[command(subcommand)]
     pub command: Command,
 }
 
+/// What `vcd-ccm` does.
 #[derive(Subcommand)]
 pub enum Command {
     /// Run the cloud-controller-manager against a cluster and VCD.
@@ -36,6 +39,7 @@ pub enum Command {
     Policy(PolicyCommand),
 }
 
+/// `vcd-ccm policy …`: tools for policy authors and operators.
 #[derive(Subcommand)]
 pub enum PolicyCommand {
     /// Run policy test suites (exit 0: all passed, 1: a case failed, 2: a suite could not run).
@@ -46,6 +50,7 @@ pub enum PolicyCommand {
     Inspect(InspectArgs),
 }
 
+/// Arguments of `vcd-ccm policy test`.
 #[derive(clap::Args)]
 pub struct TestArgs {
     /// Suite files, or directories searched for *.yaml.
@@ -54,16 +59,21 @@ pub struct TestArgs {
     /// Run only the cases whose name matches this regular expression.
     #[arg(long)]
     pub run: Option<String>,
+    /// Report format.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub output: Output,
 }
 
+/// How a report is printed.
 #[derive(Clone, Copy, ValueEnum)]
 pub enum Output {
+    /// Lines for a terminal.
     Text,
+    /// One JSON document, for CI tooling.
     Json,
 }
 
+/// Arguments of `vcd-ccm policy eval`.
 #[derive(clap::Args)]
 pub struct EvalArgs {
     /// `default`, or the path of a policy component (.wasm).
@@ -77,6 +87,7 @@ pub struct EvalArgs {
     pub config: Option<PathBuf>,
 }
 
+/// Arguments of `vcd-ccm policy inspect`.
 #[derive(clap::Args)]
 pub struct InspectArgs {
     /// The policy component (.wasm).
@@ -88,6 +99,7 @@ fn duration(text: &str) -> Result<Duration, String> {
         .map_err(|e| format!("{text:?} is not a duration such as 15s or 5m: {e}"))
 }
 
+/// Arguments of `vcd-ccm run`, named as the Go CCM's flags where those exist.
 #[derive(clap::Args, Debug, Clone)]
 pub struct RunArgs {
     /// The upstream cloud config (`vcloud-ccm-config.yaml`).
@@ -124,14 +136,19 @@ pub struct RunArgs {
     /// Elect a leader among replicas through a Lease.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub leader_elect: bool,
+    /// How long a leader's Lease holds without renewal before a standby may take it.
     #[arg(long, value_parser = duration, default_value = "15s")]
     pub leader_elect_lease_duration: Duration,
+    /// How long the leader keeps trying to renew before it gives up leading.
     #[arg(long, value_parser = duration, default_value = "10s")]
     pub leader_elect_renew_deadline: Duration,
+    /// How often candidates try to acquire or renew the Lease.
     #[arg(long, value_parser = duration, default_value = "2s")]
     pub leader_elect_retry_period: Duration,
+    /// Namespace of the leader-election Lease.
     #[arg(long, default_value = DEFAULT_LEASE_NAMESPACE)]
     pub leader_elect_resource_namespace: String,
+    /// Name of the leader-election Lease.
     #[arg(long, default_value = DEFAULT_LEASE_NAME)]
     pub leader_elect_resource_name: String,
     /// Address of /healthz, /readyz and /metrics.
@@ -149,8 +166,10 @@ pub struct RunArgs {
     /// anyone who reaches it.
     #[arg(long)]
     pub port: Option<u16>,
+    /// PEM certificate chain (leaf first) of the HTTPS port, read at start.
     #[arg(long, requires = "tls_private_key_file")]
     pub tls_cert_file: Option<PathBuf>,
+    /// PEM private key of --tls-cert-file.
     #[arg(long, requires = "tls_cert_file")]
     pub tls_private_key_file: Option<PathBuf>,
     /// Kubernetes API requests per second (client-go's token bucket; leader
@@ -186,6 +205,7 @@ impl RunArgs {
     }
 }
 
+/// Arguments of `vcd-ccm demo`.
 #[derive(clap::Args, Debug, Clone)]
 pub struct DemoArgs {
     /// Exit after convergence with a summary (non-zero if it fails).

@@ -1,3 +1,6 @@
+//! The `vcd-ccm` binary: parses the command line, sets up logging and runs
+//! the chosen command.
+
 use std::process::ExitCode;
 
 use clap::Parser;

@@ -17,6 +17,7 @@ use crate::policy::{EvalError, Limits, PolicyEngine, imports, yaml};
 /// Exit code for suites or policies that could not be loaded at all.
 const LOAD_FAILURE: u8 = 2;
 
+/// `vcd-ccm policy test`.
 pub fn test(args: &TestArgs) -> ExitCode {
     match run_suites(args) {
         Ok(true) => ExitCode::SUCCESS,
@@ -52,6 +53,7 @@ fn run_suites(args: &TestArgs) -> Result<bool> {
     Ok(report::counts(&results).1 == 0)
 }
 
+/// `vcd-ccm policy eval`.
 pub fn eval(args: &EvalArgs) -> ExitCode {
     let engine = match PolicyEngine::new() {
         Ok(engine) => engine,
@@ -107,6 +109,7 @@ fn read_input(path: &Path) -> Result<DecisionInput> {
     yaml::from_str(&text).map_err(|message| anyhow::anyhow!("{}: {message}", path.display()))
 }
 
+/// `vcd-ccm policy inspect`.
 pub fn inspect(args: &InspectArgs) -> ExitCode {
     match print_inspection(&args.component) {
         Ok(true) => ExitCode::SUCCESS,

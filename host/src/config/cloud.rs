@@ -62,6 +62,7 @@ impl CloudConfig {
         Ok(config)
     }
 
+    /// Where the config came from (a path), as errors name it.
     pub fn origin(&self) -> &str {
         &self.origin
     }

@@ -29,6 +29,7 @@ impl CloudConfig {
         Ok(config)
     }
 
+    /// The load-balancer settings of the cloud config.
     pub fn lb_config(&self) -> LbConfig {
         let lb = &self.file.loadbalancer;
         let cert_alias = lb.cert_alias.trim();

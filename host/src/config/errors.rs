@@ -6,33 +6,51 @@ use std::path::PathBuf;
 
 use crate::instances::ZonesError;
 
+/// Why the cloud config (or a file it names) cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
+    /// The file could not be read.
     #[error("cloud config {}: cannot read: {error}", path.display())]
     Read {
+        /// The cloud config's path.
         path: PathBuf,
+        /// Why reading failed.
+        #[source]
         error: std::io::Error,
     },
     /// A key with an unknown name, a wrong type or a value the rules refuse.
     #[error("cloud config {origin}{}: {}{message}", line_part(*line), key_part(key))]
     Invalid {
+        /// The file (or document) the key is in.
         origin: String,
+        /// The key's line, when the YAML parser knows it.
         line: Option<usize>,
         /// The key's full path, e.g. `loadbalancer.oneArm.startIP`; `None`
         /// for the document as a whole.
         key: Option<String>,
+        /// What is wrong and what would work.
         message: String,
     },
+    /// Neither the credential files nor the cloud config give credentials.
     #[error(
         "cloud config {origin}: no VCD credentials: the directory {} does not exist (mount the vcloud-basic-auth Secret there) and the cloud config sets neither vcd.refreshtoken nor vcd.user with vcd.secret",
         dir.display()
     )]
-    NoCredentials { origin: String, dir: PathBuf },
+    NoCredentials {
+        /// The cloud config's path.
+        origin: String,
+        /// The credential directory looked for.
+        dir: PathBuf,
+    },
+    /// Zones are enabled but the zones file is missing or invalid.
     #[error(
         "cloud config {origin}: vcd.isZoneEnabledCluster is true, so the zones file is required: {error}"
     )]
     Zones {
+        /// The cloud config's path.
         origin: String,
+        /// What is wrong with the zones file.
+        #[source]
         error: Box<ZonesError>,
     },
 }

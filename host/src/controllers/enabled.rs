@@ -10,10 +10,14 @@ const KNOWN: [(&str, &str); 3] = [
 /// Accepted for drop-in command lines; VCD clusters need no cloud routes.
 const ROUTE: [&str; 2] = ["node-route-controller", "route"];
 
+/// Which controllers `--controllers` turns on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct EnabledControllers {
+    /// `cloud-node-controller`: initialises Nodes and refreshes their addresses.
     pub cloud_node: bool,
+    /// `cloud-node-lifecycle-controller`: deletes Nodes whose VM is gone, taints shut-down ones.
     pub cloud_node_lifecycle: bool,
+    /// `service-lb-controller`: load balancers for Services of type LoadBalancer.
     pub service: bool,
 }
 

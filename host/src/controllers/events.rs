@@ -23,9 +23,12 @@ const FOLD_WINDOW: Duration = Duration::from_secs(600);
 /// Folding state kept per recorder; the oldest entries go first.
 const FOLD_CAPACITY: usize = 4096;
 
+/// The `type` of an Event.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum EventType {
+    /// Progress worth knowing.
     Normal,
+    /// Something the user should act on.
     Warning,
 }
 
@@ -63,6 +66,7 @@ pub struct EventRecorder {
 }
 
 impl EventRecorder {
+    /// A recorder that reports as `component` running on `host`.
     pub fn new(client: Client, component: &str, host: &str) -> Self {
         Self {
             client,
@@ -72,6 +76,7 @@ impl EventRecorder {
         }
     }
 
+    /// The `source.component` of its Events.
     pub fn component(&self) -> &str {
         &self.component
     }

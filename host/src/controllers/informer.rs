@@ -14,9 +14,18 @@ use kube::{Api, Resource};
 use serde::de::DeserializeOwned;
 use tokio::sync::watch;
 
+/// What a watch event did to the cache, as handed to handlers.
 pub enum Change<K> {
+    /// A new object (or one seen again on a relist).
     Added(Arc<K>),
-    Updated { old: Arc<K>, new: Arc<K> },
+    /// An object changed.
+    Updated {
+        /// The cached object before.
+        old: Arc<K>,
+        /// The object now.
+        new: Arc<K>,
+    },
+    /// An object went away.
     Deleted,
 }
 
@@ -58,6 +67,7 @@ where
         + 'static,
     ObjectRef<K>: Hash + Eq,
 {
+    /// An informer over `api` (all namespaces for namespaced kinds, if `api` is `Api::all`).
     pub fn new(api: Api<K>) -> Self {
         let (store, writer) = reflector::store();
         Self {
@@ -74,6 +84,7 @@ where
         self.store.clone()
     }
 
+    /// Resolves when the first full list is in the cache.
     pub fn listed(&self) -> Listed {
         Listed(self.listed.subscribe())
     }

@@ -35,6 +35,9 @@ pub const DEFAULT_MONITOR_PERIOD: Duration = Duration::from_secs(5);
 const TAINT_ATTEMPTS: u32 = 5;
 const TAINT_RETRY_DELAY: Duration = Duration::from_millis(100);
 
+/// Upstream's cloud-node-lifecycle-controller: every monitor period, each
+/// NotReady Node whose VM is gone is deleted, and one whose VM is powered off
+/// gets the shutdown taint (removed again when it runs).
 pub struct LifecycleController {
     nodes: Api<Node>,
     cache: Store<Node>,

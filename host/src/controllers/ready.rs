@@ -2,6 +2,7 @@
 
 use std::sync::{Arc, Mutex};
 
+/// The controllers' caches and whether each has its initial list.
 #[derive(Clone, Default)]
 pub struct CacheSync {
     caches: Arc<Mutex<Vec<(String, bool)>>>,
@@ -48,6 +49,7 @@ impl CacheSync {
 }
 
 impl SyncedFlag {
+    /// Marks the cache synced.
     pub fn set(&self) {
         let mut caches = self.owner.caches.lock().unwrap_or_else(|p| p.into_inner());
         caches[self.index].1 = true;

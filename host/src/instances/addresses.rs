@@ -7,10 +7,15 @@ use std::fmt;
 use super::config::{AddressPolicy, HostnameSource, NicRole};
 use crate::vcd::resources::vm::Vm;
 
+/// The kind of a node address (Kubernetes' `NodeAddressType`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum AddressType {
+    /// `InternalIP`: the primary NIC's address, and other NICs' where the
+    /// address policy says so.
     InternalIp,
+    /// `ExternalIP`: other NICs' addresses where the address policy says so.
     ExternalIp,
+    /// `Hostname`: the VM name or the guest's computer name.
     Hostname,
 }
 
@@ -31,13 +36,17 @@ impl fmt::Display for AddressType {
     }
 }
 
+/// One entry of the node's `status.addresses`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeAddress {
+    /// `type`.
     pub address_type: AddressType,
+    /// An IPv4 address or a hostname.
     pub address: String,
 }
 
 impl NodeAddress {
+    /// The address `address` of kind `address_type`.
     pub fn new(address_type: AddressType, address: impl Into<String>) -> Self {
         Self {
             address_type,

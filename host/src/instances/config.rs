@@ -19,7 +19,7 @@ pub enum ClusterVApps {
 }
 
 impl ClusterVApps {
-    pub fn name(&self) -> &str {
+    fn name(&self) -> &str {
         match self {
             Self::Named(name) | Self::ZonePrefix(name) => name,
         }
@@ -37,9 +37,12 @@ impl ClusterVApps {
 /// What a NIC other than the primary one contributes to the node's addresses.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
 pub enum NicRole {
+    /// No address.
     #[default]
     Ignore,
+    /// Its IP as an `InternalIP`.
     InternalIp,
+    /// Its IP as an `ExternalIP`.
     ExternalIp,
 }
 
@@ -62,24 +65,28 @@ pub struct AddressPolicy {
     pub other_nics: NicRole,
     /// Non-primary NICs by the name of their network.
     pub by_network: BTreeMap<String, NicRole>,
+    /// The source of the `Hostname` address, if any.
     pub hostname: HostnameSource,
 }
 
 impl AddressPolicy {
-    pub fn role_of(&self, network: Option<&str>) -> NicRole {
+    pub(crate) fn role_of(&self, network: Option<&str>) -> NicRole {
         network
             .and_then(|n| self.by_network.get(n).copied())
             .unwrap_or(self.other_nics)
     }
 }
 
+/// The node side's settings (see [`Instances`](super::Instances)).
 #[derive(Debug, Clone)]
 pub struct InstancesConfig {
+    /// Which vApps hold the cluster's VMs; only their VMs can be nodes.
     pub vapps: ClusterVApps,
     /// Zones by VDC name; empty means no zone labels.
     pub zones: ZoneMap,
     /// The region label of every node (upstream never sets one).
     pub region: Option<String>,
+    /// Which addresses nodes get from their VMs' NICs.
     pub addresses: AddressPolicy,
     /// How long one inventory load serves lookups.
     pub cache_period: Duration,

@@ -29,12 +29,14 @@ use inventory::{CachedVm, Inventory, VmKey};
 /// How the node controllers name a node.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct NodeRef<'a> {
+    /// `metadata.name`: the VM name to look for while there is no providerID.
     pub name: &'a str,
     /// `spec.providerID`; empty counts as unset.
     pub provider_id: Option<&'a str>,
 }
 
 impl<'a> NodeRef<'a> {
+    /// A node without a providerID.
     pub fn named(name: &'a str) -> Self {
         Self {
             name,
@@ -42,6 +44,7 @@ impl<'a> NodeRef<'a> {
         }
     }
 
+    /// The same node with its `spec.providerID`, which then names the VM.
     pub fn with_provider_id(self, provider_id: &'a str) -> Self {
         Self {
             provider_id: Some(provider_id),
@@ -71,6 +74,8 @@ pub struct InstanceMetadata {
     pub provider_id: String,
     /// The `node.kubernetes.io/instance-type` label.
     pub instance_type: Option<String>,
+    /// `status.addresses`: the primary NIC's, other NICs' by NIC index, then
+    /// the hostname.
     pub addresses: Vec<NodeAddress>,
     /// The `topology.kubernetes.io/zone` label.
     pub zone: Option<String>,
@@ -78,12 +83,15 @@ pub struct InstanceMetadata {
     pub region: Option<String>,
 }
 
+/// The node side over VCD: whether a node's VM exists or is shut down, and
+/// its metadata, answered from a cached inventory of the cluster's VMs.
 pub struct Instances {
     config: InstancesConfig,
     inventory: Inventory,
 }
 
 impl Instances {
+    /// Checks the config; VCD is first read at the first lookup.
     pub fn new(client: VcdClient, config: InstancesConfig) -> Result<Self, InstancesError> {
         config.validate()?;
         let inventory = Inventory::new(client, config.vapps.clone(), config.cache_period);

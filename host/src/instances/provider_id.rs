@@ -3,7 +3,7 @@
 
 use super::errors::InstancesError;
 
-pub const PROVIDER_ID_PREFIX: &str = "vmware-cloud-director://";
+const PROVIDER_ID_PREFIX: &str = "vmware-cloud-director://";
 const VM_URN_PREFIX: &str = "urn:vcloud:vm:";
 
 /// The providerID of the VM with this URN.

@@ -17,31 +17,52 @@ use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
+/// Why the zones file cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ZonesError {
+    /// The file cannot be read.
     #[error("cannot read the zones file {path}: {source}")]
     Read {
+        /// The zones file's path.
         path: PathBuf,
+        /// The I/O error.
         #[source]
         source: std::io::Error,
     },
+    /// The text is not YAML of the expected shape (unknown keys included).
     #[error("the zones file {origin} is not valid: {detail}")]
-    Syntax { origin: String, detail: String },
+    Syntax {
+        /// What names the file in messages (its path).
+        origin: String,
+        /// The YAML parser's message.
+        detail: String,
+    },
+    /// An entry's zone name or VDC name is empty.
     #[error("the zones file {origin}: zones[{index}] has an empty {field}")]
     EmptyField {
+        /// What names the file in messages (its path).
         origin: String,
+        /// The entry's position in `zones`.
         index: usize,
+        /// `name` or `ovdcName`.
         field: &'static str,
     },
+    /// A VDC is listed in two entries; it can be in one zone only.
     #[error(
         "the zones file {origin}: VDC '{vdc}' is listed twice, in zone '{first}' (zones[{first_index}]) and zone '{second}' (zones[{second_index}]); a VDC belongs to one zone"
     )]
     DuplicateVdc {
+        /// What names the file in messages (its path).
         origin: String,
+        /// The VDC's name.
         vdc: String,
+        /// The zone of the first entry listing the VDC.
         first: String,
+        /// The first entry's position in `zones`.
         first_index: usize,
+        /// The zone of the second entry listing the VDC.
         second: String,
+        /// The second entry's position in `zones`.
         second_index: usize,
     },
 }
@@ -123,6 +144,7 @@ impl ZoneMap {
         self.by_vdc.get(vdc).map(String::as_str)
     }
 
+    /// Whether no VDC has a zone; nodes then get no zone label.
     pub fn is_empty(&self) -> bool {
         self.by_vdc.is_empty()
     }

@@ -11,10 +11,13 @@ pub struct InvalidLbConfig(pub String);
 /// Upstream `loadbalancer.oneArm`: the internal VIP range.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct OneArm {
+    /// `startIP`: the first internal VIP.
     pub start_ip: String,
+    /// `endIP`: the last internal VIP, included.
     pub end_ip: String,
 }
 
+/// The load balancer's settings from the cloud config.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct LbConfig {
     /// `clusterid`: the CAPVCD RDE id (or `NO_RDE_…`); part of every
@@ -37,15 +40,18 @@ pub struct LbConfig {
 /// An inclusive IPv4 range.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct Ipv4Range {
+    /// The lowest address of the range.
     pub first: Ipv4Addr,
+    /// The highest address of the range, included.
     pub last: Ipv4Addr,
 }
 
 impl Ipv4Range {
-    pub fn contains(&self, ip: Ipv4Addr) -> bool {
+    pub(crate) fn contains(&self, ip: Ipv4Addr) -> bool {
         self.first <= ip && ip <= self.last
     }
 
+    /// How many addresses the range holds (up to 2^32, hence `u64`).
     pub fn address_count(&self) -> u64 {
         u64::from(u32::from(self.last)) - u64::from(u32::from(self.first)) + 1
     }
@@ -57,7 +63,7 @@ impl Ipv4Range {
         (first <= last).then_some(Ipv4Range { first, last })
     }
 
-    pub fn iter(&self) -> impl Iterator<Item = Ipv4Addr> {
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Ipv4Addr> {
         (u32::from(self.first)..=u32::from(self.last)).map(Ipv4Addr::from)
     }
 }
@@ -74,11 +80,11 @@ pub enum Mode {
 }
 
 impl Mode {
-    pub fn uses_nat(self) -> bool {
+    pub(crate) fn uses_nat(self) -> bool {
         !matches!(self, Mode::SharedVip)
     }
 
-    pub fn internal_range(self) -> Option<Ipv4Range> {
+    pub(crate) fn internal_range(self) -> Option<Ipv4Range> {
         match self {
             Mode::SharedVip => None,
             Mode::SharedVipOneArm(range) | Mode::OneArm(range) => Some(range),
@@ -93,6 +99,8 @@ fn parse_ip(key: &str, text: &str) -> Result<Ipv4Addr, InvalidLbConfig> {
 }
 
 impl LbConfig {
+    /// Settings with upstream's defaults for the other keys: shared IP on,
+    /// no `oneArm`, no `vipSubnet`, the default certificate alias.
     pub fn new(cluster_id: &str, vdc: &str, network: &str) -> Self {
         Self {
             cluster_id: cluster_id.to_string(),

@@ -207,14 +207,10 @@ impl AddressContext<'_> {
                         crate::vcd::VcdError::TaskFailed { ref message, .. } => {
                             exhausted(format!(": {message}"))
                         }
-                        source => LbError::Vcd {
-                            service: self.service.to_string(),
-                            action: format!(
-                                "allocating a floating IP from IP Space {}",
-                                space.name
-                            ),
-                            source,
-                        },
+                        source => LbError::vcd(
+                            self.service,
+                            format!("allocating a floating IP from IP Space {}", space.name),
+                        )(source),
                     })?;
                 let ip = value.parse().map_err(|_| {
                     exhausted(format!(": VCD allocated {value:?}, not an IPv4 address"))

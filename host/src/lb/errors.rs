@@ -6,12 +6,21 @@ use crate::policy::errors::EvalError;
 use crate::policy::registry::SelectError;
 use crate::vcd::VcdError;
 
+/// Why a Service's load balancer could not be ensured, updated or deleted.
 #[derive(Debug, thiserror::Error)]
 pub enum LbError {
+    /// The load balancer's settings are unusable.
     #[error("load-balancer config: {0}")]
     Config(#[from] super::config::InvalidLbConfig),
+    /// Something in the Service itself cannot be served.
     #[error("Service {service}: {problem}")]
-    InvalidService { service: String, problem: String },
+    InvalidService {
+        /// `namespace/name`.
+        service: String,
+        /// What to change.
+        problem: String,
+    },
+    /// No policy could be chosen for the Service.
     #[error("{0}")]
     PolicySelection(#[from] SelectError),
     /// The policy trapped, timed out, declined or broke the contract; its
@@ -21,16 +30,23 @@ pub enum LbError {
     #[error(
         "Service {service}: address {ip} is already used on the edge gateway by {holder}; request another address (spec.loadBalancerIP or vcd-ccm.io/load-balancer-ip) or free it"
     )]
+    /// The requested address is held by another owner.
     AddressInUse {
+        /// `namespace/name`.
         service: String,
+        /// The address requested.
         ip: String,
+        /// Who holds it.
         holder: String,
     },
     #[error(
         "Service {service}: address pool {pool} has no free address{detail}; free an address, widen loadbalancer.vipSubnet / the gateway's IP ranges, or raise the IP Space quota"
     )]
+    /// The chosen pool has no free address.
     PoolExhausted {
+        /// `namespace/name`.
         service: String,
+        /// The pool's name.
         pool: String,
         /// VCD's own words, when it refused an allocation (`: …`).
         detail: String,
@@ -38,39 +54,63 @@ pub enum LbError {
     #[error(
         "Service {service}: the policy chose pool {pool}, which this load balancer does not offer"
     )]
-    UnknownPool { service: String, pool: String },
+    /// The policy named a pool this load balancer does not offer.
+    UnknownPool {
+        /// `namespace/name`.
+        service: String,
+        /// The pool the policy named.
+        pool: String,
+    },
     #[error(
         "Service {service}: no free internal (one-arm) address between {start} and {end}; widen loadbalancer.oneArm.startIP/endIP"
     )]
+    /// The one-arm range has no free internal address.
     OneArmExhausted {
+        /// `namespace/name`.
         service: String,
+        /// `loadbalancer.oneArm.startIP`.
         start: String,
+        /// `loadbalancer.oneArm.endIP`.
         end: String,
     },
     #[error(
         "Service {service}: address {ip} was taken by another owner at the same time ({holder}) {attempts} times in a row; the next reconcile tries again"
     )]
+    /// Another owner kept winning the race for each new address.
     ClaimLost {
+        /// `namespace/name`.
         service: String,
+        /// The last address lost.
         ip: String,
+        /// Who took it.
         holder: String,
+        /// Addresses lost in a row.
         attempts: u32,
     },
     #[error(
         "Service {service}: {what} '{name}' exists on the gateway but is not ours ({owner}); rename or delete it"
     )]
+    /// An object with our name exists but belongs to someone else.
     ForeignObject {
+        /// `namespace/name`.
         service: String,
+        /// The kind of object (`pool`, `virtual service`, …).
         what: &'static str,
+        /// Its name on the gateway.
         name: String,
+        /// Its owner as its description says.
         owner: String,
     },
+    /// A VCD call failed.
     #[error("Service {service}: {action}: {source}")]
     Vcd {
+        /// `namespace/name`.
         service: String,
+        /// The step that failed.
         action: String,
+        /// VCD's error, boxed: it is large and errors travel up many frames.
         #[source]
-        source: VcdError,
+        source: Box<VcdError>,
     },
 }
 
@@ -79,10 +119,7 @@ impl LbError {
     pub fn is_duplicate_name(&self) -> bool {
         matches!(
             self,
-            LbError::Vcd {
-                source: VcdError::DuplicateName { .. },
-                ..
-            }
+            LbError::Vcd { source, .. } if matches!(**source, VcdError::DuplicateName { .. })
         )
     }
 
@@ -92,7 +129,7 @@ impl LbError {
         move |source| LbError::Vcd {
             service,
             action,
-            source,
+            source: Box::new(source),
         }
     }
 }

@@ -7,7 +7,6 @@
 //! beside this file describes modes, names, tags and errors.
 
 // `LbError` wraps the VCD client's rich error; see `vcd/mod.rs`.
-#![allow(clippy::result_large_err)]
 
 mod apply;
 mod catalog;
@@ -15,12 +14,12 @@ pub mod config;
 mod decide;
 pub mod errors;
 mod input;
-pub mod ipam;
-pub mod naming;
-pub mod observe;
-pub mod ownership;
-pub mod plan;
-pub mod rde;
+mod ipam;
+mod naming;
+mod observe;
+mod ownership;
+mod plan;
+mod rde;
 mod reconcile;
 pub mod service;
 mod sweep;
@@ -108,17 +107,9 @@ impl LoadBalancers {
         })
     }
 
-    pub fn mode(&self) -> Mode {
-        self.mode
-    }
-
     /// The policies deciding this engine's Services.
     pub fn policies(&self) -> &Arc<Registry> {
         &self.registry
-    }
-
-    pub fn gateway_id(&self) -> &str {
-        &self.gateway.id
     }
 
     fn owner(&self, service: &ServiceSpec) -> OwnerTag {

@@ -32,7 +32,6 @@ fn engine_group_placeholder() -> EntityRef {
 /// The objects of one Service port.
 #[derive(Debug, Clone)]
 pub struct DesiredPort {
-    pub key: PortKey,
     pub pool: Pool,
     pub virtual_service: VirtualService,
     pub dnat: Option<NatRule>,
@@ -258,7 +257,6 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
             rule
         });
         ports.push(DesiredPort {
-            key,
             pool,
             virtual_service,
             dnat,

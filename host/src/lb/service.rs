@@ -9,29 +9,46 @@ use crate::policy::model::{self, IpFamily, Protocol, TrafficPolicy};
 /// One `spec.ports[]` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PortSpec {
+    /// `name`; may be empty on a Service with one port.
     pub name: String,
+    /// `protocol`; with `port`, the port's identity in object names.
     pub protocol: Protocol,
+    /// `port`: the Service port number.
     pub port: u16,
     /// `None` (or 0 upstream) when the Service allocates no node port.
     pub node_port: Option<u16>,
+    /// `appProtocol`, handed to the policy.
     pub app_protocol: Option<String>,
 }
 
 /// The parts of a Service the load balancer and its policy read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServiceSpec {
+    /// `metadata.namespace`.
     pub namespace: String,
+    /// `metadata.name`.
     pub name: String,
+    /// `metadata.uid`: what the ownership tag identifies the Service by;
+    /// must be set and contain no spaces.
     pub uid: String,
+    /// `metadata.annotations` (policy selection and input).
     pub annotations: BTreeMap<String, String>,
+    /// `metadata.labels` (policy input).
     pub labels: BTreeMap<String, String>,
     /// Labels of the Service's namespace (policy selection and input).
     pub namespace_labels: BTreeMap<String, String>,
+    /// `spec.ports`.
     pub ports: Vec<PortSpec>,
+    /// `spec.loadBalancerIP`: the address asked for; blank counts as unset.
     pub load_balancer_ip: Option<String>,
+    /// `spec.loadBalancerClass` (policy selection and input).
     pub load_balancer_class: Option<String>,
+    /// `spec.externalTrafficPolicy`.
     pub external_traffic_policy: TrafficPolicy,
+    /// `spec.healthCheckNodePort`: with `externalTrafficPolicy: Local`, pools
+    /// monitor it so only nodes with local endpoints get traffic.
     pub health_check_node_port: Option<u16>,
+    /// `spec.ipFamilies`.
     pub ip_families: Vec<IpFamily>,
 }
 
@@ -101,12 +118,14 @@ impl ServiceSpec {
 /// A node the controller put behind the load balancer.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeSpec {
+    /// The Node's `metadata.name`.
     pub name: String,
     /// The node's `InternalIP`; nodes without one receive no traffic.
     pub internal_ip: Option<String>,
 }
 
 impl NodeSpec {
+    /// A node with an `InternalIP`.
     pub fn new(name: impl Into<String>, internal_ip: impl Into<String>) -> Self {
         Self {
             name: name.into(),
@@ -118,6 +137,7 @@ impl NodeSpec {
 /// `status.loadBalancer.ingress[].ipMode`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum IpMode {
+    /// Nodes may short-circuit traffic to the address (Kubernetes' default).
     Vip,
     /// NSX ALB proxies (and may terminate TLS), so nodes must not
     /// short-circuit traffic to the address.
@@ -125,6 +145,7 @@ pub enum IpMode {
 }
 
 impl IpMode {
+    /// The value as Kubernetes spells it: `VIP` or `Proxy`.
     pub fn as_str(self) -> &'static str {
         match self {
             IpMode::Vip => "VIP",
@@ -133,15 +154,19 @@ impl IpMode {
     }
 }
 
+/// One `status.loadBalancer.ingress[]` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ingress {
+    /// `ip`: the Service's external IPv4 address.
     pub ip: String,
+    /// `ipMode`.
     pub ip_mode: IpMode,
 }
 
 /// What `status.loadBalancer` should say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LbStatus {
+    /// `ingress`: the external address; empty while the Service has none.
     pub ingress: Vec<Ingress>,
     /// The policy's warnings about the Service (Events, not status).
     pub warnings: Vec<String>,

@@ -8,16 +8,27 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Settings, SharedRegistry, StartError, write};
-use crate::instances::Instances;
-use crate::lb::{LbConfig, LoadBalancers};
+use crate::instances::{Instances, InstancesError};
+use crate::lb::{LbConfig, LbError, LoadBalancers};
 use crate::policy::directory::{self, DirectoryWatcher};
 use crate::policy::metrics::register_policy_set;
 use crate::policy::registry::PolicySet;
 use crate::policy::{PolicyEngine, Registry as Policies, builtin};
-use crate::vcd::{ClientConfig, ClientMetrics, VcdClient};
+use crate::vcd::{ClientConfig, ClientMetrics, VcdClient, VcdError};
 
 /// How long to wait between attempts to reach VCD at start.
 const SETUP_RETRY: Duration = Duration::from_secs(10);
+
+/// Why one attempt to set up the VCD side failed; the next attempt follows.
+#[derive(Debug, thiserror::Error)]
+enum SetupError {
+    #[error(transparent)]
+    Connect(#[from] VcdError),
+    #[error(transparent)]
+    Instances(#[from] InstancesError),
+    #[error(transparent)]
+    LoadBalancers(#[from] LbError),
+}
 
 pub struct CloudSide {
     client_config: ClientConfig,
@@ -48,7 +59,7 @@ impl CloudSide {
         engine.register_metrics(&mut write(metrics));
         let default = builtin::load_default(&engine, lb_config.default_policy_config())
             .await
-            .map_err(|e| StartError::DefaultPolicy(e.to_string()))?;
+            .map_err(StartError::DefaultPolicy)?;
         let default = Arc::new(default);
         let (policies, watcher) = match settings.policy_dir.as_deref().filter(|d| d.is_dir()) {
             None => {
@@ -99,18 +110,14 @@ impl CloudSide {
     async fn try_connect(
         &self,
         with_lb: bool,
-    ) -> Result<(Option<Arc<LoadBalancers>>, Arc<Instances>), String> {
-        let client = VcdClient::connect(self.client_config.clone(), self.client_metrics.clone())
-            .await
-            .map_err(|e| e.to_string())?;
-        let instances = Instances::new(client.clone(), self.instances_config.clone())
-            .map_err(|e| e.to_string())?;
+    ) -> Result<(Option<Arc<LoadBalancers>>, Arc<Instances>), SetupError> {
+        let client =
+            VcdClient::connect(self.client_config.clone(), self.client_metrics.clone()).await?;
+        let instances = Instances::new(client.clone(), self.instances_config.clone())?;
         let lb = match with_lb {
             false => None,
             true => Some(Arc::new(
-                LoadBalancers::new(client, self.policies.clone(), self.lb_config.clone())
-                    .await
-                    .map_err(|e| e.to_string())?,
+                LoadBalancers::new(client, self.policies.clone(), self.lb_config.clone()).await?,
             )),
         };
         Ok((lb, Arc::new(instances)))
@@ -136,12 +143,7 @@ async fn load_policies(
         tracing::error!(policy = %name, %reason, "policy refused; the Services it selects fail until it is fixed");
     }
     let policies = Arc::new(Policies::new(set));
-    let watcher =
-        directory::watch(engine.clone(), dir.to_path_buf(), policies.clone()).map_err(|e| {
-            StartError::PolicyWatch {
-                dir: shown,
-                reason: e.to_string(),
-            }
-        })?;
+    let watcher = directory::watch(engine.clone(), dir.to_path_buf(), policies.clone())
+        .map_err(|source| StartError::PolicyWatch { dir: shown, source })?;
     Ok((policies, Some(watcher)))
 }

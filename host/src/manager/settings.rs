@@ -12,6 +12,7 @@ use crate::controllers::EnabledControllers;
 use crate::controllers::leader::{LeaderConfig, LeaderConfigError};
 use crate::controllers::node::NodeControllerConfig;
 use crate::controllers::service::ServiceControllerConfig;
+use crate::policy::LoadError;
 use crate::policy::engine::EngineError;
 use crate::policy::manifest::ManifestError;
 use crate::ratelimit::{Rate, RateLimiter, ThrottleLayer, ThrottleMetrics};
@@ -24,17 +25,25 @@ pub const DEFAULT_KUBE_API_RATE: Rate = Rate {
     burst: 30,
 };
 
+/// Everything `vcd-ccm run` needs, resolved from flags and files.
 pub struct Settings {
+    /// The parsed cloud config.
     pub cloud: CloudConfig,
+    /// Where the credential Secret is mounted.
     pub secret_dir: PathBuf,
     /// `None` or a missing directory: the built-in default policy only.
     pub policy_dir: Option<PathBuf>,
+    /// How to reach the API server.
     pub kube: kube::Config,
     /// The Kubernetes clients' rate limit; `None`: unlimited.
     pub kube_api_rate: Option<Rate>,
+    /// Which controllers run.
     pub controllers: EnabledControllers,
+    /// The service controller's workers, class and backoff.
     pub service: ServiceControllerConfig,
+    /// The cloud node controller's workers and refresh period.
     pub node: NodeControllerConfig,
+    /// How often the lifecycle controller checks NotReady Nodes.
     pub node_monitor_period: Duration,
     /// `None` with `--leader-elect=false`.
     pub leader: Option<LeaderConfig>,
@@ -47,32 +56,56 @@ pub struct Settings {
     pub identity: String,
 }
 
+/// Why `vcd-ccm run` cannot start; each names the flag or file to fix.
 #[derive(Debug, thiserror::Error)]
 pub enum StartError {
+    /// The cloud config or the credential Secret is wrong.
     #[error("{0}")]
     Config(#[from] ConfigError),
+    /// A flag has a value that cannot work; the text names the flag.
     #[error("{0}")]
     Flag(String),
+    /// The kubeconfig cannot be read or used.
     #[error("kubeconfig {path}: {reason}")]
-    Kubeconfig { path: String, reason: String },
+    Kubeconfig {
+        /// The file, or where the config was inferred from.
+        path: String,
+        /// The first line of the loader's message.
+        reason: String,
+    },
+    /// The Kubernetes client cannot be built from the config.
     #[error("cannot build a Kubernetes client: {0}")]
     Kube(#[source] kube::Error),
+    /// The leader-election flags are inconsistent.
     #[error("leader election: {0}")]
     Leader(#[from] LeaderConfigError),
+    /// The serving port cannot be set up.
     #[error("serving /healthz, /readyz and /metrics: {0}")]
     Serve(#[source] ServeError),
+    /// wasmtime refused the engine configuration.
     #[error("the policy engine cannot start: {0}")]
     PolicyEngine(#[from] EngineError),
+    /// The built-in default policy does not load (its settings from the cloud config are refused).
     #[error("the built-in default policy cannot load: {0}")]
-    DefaultPolicy(String),
+    DefaultPolicy(#[source] LoadError),
+    /// `policies.yaml` in the policy directory is wrong.
     #[error("policy directory {dir}: {source}")]
     PolicyDir {
+        /// The directory.
         dir: String,
+        /// What is wrong with the manifest.
         #[source]
         source: ManifestError,
     },
-    #[error("policy directory {dir}: cannot watch for changes: {reason}")]
-    PolicyWatch { dir: String, reason: String },
+    /// The policy directory cannot be watched for changes.
+    #[error("policy directory {dir}: cannot watch for changes: {source}")]
+    PolicyWatch {
+        /// The directory.
+        dir: String,
+        /// The watcher's error.
+        #[source]
+        source: notify::Error,
+    },
 }
 
 /// A Kubernetes client, throttled to the settings' rate with a bucket of

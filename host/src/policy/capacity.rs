@@ -61,7 +61,9 @@ pub struct Share {
 }
 
 impl Share {
-    pub fn new(lane: Lane) -> Share {
+    /// A share of `lane`: at most [`DEFAULT_RESERVED`] calls at once in the
+    /// reserved lane, [`PER_POLICY`] in the shared one.
+    pub(super) fn new(lane: Lane) -> Share {
         let own = match lane {
             Lane::Reserved => DEFAULT_RESERVED,
             Lane::Shared => PER_POLICY,

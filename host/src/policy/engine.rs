@@ -34,6 +34,8 @@ pub struct PolicyEngine {
     pub(super) capacity: Capacity,
 }
 
+/// The engine, its linker, the epoch ticker or the timer runtime could not be
+/// set up; the message says which and why.
 #[derive(Debug, thiserror::Error)]
 #[error("cannot set up the wasm engine: {0}")]
 pub struct EngineError(String);
@@ -100,7 +102,9 @@ impl PolicyEngine {
 /// one or two memories and a few tables; a component that needs more is
 /// refused when it is compiled, so every call fits one pool slot.
 pub const CORE_INSTANCES_PER_COMPONENT: u32 = 16;
+/// The most linear memories one component may have, over all its core instances.
 pub const MEMORIES_PER_COMPONENT: u32 = 2;
+/// The most tables one component may have, over all its core instances.
 pub const TABLES_PER_COMPONENT: u32 = 8;
 
 fn instance_pool() -> PoolingAllocationConfig {

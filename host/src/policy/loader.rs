@@ -23,12 +23,16 @@ pub const POLICY_INTERFACE: &str = "vcd:lb-policy/policy@0.1.0";
 
 /// Where a policy comes from and how it is to run.
 pub struct PolicySource<'a> {
+    /// The policy's name, which labels its logs, metrics and errors; `default`
+    /// gets the instance pool's reserved lane.
     pub name: &'a str,
+    /// The component's bytes.
     pub bytes: &'a [u8],
     /// sha256 (lowercase hex) the bytes must have, when the provider pinned one.
     pub pin: Option<&'a str>,
     /// Provider configuration, JSON text.
     pub config: String,
+    /// The budgets every call of the policy runs under.
     pub limits: Limits,
 }
 
@@ -39,8 +43,8 @@ pub struct Compiled {
     pub(super) exports: Exports,
     /// The policy's share of the instance pool.
     pub(super) share: Share,
+    /// sha256 of the component's bytes, lowercase hex.
     pub digest: String,
-    pub imports: Vec<String>,
 }
 
 pub(super) struct Exports {
@@ -53,21 +57,27 @@ pub(super) struct Exports {
 pub struct Policy {
     pub(super) compiled: Compiled,
     pub(super) name: Arc<str>,
+    /// What the policy's `describe` returned.
     pub info: PolicyInfo,
+    /// The configuration `validate-config` accepted, JSON text; passed to every `decide`.
     pub config: String,
+    /// The budgets every call runs under.
     pub limits: Limits,
 }
 
 impl Policy {
+    /// The name it was loaded under, which labels its logs, metrics and errors.
     pub fn name(&self) -> &str {
         &self.name
     }
 
+    /// sha256 of the component's bytes, lowercase hex.
     pub fn digest(&self) -> &str {
         &self.compiled.digest
     }
 }
 
+/// sha256 of `bytes` as lowercase hex, the form a manifest pins.
 pub fn sha256_hex(bytes: &[u8]) -> String {
     hex::encode(Sha256::digest(bytes))
 }
@@ -135,7 +145,6 @@ pub fn compile(
         exports,
         share: Share::new(lane),
         digest,
-        imports,
     })
 }
 
@@ -194,7 +203,9 @@ pub async fn load(
 /// A policy named on a command line or in a suite: the built-in `default`, or
 /// a component file.
 pub enum PolicyRef {
+    /// The built-in `default` policy.
     Builtin,
+    /// A component file.
     File(PathBuf),
 }
 

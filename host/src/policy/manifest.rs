@@ -27,24 +27,34 @@ use super::selector::LabelSelector;
 /// The manifest's file name inside the policy directory.
 pub const MANIFEST_FILE: &str = "policies.yaml";
 
+/// Why the manifest cannot be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ManifestError {
+    /// The file exists but cannot be read.
     #[error("{}: cannot read: {error}", file.display())]
     Read {
+        /// The manifest's path.
         file: PathBuf,
+        /// What reading it failed with.
         error: std::io::Error,
     },
+    /// The file is not valid YAML, does not fit the schema or breaks a rule.
     #[error("{}: {path}: {message}", file.display())]
     Invalid {
+        /// The manifest's path.
         file: PathBuf,
+        /// The offending field, e.g. `policies[0].sha256`.
         path: String,
+        /// The problem, with YAML's line and column where the parser knows them.
         message: String,
     },
 }
 
+/// The parsed `policies.yaml`.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Manifest {
+    /// The provider's policies, in the order selectors are tried; names are unique.
     #[serde(default)]
     pub policies: Vec<PolicyEntry>,
 }
@@ -53,16 +63,26 @@ pub struct Manifest {
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PolicyEntry {
+    /// `name`: a lowercase DNS label other than `default`.
     pub name: String,
+    /// `file`: the component's file name in the policy directory; `None` means
+    /// `<name>.wasm` (see [`PolicyEntry::file_name`]).
     #[serde(default)]
     pub file: Option<String>,
+    /// `sha256`: the pin the file's contents must match, 64 hex digits.
     pub sha256: String,
+    /// `config`: settings handed to the policy as JSON; `None` means `{}`.
     #[serde(default)]
     pub config: Option<serde_json::Value>,
+    /// `timeoutMs`: the per-call deadline in milliseconds (1–10000); `None`
+    /// means the [`Limits`] default.
     #[serde(default)]
     pub timeout_ms: Option<u64>,
+    /// `memoryLimitMiB`: the per-call memory cap in MiB (1–1024); `None` means
+    /// the [`Limits`] default.
     #[serde(default, rename = "memoryLimitMiB")]
     pub memory_limit_mib: Option<u64>,
+    /// `selector`: which Services the policy governs.
     #[serde(default)]
     pub selector: PolicySelector,
 }
@@ -73,15 +93,20 @@ pub struct PolicyEntry {
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PolicySelector {
+    /// `namespaceSelector`: matched against the labels of the Service's namespace.
     #[serde(default)]
     pub namespace_selector: Option<LabelSelector>,
+    /// `loadBalancerClass`: matched against the Service's `spec.loadBalancerClass`.
     #[serde(default)]
     pub load_balancer_class: Option<String>,
+    /// `allowAnnotation`: Services may choose the policy with the
+    /// `vcd-ccm.io/policy` annotation.
     #[serde(default)]
     pub allow_annotation: bool,
 }
 
 impl PolicyEntry {
+    /// The component's file name in the policy directory: `file`, else `<name>.wasm`.
     pub fn file_name(&self) -> String {
         self.file
             .clone()
@@ -95,6 +120,8 @@ impl PolicyEntry {
             .map_or_else(|| "{}".to_string(), serde_json::Value::to_string)
     }
 
+    /// The call budgets: `timeoutMs` and `memoryLimitMiB` where given, the
+    /// [`Limits`] defaults elsewhere.
     pub fn limits(&self) -> Limits {
         let defaults = Limits::default();
         Limits {
@@ -199,6 +226,7 @@ impl Manifest {
         Ok(manifest)
     }
 
+    /// Reads and parses [`MANIFEST_FILE`] in `dir`; a missing file is an empty manifest.
     pub fn read(dir: &Path) -> Result<Manifest, ManifestError> {
         let file = dir.join(MANIFEST_FILE);
         match std::fs::read_to_string(&file) {

@@ -31,18 +31,21 @@ pub enum Outcome {
     Declined,
     /// The decision broke the contract and was rejected.
     Invalid,
+    /// The call ran past its deadline.
     Timeout,
+    /// The call grew its memories or tables past its memory cap.
     OutOfMemory,
     /// The value returned (or a log line) broke an output bound.
     OutputTooLarge,
     /// No slot of the policy's share freed up in time.
     Busy,
+    /// The guest trapped (or panicked).
     Trap,
-    Instantiate,
 }
 
 impl Outcome {
-    pub fn of(result: &Result<Decision, EvalError>) -> Outcome {
+    /// How `result`, a `decide` call's result after validation, ended.
+    pub(super) fn of(result: &Result<Decision, EvalError>) -> Outcome {
         match result {
             Ok(_) => Outcome::Ok,
             Err(EvalError::Declined { .. }) => Outcome::Declined,
@@ -55,12 +58,12 @@ impl Outcome {
                 }
                 CallError::Busy { .. } => Outcome::Busy,
                 CallError::Trap { .. } => Outcome::Trap,
-                CallError::Instantiate(_) => Outcome::Instantiate,
             },
         }
     }
 
-    pub fn as_str(self) -> &'static str {
+    /// The `outcome` label value.
+    fn as_str(self) -> &'static str {
         match self {
             Outcome::Ok => "ok",
             Outcome::Declined => "declined",
@@ -70,7 +73,6 @@ impl Outcome {
             Outcome::OutputTooLarge => "output_too_large",
             Outcome::Busy => "busy",
             Outcome::Trap => "trap",
-            Outcome::Instantiate => "instantiate",
         }
     }
 }
@@ -130,7 +132,7 @@ impl PolicyEngine {
         let policy = registry.sub_registry_with_prefix("policy");
         policy.register(
             "evaluations",
-            "Policy decide calls by policy and outcome (ok, declined, invalid, timeout, out_of_memory, trap, instantiate)",
+            "Policy decide calls by policy and outcome (ok, declined, invalid, timeout, out_of_memory, output_too_large, busy, trap)",
             self.metrics.evaluations.clone(),
         );
         policy.register(
@@ -228,10 +230,6 @@ mod tests {
                     stderr: String::new(),
                 }),
                 "trap",
-            ),
-            (
-                call(CallError::Instantiate("pool full".into())),
-                "instantiate",
             ),
         ];
         for (result, label) in cases {

@@ -17,8 +17,10 @@ use wasmtime::component::{ComponentType, Lift, Lower};
 #[component(variant)]
 #[serde(into = "String", try_from = "String")]
 pub enum IpAddress {
+    /// An IPv4 address, as its four octets in network order.
     #[component(name = "ipv4")]
     Ipv4((u8, u8, u8, u8)),
+    /// An IPv6 address, as its eight 16-bit segments in network order.
     #[component(name = "ipv6")]
     Ipv6((u16, u16, u16, u16, u16, u16, u16, u16)),
 }
@@ -71,13 +73,13 @@ impl std::fmt::Display for IpAddress {
 }
 
 macro_rules! wit_enum {
-    ($(#[$doc:meta])* $name:ident $(default $default:ident)? { $($case:ident = $wit:literal),+ $(,)? }) => {
+    ($(#[$doc:meta])* $name:ident $(default $default:ident)? { $($(#[$case_doc:meta])* $case:ident = $wit:literal),+ $(,)? }) => {
         $(#[$doc])*
         #[derive(ComponentType, Lift, Lower, Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
         #[component(enum)]
         #[repr(u8)]
         pub enum $name {
-            $(#[component(name = $wit)] #[serde(rename = $wit)] $case,)+
+            $($(#[$case_doc])* #[component(name = $wit)] #[serde(rename = $wit)] $case,)+
         }
 
         impl $name {
@@ -101,24 +103,122 @@ macro_rules! wit_enum {
     };
 }
 
-wit_enum!(IpFamily { Ipv4 = "ipv4", Ipv6 = "ipv6" });
-wit_enum!(Protocol default Tcp { Tcp = "tcp", Udp = "udp", Sctp = "sctp" });
-wit_enum!(TrafficPolicy default Cluster { Cluster = "cluster", Local = "local" });
-wit_enum!(PoolSource { IpBlock = "ip-block", IpSpace = "ip-space" });
-wit_enum!(AppProfile { L4Tcp = "l4-tcp", L4Udp = "l4-udp", L4Tls = "l4-tls", Http = "http", Https = "https" });
-wit_enum!(HealthMonitor { None = "none", Tcp = "tcp", Udp = "udp", Http = "http", Https = "https", Ping = "ping" });
-wit_enum!(PoolAlgorithm {
-    LeastConnections = "least-connections",
-    RoundRobin = "round-robin",
-    ConsistentHash = "consistent-hash",
-    FastestResponse = "fastest-response",
-    LeastLoad = "least-load",
-    FewestServers = "fewest-servers",
-    Random = "random",
-    FewestTasks = "fewest-tasks",
-    CoreAffinity = "core-affinity",
-});
-wit_enum!(LogLevel { Trace = "trace", Debug = "debug", Info = "info", Warn = "warn", Error = "error" });
+wit_enum!(
+    /// An IP family, as listed in a Service's `spec.ipFamilies`.
+    IpFamily {
+        /// IPv4 (`IPv4`).
+        Ipv4 = "ipv4",
+        /// IPv6 (`IPv6`).
+        Ipv6 = "ipv6",
+    }
+);
+wit_enum!(
+    /// The transport protocol of a Service port.
+    Protocol default Tcp {
+        /// TCP, the Kubernetes default.
+        Tcp = "tcp",
+        /// UDP.
+        Udp = "udp",
+        /// SCTP; no application profile serves it.
+        Sctp = "sctp",
+    }
+);
+wit_enum!(
+    /// A Service's `spec.externalTrafficPolicy`.
+    TrafficPolicy default Cluster {
+        /// `Cluster`, the default: every node forwards to the Service's endpoints.
+        Cluster = "cluster",
+        /// `Local`: only nodes with a local endpoint take traffic, as reported on
+        /// `spec.healthCheckNodePort`.
+        Local = "local",
+    }
+);
+wit_enum!(
+    /// Where the addresses of an [`AddressPool`] come from.
+    PoolSource {
+        /// Sub-allocated IP ranges of the gateway's uplink, optionally narrowed by
+        /// `vipSubnet`.
+        IpBlock = "ip-block",
+        /// A public IP Space the gateway is connected to; addresses are allocated
+        /// as floating IPs.
+        IpSpace = "ip-space",
+    }
+);
+wit_enum!(
+    /// A virtual service's application profile.
+    AppProfile {
+        /// TCP proxying (VCD `L4`).
+        L4Tcp = "l4-tcp",
+        /// UDP (VCD `L4` with the UDP fast-path profile).
+        L4Udp = "l4-udp",
+        /// TCP with TLS terminated at the load balancer (VCD `L4_TLS`); needs PREMIUM
+        /// and a certificate.
+        L4Tls = "l4-tls",
+        /// HTTP proxying (VCD `HTTP`).
+        Http = "http",
+        /// HTTPS with TLS terminated at the load balancer (VCD `HTTPS`); needs a
+        /// certificate.
+        Https = "https",
+    }
+);
+wit_enum!(
+    /// A pool's health monitor. VCD offers its system monitors by type only, so
+    /// none takes settings such as an HTTP path.
+    HealthMonitor {
+        /// No monitor: every member is taken to be up.
+        None = "none",
+        /// A TCP connect check.
+        Tcp = "tcp",
+        /// A UDP probe; only for UDP ports.
+        Udp = "udp",
+        /// An HTTP request.
+        Http = "http",
+        /// An HTTPS request.
+        Https = "https",
+        /// An ICMP echo.
+        Ping = "ping",
+    }
+);
+wit_enum!(
+    /// How a pool spreads connections over its members. Only the
+    /// [basic](PoolAlgorithm::is_basic) algorithms work without the PREMIUM
+    /// feature set. Sent to VCD as the name in upper case (`LEAST_CONNECTIONS`).
+    PoolAlgorithm {
+        /// To the member with the fewest open connections.
+        LeastConnections = "least-connections",
+        /// To each member in turn.
+        RoundRobin = "round-robin",
+        /// By a consistent hash of the client's address, so a client stays on one member.
+        ConsistentHash = "consistent-hash",
+        /// To the member that answers fastest (PREMIUM).
+        FastestResponse = "fastest-response",
+        /// To the least loaded member (PREMIUM).
+        LeastLoad = "least-load",
+        /// To as few members as possible (PREMIUM).
+        FewestServers = "fewest-servers",
+        /// To a random member (PREMIUM).
+        Random = "random",
+        /// Adaptively, by the members' own reports of their load (PREMIUM).
+        FewestTasks = "fewest-tasks",
+        /// Each load-balancer CPU core to its own subset of members (PREMIUM).
+        CoreAffinity = "core-affinity",
+    }
+);
+wit_enum!(
+    /// The severity of a line a policy writes with `host.log`.
+    LogLevel {
+        /// Logged at trace level.
+        Trace = "trace",
+        /// Logged at debug level.
+        Debug = "debug",
+        /// Logged at info level.
+        Info = "info",
+        /// Logged at warn level.
+        Warn = "warn",
+        /// Logged at error level.
+        Error = "error",
+    }
+);
 
 impl PoolAlgorithm {
     /// Whether the algorithm is available without the PREMIUM feature set.
@@ -158,93 +258,133 @@ mod pairs_as_map {
     }
 }
 
+/// One entry of a Service's `spec.ports`.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct ServicePort {
+    /// `name`; empty for a Service's single unnamed port.
     #[serde(default)]
     pub name: String,
+    /// `protocol`.
     pub protocol: Protocol,
+    /// `port`: the port the Service's clients connect to.
     pub port: u16,
+    /// `nodePort`; `None` until the API server has allocated one.
     #[component(name = "node-port")]
     #[serde(default)]
     pub node_port: Option<u16>,
+    /// `appProtocol`, verbatim (e.g. `http`, `https`, `kubernetes.io/h2c`).
     #[component(name = "app-protocol")]
     #[serde(default)]
     pub app_protocol: Option<String>,
 }
 
+/// The Service being reconciled: everything about it a decision may depend on.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
 pub struct Service {
+    /// `metadata.namespace`.
     pub namespace: String,
+    /// `metadata.name`.
     pub name: String,
+    /// `metadata.uid`.
     pub uid: String,
+    /// `metadata.labels`, sorted by key.
     #[serde(with = "pairs_as_map")]
     pub labels: Pairs,
+    /// `metadata.annotations`, sorted by key.
     #[serde(with = "pairs_as_map")]
     pub annotations: Pairs,
+    /// `spec.ports`, in the Service's order.
     pub ports: Vec<ServicePort>,
+    /// `spec.loadBalancerIP`, verbatim and unparsed: a malformed value is for the
+    /// policy to report, not for the host to guess at.
     #[component(name = "load-balancer-ip")]
     pub load_balancer_ip: Option<String>,
+    /// `spec.loadBalancerClass`.
     #[component(name = "load-balancer-class")]
     pub load_balancer_class: Option<String>,
+    /// `spec.externalTrafficPolicy`.
     #[component(name = "external-traffic-policy")]
     pub external_traffic_policy: TrafficPolicy,
+    /// `spec.healthCheckNodePort`; set when `externalTrafficPolicy` is `Local`.
     #[component(name = "health-check-node-port")]
     pub health_check_node_port: Option<u16>,
+    /// `spec.ipFamilies`, most preferred first.
     #[component(name = "ip-families")]
     pub ip_families: Vec<IpFamily>,
 }
 
+/// The Service's namespace.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
 pub struct Namespace {
+    /// The namespace's name.
     pub name: String,
+    /// The namespace's labels, sorted by key.
     #[serde(with = "pairs_as_map")]
     pub labels: Pairs,
 }
 
+/// What the VCD installation and the CCM's configuration allow.
 #[derive(
     ComponentType, Lift, Lower, Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize,
 )]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
 pub struct Capabilities {
+    /// Several virtual services may share one VIP on different ports (VCD 10.4 and later).
     #[component(name = "shared-vip")]
     pub shared_vip: bool,
+    /// The gateway's external addresses come from IP Spaces rather than IP blocks.
     #[component(name = "ip-spaces")]
     pub ip_spaces: bool,
+    /// Virtual services listen on internal addresses, reached through DNAT rules.
     #[component(name = "one-arm")]
     pub one_arm: bool,
+    /// The ALB feature set is PREMIUM: [`AppProfile::L4Tls`] and the non-basic
+    /// [`PoolAlgorithm`]s are available.
     pub premium: bool,
 }
 
+/// The cluster and the VCD objects it lives in.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
 pub struct Cluster {
+    /// The cluster id from the cloud config: a CAPVCD RDE id or a free-form name.
     #[component(name = "cluster-id")]
     pub cluster_id: String,
+    /// The VCD organization's name.
     pub org: String,
+    /// The organization VDC's name.
     pub vdc: String,
+    /// The name of the edge gateway that hosts the load balancers.
     pub gateway: String,
+    /// The VCD API version in use, e.g. `37.2`.
     #[component(name = "vcd-api-version")]
     pub vcd_api_version: String,
+    /// What the installation and configuration allow.
     pub capabilities: Capabilities,
 }
 
+/// An inclusive range of addresses.
 #[derive(ComponentType, Lift, Lower, Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct IpRange {
+    /// The first address of the range.
     pub first: IpAddress,
+    /// The last address of the range, included.
     pub last: IpAddress,
 }
 
 impl IpRange {
+    /// Whether `address` lies between `first` and `last` inclusive; always false
+    /// when its family differs from the range's.
     pub fn contains(&self, address: IpAddress) -> bool {
         match (
             IpAddr::from(self.first),
@@ -258,90 +398,134 @@ impl IpRange {
     }
 }
 
+/// A pool the host can allocate load-balancer addresses from. Its free
+/// addresses are not listed, only counted.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct AddressPool {
+    /// The pool's name, as [`AddressChoice::FromPool`] refers to it.
     pub name: String,
+    /// Where its addresses come from.
     pub source: PoolSource,
+    /// The address ranges the pool covers.
     pub ranges: Vec<IpRange>,
+    /// How many of its addresses are still free.
     #[component(name = "free-count")]
     pub free_count: u32,
 }
 
+/// A certificate in the org's certificate library; metadata only, as policies
+/// never see keys.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Certificate {
+    /// The certificate's alias in the library.
     pub alias: String,
 }
 
+/// Which external address the Service gets.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[component(variant)]
 #[serde(rename_all = "kebab-case")]
 pub enum AddressChoice {
+    /// This address, which must lie in one of the offered pools and be free or
+    /// already held by this Service.
     #[component(name = "specific")]
     Specific(IpAddress),
+    /// Any free address of the named pool.
     #[component(name = "from-pool")]
     FromPool(String),
+    /// The address the Service holds now ([`DecisionInput::current`]); refused
+    /// when it holds none.
     #[component(name = "keep-current")]
     KeepCurrent,
 }
 
+/// What to build for one Service port.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct PortDecision {
+    /// The Service port this entry covers; with `protocol`, identifies it.
     #[component(name = "service-port")]
     pub service_port: u16,
+    /// The protocol of the Service port this entry covers.
     pub protocol: Protocol,
+    /// The port the virtual service listens on.
     #[component(name = "listen-port")]
     pub listen_port: u16,
+    /// The virtual service's application profile.
     pub profile: AppProfile,
+    /// The alias of the certificate to terminate TLS with: required by
+    /// [`AppProfile::L4Tls`] and [`AppProfile::Https`], refused otherwise.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub certificate: Option<String>,
+    /// The pool's health monitor.
     #[component(name = "health-monitor")]
     pub health_monitor: HealthMonitor,
+    /// The pool's load-balancing algorithm.
     pub algorithm: PoolAlgorithm,
 }
 
+/// A policy's answer for one Service.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct Decision {
+    /// The Service's external address.
     pub address: AddressChoice,
+    /// Exactly one entry per Service port.
     pub ports: Vec<PortDecision>,
+    /// Non-fatal remarks, reported as Events on the Service.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
 }
 
+/// Everything a decision may depend on, so a policy never needs to call the host.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields, default)]
 pub struct DecisionInput {
+    /// The Service to decide for.
     pub service: Service,
+    /// The Service's namespace.
     pub namespace: Namespace,
+    /// The cluster and its VCD surroundings.
     pub cluster: Cluster,
+    /// The pools the Service may take its address from, in the provider's order.
     pub pools: Vec<AddressPool>,
+    /// The certificates in the org's library.
     pub certificates: Vec<Certificate>,
+    /// The application profiles the gateway offers.
     pub profiles: Vec<AppProfile>,
+    /// What is live in VCD for this Service now, as the host reads it back (its
+    /// address always [`AddressChoice::Specific`]); `None` for a new Service.
     pub current: Option<Decision>,
 }
 
+/// An annotation (or other Service field) whose value the policy cannot use.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct InvalidField {
+    /// The annotation key, or a field path such as `spec.loadBalancerIP`.
     pub key: String,
+    /// What is wrong, and what would be accepted.
     pub message: String,
 }
 
+/// A Service port the policy cannot serve.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct UnsupportedPort {
+    /// The Service port (`port`, not its node port).
     pub port: u16,
+    /// The Service port's protocol.
     pub protocol: Protocol,
+    /// Why the port cannot be served.
     pub message: String,
 }
 
@@ -350,20 +534,28 @@ pub struct UnsupportedPort {
 #[component(variant)]
 #[serde(rename_all = "kebab-case")]
 pub enum DecisionError {
+    /// An annotation or field value is malformed or contradicts another one.
     #[component(name = "invalid-annotation")]
     InvalidAnnotation(InvalidField),
+    /// The requested address is in no pool the Service may use.
     #[component(name = "requested-address-unavailable")]
     RequestedAddressUnavailable(IpAddress),
+    /// The Service needs an IP family that no pool offers.
     #[component(name = "unsupported-ip-family")]
     UnsupportedIpFamily(IpFamily),
+    /// No pool has a free address.
     #[component(name = "no-address-available")]
     NoAddressAvailable,
+    /// No certificate in the library has this alias.
     #[component(name = "certificate-not-found")]
     CertificateNotFound(String),
+    /// A port cannot be served (by protocol, profile or namespace rules).
     #[component(name = "unsupported-port")]
     UnsupportedPort(UnsupportedPort),
+    /// The gateway does not offer a profile the Service needs.
     #[component(name = "profile-unavailable")]
     ProfileUnavailable(AppProfile),
+    /// Anything else; shown to users as is, never parsed.
     #[component(name = "other")]
     Other(String),
 }
@@ -394,10 +586,13 @@ impl std::fmt::Display for DecisionError {
     }
 }
 
+/// What a policy's `describe` returns; identifies it in logs, metrics and errors.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[component(record)]
 #[serde(rename_all = "kebab-case")]
 pub struct PolicyInfo {
+    /// The name the policy gives itself (not necessarily its manifest name).
     pub name: String,
+    /// The policy's version, as free text.
     pub version: String,
 }

@@ -14,10 +14,13 @@ pub const POLICY_ANNOTATION: &str = "vcd-ccm.io/policy";
 pub struct ProviderPolicy {
     /// The manifest entry the served version was loaded from.
     pub entry: PolicyEntry,
+    /// Whether it serves decisions.
     pub state: PolicyState,
 }
 
+/// Whether a provider policy can serve decisions.
 pub enum PolicyState {
+    /// Loaded and serving.
     Ready(Arc<Policy>),
     /// Never loaded successfully; the Services it governs get this reason as an error.
     Failed(Arc<str>),
@@ -25,20 +28,31 @@ pub enum PolicyState {
 
 /// One consistent view: the built-in default plus the provider's policies in manifest order.
 pub struct PolicySet {
+    /// The built-in `default` policy, for Services no provider policy governs.
     pub default: Arc<Policy>,
+    /// The provider's policies, in manifest order: the first that governs a Service wins.
     pub providers: Vec<ProviderPolicy>,
 }
 
+/// Why no policy can decide for a Service.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum SelectError {
+    /// The annotation names a policy the manifest does not list.
     #[error("annotation {POLICY_ANNOTATION} names policy {0:?}, which is not installed")]
     UnknownPolicy(String),
+    /// The annotation names a policy whose selector does not set `allowAnnotation`.
     #[error(
         "annotation {POLICY_ANNOTATION} names policy {0:?}, which Services may not choose by annotation"
     )]
     NotSelectable(String),
+    /// The policy that governs the Service never loaded.
     #[error("policy {name} governs this Service but is not available: {reason}")]
-    Unavailable { name: String, reason: String },
+    Unavailable {
+        /// The policy's name.
+        name: String,
+        /// Why it failed to load.
+        reason: String,
+    },
 }
 
 impl ProviderPolicy {
@@ -70,6 +84,7 @@ impl ProviderPolicy {
 }
 
 impl PolicySet {
+    /// A set with no provider policies: every Service gets `default`.
     pub fn only_default(default: Arc<Policy>) -> PolicySet {
         PolicySet {
             default,
@@ -106,6 +121,7 @@ impl PolicySet {
         }
     }
 
+    /// The provider policy named `name`, if the manifest lists it.
     pub fn provider(&self, name: &str) -> Option<&ProviderPolicy> {
         self.providers.iter().find(|p| p.entry.name == name)
     }
@@ -131,6 +147,7 @@ pub struct Registry {
 }
 
 impl Registry {
+    /// A registry serving `set`, with no reloads yet.
     pub fn new(set: PolicySet) -> Registry {
         Registry {
             current: RwLock::new(Arc::new(set)),
@@ -145,6 +162,7 @@ impl Registry {
         self.reloaded.subscribe()
     }
 
+    /// What reloads have done so far.
     pub fn status(&self) -> ReloadStatus {
         self.status
             .lock()
@@ -166,6 +184,7 @@ impl Registry {
         self.reloaded.send_replace(reloads);
     }
 
+    /// A snapshot of the set in force; later reloads do not change it.
     pub fn current(&self) -> Arc<PolicySet> {
         self.current
             .read()
@@ -173,6 +192,7 @@ impl Registry {
             .clone()
     }
 
+    /// Puts `set` in force: later [`Registry::current`] calls return it.
     pub fn replace(&self, set: PolicySet) {
         *self
             .current

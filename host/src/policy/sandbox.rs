@@ -13,8 +13,9 @@ use wasmtime_wasi::{HostWallClock, WasiCtx, WasiCtxView, WasiView};
 use super::model::LogLevel;
 use crate::text::sanitize;
 
-/// Lines a policy may log per call, and the length each is cut to.
+/// Lines a policy may log per call; later ones are dropped and counted.
 pub const LOG_LINES_PER_CALL: u32 = 32;
+/// The bytes a logged line is cut to, once escaped.
 pub const LOG_LINE_BYTES: usize = 1024;
 /// What the guest's stdout and stderr (panic messages) may hold per call.
 pub const STDIO_BYTES: usize = 16 * 1024;
@@ -32,7 +33,10 @@ const TABLE_ELEMENT_BYTES: usize = 8;
 /// Limits one call runs under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct Limits {
+    /// The call's deadline (100 ms by default).
     pub timeout: Duration,
+    /// The cap on all of the instance's memories and tables together, in
+    /// bytes (32 MiB by default).
     pub memory_bytes: usize,
 }
 
@@ -55,7 +59,8 @@ pub struct Sandbox {
 }
 
 impl Sandbox {
-    pub fn new(policy: Arc<str>, limits: Limits) -> Sandbox {
+    /// Fresh state for one call of `policy` under `limits`.
+    pub(super) fn new(policy: Arc<str>, limits: Limits) -> Sandbox {
         let stdio = MemoryOutputPipe::new(STDIO_BYTES);
         // Nothing to read, nowhere to write but the bounded pipe, no sockets, a
         // wall clock stuck at the epoch and seeded randomness: a decision can
@@ -96,7 +101,8 @@ impl Sandbox {
         sanitize(String::from_utf8_lossy(tail).trim(), STDIO_QUOTE_BYTES)
     }
 
-    pub fn log(&mut self, level: LogLevel, message: &str) {
+    /// Writes a guest's `host.log` line to the CCM's log, within the per-call budget.
+    pub(super) fn log(&mut self, level: LogLevel, message: &str) {
         self.log.write(level, message);
     }
 
@@ -122,9 +128,10 @@ impl WasiView for Sandbox {
 /// the limit and remembers that it did, so the resulting failure is reported
 /// as out-of-memory rather than as a plain trap.
 pub struct MemoryCap {
-    pub limit_bytes: usize,
+    limit_bytes: usize,
     used_bytes: usize,
-    pub exceeded: bool,
+    /// Whether a growth was refused.
+    pub(super) exceeded: bool,
 }
 
 impl MemoryCap {

@@ -11,30 +11,42 @@ use super::model::Pairs;
 #[derive(Clone, Debug, Default, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct LabelSelector {
+    /// `matchLabels`: labels that must be present with exactly these values.
     #[serde(default)]
     pub match_labels: BTreeMap<String, String>,
+    /// `matchExpressions`: requirements that must all hold.
     #[serde(default)]
     pub match_expressions: Vec<Requirement>,
 }
 
+/// One entry of `matchExpressions`.
 #[derive(Clone, Debug, Deserialize, PartialEq)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Requirement {
+    /// The label the requirement is about.
     pub key: String,
+    /// How the label is tested.
     pub operator: Operator,
+    /// The values `In` and `NotIn` compare with; empty for `Exists` and `DoesNotExist`.
     #[serde(default)]
     pub values: Vec<String>,
 }
 
+/// A [`Requirement`]'s operator, spelled as in Kubernetes.
 #[derive(Clone, Copy, Debug, Deserialize, PartialEq, Eq)]
 pub enum Operator {
+    /// The label is present with one of the values.
     In,
+    /// The label is absent or has none of the values.
     NotIn,
+    /// The label is present, with any value.
     Exists,
+    /// The label is absent.
     DoesNotExist,
 }
 
 impl LabelSelector {
+    /// Whether `labels` satisfy every `matchLabels` entry and every requirement.
     pub fn matches(&self, labels: &Pairs) -> bool {
         let value = |key: &str| {
             labels

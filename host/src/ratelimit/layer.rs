@@ -26,6 +26,7 @@ pub struct VerbLabels {
 pub struct ThrottleMetrics(Family<VerbLabels, Histogram, fn() -> Histogram>);
 
 impl ThrottleMetrics {
+    /// Registers `rest_client_rate_limiter_duration_seconds` in `registry`.
     pub fn register(registry: &mut Registry) -> Self {
         let waits = Family::new_with_constructor(
             (|| Histogram::new(exponential_buckets(0.001, 2.0, 15))) as fn() -> Histogram,
@@ -47,6 +48,7 @@ pub struct ThrottleLayer {
 }
 
 impl ThrottleLayer {
+    /// A layer that waits on `limiter` before each request and records the wait.
     pub fn new(limiter: RateLimiter, metrics: &ThrottleMetrics) -> Self {
         Self {
             limiter: Arc::new(limiter),
@@ -67,6 +69,7 @@ impl<S> tower::Layer<S> for ThrottleLayer {
     }
 }
 
+/// The service a [`ThrottleLayer`] wraps around a client's stack.
 pub struct Throttled<S> {
     inner: S,
     layer: ThrottleLayer,

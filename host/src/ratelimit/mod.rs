@@ -15,10 +15,14 @@ pub use layer::{ThrottleLayer, ThrottleMetrics, Throttled};
 /// Requests per second, with `burst` allowed at once.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub struct Rate {
+    /// Sustained rate (client-go's QPS).
     pub per_second: f64,
+    /// Requests allowed at once above the rate.
     pub burst: u32,
 }
 
+/// A token bucket (client-go's `tokenBucketRateLimiter`): callers reserve a
+/// slot and wait for it, in the order they asked.
 #[derive(Debug)]
 pub struct RateLimiter {
     per_second: f64,
@@ -60,6 +64,7 @@ impl RateLimiter {
         }
     }
 
+    /// Waits for this caller's turn.
     pub async fn wait(&self) {
         tokio::time::sleep_until(self.reserve()).await;
     }

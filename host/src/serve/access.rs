@@ -11,19 +11,23 @@ use axum::middleware::Next;
 use axum::response::{IntoResponse, Response};
 use futures::future::BoxFuture;
 
+/// An authorizer's answer for one request.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Verdict {
+    /// Serve it.
     Allow,
     /// A bearer token was given and is not valid.
     Unauthenticated,
     /// Known (or anonymous), but not allowed this verb on this path.
     Forbidden {
+        /// The user the token belongs to (`system:anonymous` without one).
         user: String,
     },
     /// The decision could not be made (e.g. the API server is unreachable).
     Failed(String),
 }
 
+/// Decides whether a request on the HTTPS port is served.
 pub trait Authorize: Send + Sync {
     /// `verb` is the lowercase HTTP method, as for Kubernetes non-resource
     /// requests; `token` the bearer token, if any.

@@ -30,6 +30,7 @@ pub use self::tls::Certificate;
 /// Upstream's `--secure-port` default (`CloudControllerManagerPort`).
 pub const DEFAULT_SECURE_PORT: u16 = 10258;
 
+/// The `Content-Type` of `/metrics` answers.
 pub const OPENMETRICS_CONTENT_TYPE: &str =
     "application/openmetrics-text; version=1.0.0; charset=utf-8";
 
@@ -40,16 +41,21 @@ const STOP_GRACE: Duration = Duration::from_secs(5);
 /// registered after the server has started.
 pub type SharedRegistry = Arc<RwLock<Registry>>;
 
+/// How the port is served.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Transport {
+    /// TLS with this certificate; requests are authorized when an [`Authorize`] is given.
     Https(Certificate),
     /// Plain HTTP, for local runs and the demo.
     Http,
 }
 
+/// Where and how to serve.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ServeConfig {
+    /// Address and port to bind; port 0 picks a free one.
     pub listen: SocketAddr,
+    /// HTTPS or plain HTTP.
     pub transport: Transport,
 }
 
@@ -63,27 +69,49 @@ impl Default for ServeConfig {
     }
 }
 
+/// Why the server could not start.
 #[derive(Debug, thiserror::Error)]
 pub enum ServeError {
+    /// The address could not be bound (in use, or not this host's).
     #[error("cannot listen on {addr}: {source}")]
     Bind {
+        /// The address asked for.
         addr: SocketAddr,
+        /// The operating system's answer.
         source: std::io::Error,
     },
+    /// `--tls-cert-file` is unreadable or holds no certificate.
     #[error("cannot read the TLS certificate file {}: {reason}", path.display())]
-    CertificateFile { path: PathBuf, reason: String },
+    CertificateFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// `--tls-private-key-file` is unreadable or holds no key (the key itself is never shown).
     #[error("cannot read the TLS private key file {}: {reason}", path.display())]
-    KeyFile { path: PathBuf, reason: String },
+    KeyFile {
+        /// The file.
+        path: PathBuf,
+        /// What is wrong with it.
+        reason: String,
+    },
+    /// The key does not belong to the certificate, or is of a kind TLS cannot use.
     #[error("the TLS certificate {} and key {} cannot be used together: {source}", cert.display(), key.display())]
     KeyPair {
+        /// The certificate file.
         cert: PathBuf,
+        /// The key file.
         key: PathBuf,
+        /// rustls's reason.
         source: tokio_rustls::rustls::Error,
     },
+    /// Generating the self-signed certificate failed.
     #[error("cannot generate the self-signed serving certificate: {0}")]
     SelfSigned(#[from] rcgen::Error),
+    /// rustls refused the configuration.
     #[error("cannot configure TLS: {0}")]
-    Tls(tokio_rustls::rustls::Error),
+    Tls(#[source] tokio_rustls::rustls::Error),
 }
 
 /// A named check; `Err` carries the reason shown on the failing line.
@@ -94,6 +122,7 @@ pub struct Check {
 }
 
 impl Check {
+    /// A check named `name` (the `/healthz/<name>` path and the line label).
     pub fn new(name: &str, run: impl Fn() -> Result<(), String> + Send + Sync + 'static) -> Check {
         Check {
             name: Arc::from(name),
@@ -101,6 +130,7 @@ impl Check {
         }
     }
 
+    /// The check's name.
     pub fn name(&self) -> &str {
         &self.name
     }

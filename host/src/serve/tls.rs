@@ -30,7 +30,12 @@ pub enum Certificate {
     /// host's name and the listen address.
     SelfSigned,
     /// PEM files: the certificate chain (leaf first) and its private key.
-    Files { cert: PathBuf, key: PathBuf },
+    Files {
+        /// The certificate chain.
+        cert: PathBuf,
+        /// The private key.
+        key: PathBuf,
+    },
 }
 
 pub(super) fn acceptor(

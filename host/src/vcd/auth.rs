@@ -175,11 +175,7 @@ impl Authenticator {
                 } else {
                     format!("/oauth/tenant/{org}/token")
                 };
-                let call = CallSite {
-                    operation: "login",
-                    method: Method::POST,
-                    path: path.clone(),
-                };
+                let call = CallSite::new("login", Method::POST, path.clone());
                 let request = transport
                     .http
                     .post(transport.url(&path))
@@ -209,11 +205,7 @@ impl Authenticator {
                 } else {
                     "/cloudapi/1.0.0/sessions"
                 };
-                let call = CallSite {
-                    operation: "login",
-                    method: Method::POST,
-                    path: path.to_string(),
-                };
+                let call = CallSite::new("login", Method::POST, path.to_string());
                 let basic = BASE64.encode(format!("{user}@{org}:{}", password.expose()));
                 let request = transport
                     .http

@@ -34,19 +34,31 @@ pub enum ApiFamily {
 
 /// One logical request, before auth and retries.
 #[derive(Debug, Clone)]
-pub struct ApiRequest {
+pub(crate) struct ApiRequest {
+    /// The logical operation, e.g. `get_gateway`: the metrics label, and the
+    /// name errors and logs give the call.
     pub operation: &'static str,
+    /// The HTTP method.
     pub method: Method,
     /// Path under the host, starting with `/`.
     pub path: String,
+    /// Query parameters, in order; percent-encoded when the URL is built.
     pub query: Vec<(&'static str, String)>,
+    /// Which API the path belongs to, which decides the `Accept` header.
     pub family: ApiFamily,
+    /// A JSON body, sent with `Content-Type: application/json`.
     pub body: Option<Value>,
+    /// An ETag sent as `If-Match`: VCD refuses the write (412) if the object
+    /// changed since.
     pub if_match: Option<String>,
+    /// Whether a 5xx, reset or timeout may be retried; [`ApiRequest::new`]
+    /// derives it from the method.
     pub idempotency: Idempotency,
 }
 
 impl ApiRequest {
+    /// A CloudAPI request. A POST counts as not idempotent, any other method
+    /// as idempotent.
     pub fn new(operation: &'static str, method: Method, path: impl Into<String>) -> Self {
         let idempotency = if method == Method::POST {
             Idempotency::NotIdempotent
@@ -65,25 +77,30 @@ impl ApiRequest {
         }
     }
 
+    /// A CloudAPI GET.
     pub fn get(operation: &'static str, path: impl Into<String>) -> Self {
         Self::new(operation, Method::GET, path)
     }
 
+    /// Appends the query parameter `name=value`.
     pub fn query(mut self, name: &'static str, value: impl ToString) -> Self {
         self.query.push((name, value.to_string()));
         self
     }
 
+    /// Marks the path as one of the legacy API (`/api/…`, JSON form).
     pub fn legacy(mut self) -> Self {
         self.family = ApiFamily::Legacy;
         self
     }
 
+    /// Sets the JSON body.
     pub fn json(mut self, body: Value) -> Self {
         self.body = Some(body);
         self
     }
 
+    /// Sends `If-Match: etag`.
     pub fn if_match(mut self, etag: impl Into<String>) -> Self {
         self.if_match = Some(etag.into());
         self
@@ -103,6 +120,10 @@ struct Inner {
     cache: LookupCache,
 }
 
+/// A logged-in client of VCD, acting on one tenant org. Cheap to clone:
+/// clones share the connection pool, the access token, the lookup cache
+/// and the per-gateway write locks. The typed calls are its methods, in
+/// [`resources`](super::resources).
 #[derive(Debug, Clone)]
 pub struct VcdClient {
     inner: Arc<Inner>,
@@ -135,10 +156,12 @@ impl VcdClient {
         })
     }
 
+    /// The API version negotiated at connect, sent in every `Accept` header.
     pub fn api_version(&self) -> ApiVersion {
         self.inner.version
     }
 
+    /// The configuration the client was connected with.
     pub fn config(&self) -> &ClientConfig {
         &self.inner.config
     }
@@ -157,11 +180,7 @@ impl VcdClient {
 
     /// A GET call site, for errors about a path rather than one request.
     pub(crate) fn call_of(&self, operation: &'static str, path: &str) -> CallSite {
-        CallSite {
-            operation,
-            method: Method::GET,
-            path: path.to_string(),
-        }
+        CallSite::new(operation, Method::GET, path)
     }
 
     /// Whether the session is a System-org (provider) one.
@@ -188,11 +207,7 @@ impl VcdClient {
             Some(query) => format!("{}?{query}", url.path()),
             None => url.path().to_string(),
         };
-        let call = CallSite {
-            operation: request.operation,
-            method: request.method.clone(),
-            path,
-        };
+        let call = CallSite::new(request.operation, request.method.clone(), path);
         (url, call)
     }
 
@@ -314,20 +329,16 @@ async fn discover_version(
     transport: &Transport,
     config: &ClientConfig,
 ) -> Result<ApiVersion, VcdError> {
-    let call = CallSite {
-        operation: "get_versions",
-        method: Method::GET,
-        path: "/api/versions".to_string(),
-    };
+    let call = CallSite::new("get_versions", Method::GET, "/api/versions");
     let reply = with_retries(
         &config.retry,
         &transport.metrics,
-        call.operation,
+        call.operation(),
         Idempotency::Idempotent,
         || {
             let request = transport
                 .http
-                .get(transport.url(&call.path))
+                .get(transport.url(call.path()))
                 .header(ACCEPT, "application/*+json");
             transport.send(&call, request)
         },

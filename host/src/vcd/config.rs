@@ -8,6 +8,7 @@ use super::credentials::CredentialSource;
 use super::retry::RetryPolicy;
 use super::version::VersionRange;
 
+/// How the client verifies VCD's TLS certificate.
 #[derive(Debug, Clone, Default)]
 pub struct TlsOptions {
     /// PEM file with the CA certificate(s) VCD's certificate chains to, in
@@ -17,6 +18,7 @@ pub struct TlsOptions {
     pub insecure: bool,
 }
 
+/// How the client polls the VCD task a write starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TaskPolicy {
     /// The wait before the second poll (the first one is immediate).
@@ -37,6 +39,8 @@ impl Default for TaskPolicy {
     }
 }
 
+/// Everything [`VcdClient::connect`](super::VcdClient::connect) needs;
+/// [`ClientConfig::new`] fills in the defaults.
 #[derive(Debug, Clone)]
 pub struct ClientConfig {
     /// `https://vcd.example.com` (a trailing `/` is ignored).
@@ -44,15 +48,22 @@ pub struct ClientConfig {
     /// The tenant org the cluster lives in; a System login acts on it
     /// through the tenant-context header.
     pub org: String,
+    /// Where the login credentials come from.
     pub credentials: CredentialSource,
+    /// Verification of VCD's TLS certificate.
     pub tls: TlsOptions,
+    /// The API versions the client may use; the highest one VCD also offers
+    /// wins.
     pub versions: VersionRange,
+    /// Timeout of a TCP plus TLS connect.
     pub connect_timeout: Duration,
     /// Per HTTP request (task waits have their own deadline).
     pub request_timeout: Duration,
     /// Requests per second; `None` for no client-side limit.
     pub rate_limit: Option<f64>,
+    /// Retries of failed requests.
     pub retry: RetryPolicy,
+    /// Polling of VCD tasks.
     pub tasks: TaskPolicy,
     /// Log in again this long before the token expires (at most a tenth of
     /// the token's lifetime).
@@ -60,6 +71,10 @@ pub struct ClientConfig {
 }
 
 impl ClientConfig {
+    /// A configuration of `org` at `host` with every other knob at its
+    /// default: API versions 36.0–38.1, a 10 s connect and a 60 s request
+    /// timeout, no rate limit, the default [`RetryPolicy`] and [`TaskPolicy`],
+    /// and a 120 s token refresh margin.
     pub fn new(
         host: impl Into<String>,
         org: impl Into<String>,

@@ -13,11 +13,19 @@ use super::secret::Secret;
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum Credentials {
     /// An API (refresh) token of a user of `org`: the OAuth refresh-token grant.
-    ApiToken { org: String, token: Secret },
+    ApiToken {
+        /// The org of the token's user; `System` for a provider login.
+        org: String,
+        /// The API token, exchanged for short-lived access tokens.
+        token: Secret,
+    },
     /// `user@org` with a password: a Basic CloudAPI session.
     Password {
+        /// The user's org; `System` for a provider login.
         org: String,
+        /// The user's name, without `@org`.
         user: String,
+        /// The user's password.
         password: Secret,
     },
 }
@@ -30,18 +38,24 @@ impl Credentials {
         }
     }
 
+    /// Whether this is a provider login: the org is `System`, in any letter case.
     pub fn is_system(&self) -> bool {
         self.org().eq_ignore_ascii_case("system")
     }
 }
 
+/// Where [`Credentials`] come from. They are read again at every login,
+/// so a rotated Secret is picked up without a restart.
 #[derive(Debug, Clone)]
 pub enum CredentialSource {
+    /// Fixed credentials, for tools and tests.
     Static(Credentials),
     /// The upstream Secret mounted as a directory. `user_org` is the org of a
     /// `username` without an `org/` prefix, and of a refresh token.
     Files {
+        /// The directory the Secret is mounted at.
         dir: PathBuf,
+        /// The org of a bare `username` and of a refresh token.
         user_org: String,
     },
 }
@@ -54,6 +68,8 @@ pub struct Fingerprint(Vec<Option<(SystemTime, u64)>>);
 const FILES: [&str; 3] = ["username", "password", "refreshToken"];
 
 impl CredentialSource {
+    /// The files' modification times and sizes; a different fingerprint
+    /// means the Secret changed. Always the same for [`CredentialSource::Static`].
     pub fn fingerprint(&self) -> Fingerprint {
         match self {
             Self::Static(_) => Fingerprint::default(),
@@ -69,6 +85,9 @@ impl CredentialSource {
         }
     }
 
+    /// The credentials as they are now. Fails with
+    /// [`VcdError::Credentials`] when a file cannot be read, or the files hold
+    /// neither a refresh token nor both a username and a password.
     pub fn load(&self) -> Result<Credentials, VcdError> {
         match self {
             Self::Static(credentials) => Ok(credentials.clone()),

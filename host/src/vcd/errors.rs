@@ -4,126 +4,257 @@
 //! only in headers and form bodies, which errors do not include.
 
 use std::fmt;
+use std::sync::Arc;
 use std::time::Duration;
 
 use reqwest::{Method, StatusCode};
 use serde::Deserialize;
 
-/// The logical operation and the HTTP request behind an error.
+/// The logical operation and the HTTP request behind an error. Shared, so
+/// that every error variant stays small and cloning it for retries and task
+/// polls costs nothing.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct CallSite {
-    /// E.g. `create_pool`; also the `operation` label of the metrics.
-    pub operation: &'static str,
-    pub method: Method,
+pub struct CallSite(Arc<Site>);
+
+#[derive(Debug, PartialEq, Eq)]
+struct Site {
+    operation: &'static str,
+    method: Method,
+    path: String,
+}
+
+impl CallSite {
+    /// `operation` is e.g. `create_pool` (also the `operation` label of the
+    /// metrics); `path` is the path and query, without scheme and host.
+    pub fn new(operation: &'static str, method: Method, path: impl Into<String>) -> Self {
+        Self(Arc::new(Site {
+            operation,
+            method,
+            path: path.into(),
+        }))
+    }
+
+    /// The logical operation.
+    pub fn operation(&self) -> &'static str {
+        self.0.operation
+    }
+
+    /// The HTTP method.
+    pub fn method(&self) -> &Method {
+        &self.0.method
+    }
+
     /// Path and query, without scheme and host.
-    pub path: String,
+    pub fn path(&self) -> &str {
+        &self.0.path
+    }
 }
 
 impl fmt::Display for CallSite {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        write!(f, "{} ({} {})", self.operation, self.method, self.path)
+        write!(
+            f,
+            "{} ({} {})",
+            self.0.operation, self.0.method, self.0.path
+        )
     }
 }
 
+/// Why a VCD call failed.
 #[derive(Debug, thiserror::Error)]
 pub enum VcdError {
+    /// VCD kept answering `BUSY_ENTITY` until the retries ran out.
     #[error(
         "{call}: VCD reports the object busy with another operation (BUSY_ENTITY) and retries gave up: {message}. Another writer (a second CCM replica, CAPVCD, a user) keeps the gateway busy; the next reconcile retries"
     )]
-    BusyEntity { call: CallSite, message: String },
-    #[error("{call}: not found (HTTP 404 {minor}): {message}")]
-    NotFound {
+    BusyEntity {
+        /// The operation and the request that failed.
         call: CallSite,
-        minor: String,
+        /// VCD's own message.
         message: String,
     },
+    /// HTTP 404.
+    #[error("{call}: not found (HTTP 404 {minor}): {message}")]
+    NotFound {
+        /// The operation and the request that failed.
+        call: CallSite,
+        /// VCD's minor error code.
+        minor: String,
+        /// VCD's own message.
+        message: String,
+    },
+    /// HTTP 403: a missing right, or an object that does not exist or is not ours.
     #[error(
         "{call}: forbidden (HTTP 403 {minor}): {message}. VCD answers 403 when the user lacks a right and when the object does not exist or belongs to another org: check the id and the user's role"
     )]
     Forbidden {
+        /// The operation and the request that failed.
         call: CallSite,
+        /// VCD's minor error code.
         minor: String,
+        /// VCD's own message.
         message: String,
     },
+    /// A create refused because an object with that name exists.
     #[error("{call}: an object with this name already exists (DUPLICATE_NAME): {message}")]
-    DuplicateName { call: CallSite, message: String },
+    DuplicateName {
+        /// The operation and the request that failed.
+        call: CallSite,
+        /// VCD's own message.
+        message: String,
+    },
+    /// HTTP 409 or 412: the object changed since it was read.
     #[error(
         "{call}: the object changed since it was read (HTTP {status}): {message}. Read it again and retry"
     )]
     Conflict {
+        /// The operation and the request that failed.
         call: CallSite,
+        /// The HTTP status.
         status: u16,
+        /// VCD's own message.
         message: String,
     },
+    /// HTTP 401: the credentials were refused.
     #[error(
         "{call}: VCD refused the credentials (HTTP 401): {message}. Check the username/password or refreshToken files, the org, and that the API token is not revoked"
     )]
-    Unauthorized { call: CallSite, message: String },
+    Unauthorized {
+        /// The operation and the request that failed.
+        call: CallSite,
+        /// VCD's own message.
+        message: String,
+    },
+    /// HTTP 429 until the retries ran out.
     #[error("{call}: VCD throttled the client (HTTP 429) and retries gave up: {message}")]
     Throttled {
+        /// The operation and the request that failed.
         call: CallSite,
+        /// VCD's own message.
         message: String,
+        /// How long VCD asked the client to wait, when it said.
         retry_after: Option<Duration>,
     },
+    /// Another 4xx answer.
     #[error("{call}: VCD rejected the request (HTTP {status} {minor}): {message}")]
     Rejected {
+        /// The operation and the request that failed.
         call: CallSite,
+        /// The HTTP status.
         status: u16,
+        /// VCD's minor error code.
         minor: String,
+        /// VCD's own message.
         message: String,
     },
+    /// A 5xx answer that retries did not get past.
     #[error("{call}: VCD failed (HTTP {status} {minor}): {message}")]
     Server {
+        /// The operation and the request that failed.
         call: CallSite,
+        /// The HTTP status.
         status: u16,
+        /// VCD's minor error code.
         minor: String,
+        /// VCD's own message.
         message: String,
     },
+    /// The request did not get an HTTP answer (connection refused or reset, DNS).
     #[error("{call}: cannot talk to VCD: {detail}")]
-    Transport { call: CallSite, detail: String },
+    Transport {
+        /// The operation and the request that failed.
+        call: CallSite,
+        /// What went wrong, as the HTTP client reports it.
+        detail: String,
+    },
+    /// VCD's certificate was not trusted.
     #[error(
         "{call}: VCD's TLS certificate is not trusted: {detail}. Point the CA bundle at the CA that signed VCD's certificate (the insecure switch skips verification, for labs only)"
     )]
-    Tls { call: CallSite, detail: String },
+    Tls {
+        /// The operation and the request that failed.
+        call: CallSite,
+        /// What went wrong, as the HTTP client reports it.
+        detail: String,
+    },
+    /// No answer within the request timeout.
     #[error("{call}: no answer within {after:?} (the request timeout)")]
-    Timeout { call: CallSite, after: Duration },
+    Timeout {
+        /// The operation and the request that failed.
+        call: CallSite,
+        /// The request timeout.
+        after: Duration,
+    },
+    /// The operation's task ended in error.
     #[error("{call}: VCD task {task} ended in error ({minor}): {message}")]
     TaskFailed {
+        /// The operation and the request that failed.
         call: CallSite,
+        /// The task's id.
         task: String,
+        /// VCD's minor error code.
         minor: String,
+        /// VCD's own message.
         message: String,
     },
+    /// The operation's task did not finish in time.
     #[error(
         "{call}: VCD task {task} did not finish within {waited:?} (last status {status}); it may still complete in VCD, the next reconcile observes its result"
     )]
     TaskTimeout {
+        /// The operation and the request that failed.
         call: CallSite,
+        /// The task's id.
         task: String,
+        /// The task's last status.
         status: String,
+        /// How long the client waited.
         waited: Duration,
     },
+    /// VCD and this client share no API version.
     #[error(
         "VCD offers API versions [{offered}], none inside the range this client supports ({range}); widen the configured version range or upgrade"
     )]
-    NoCommonVersion { offered: String, range: String },
+    NoCommonVersion {
+        /// The versions VCD offers.
+        offered: String,
+        /// The versions this client supports.
+        range: String,
+    },
+    /// The credentials could not be read or used.
     #[error("credentials: {0}")]
     Credentials(String),
+    /// The TLS settings (CA bundle) could not be used.
     #[error("TLS configuration: {0}")]
     TlsConfig(String),
+    /// An answer that does not parse as the API defines it.
     #[error("{call}: unexpected answer from VCD: {detail}")]
-    Unexpected { call: CallSite, detail: String },
+    Unexpected {
+        /// The operation and the request that failed.
+        call: CallSite,
+        /// What went wrong, as the HTTP client reports it.
+        detail: String,
+    },
+    /// A named object (VDC, network, gateway, …) does not exist.
     #[error("{what} '{name}' not found {scope}")]
     Missing {
+        /// The kind of object.
         what: &'static str,
+        /// The name looked for.
         name: String,
+        /// Where it was looked for.
         scope: String,
     },
+    /// A name matches several objects where one was expected.
     #[error("{count} {what} objects match '{name}' {scope}; expected exactly one")]
     Ambiguous {
+        /// The kind of object.
         what: &'static str,
+        /// The name looked for.
         name: String,
+        /// Where it was looked for.
         scope: String,
+        /// How many objects match.
         count: usize,
     },
 }
@@ -137,6 +268,7 @@ impl VcdError {
         )
     }
 
+    /// VCD's `BUSY_ENTITY`: another operation holds the object.
     pub fn is_busy(&self) -> bool {
         matches!(self, Self::BusyEntity { .. })
     }
@@ -246,11 +378,11 @@ mod tests {
     use super::*;
 
     fn call() -> CallSite {
-        CallSite {
-            operation: "create_pool",
-            method: Method::POST,
-            path: "/cloudapi/1.0.0/loadBalancer/pools".to_string(),
-        }
+        CallSite::new(
+            "create_pool",
+            Method::POST,
+            "/cloudapi/1.0.0/loadBalancer/pools",
+        )
     }
 
     #[test]

@@ -7,6 +7,8 @@
 
 use std::fmt;
 
+/// A FIQL filter for a `filter` query parameter: comparisons with
+/// escaped values, joined by AND (`;`) and OR (`,`). Displays as its text.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Filter {
     text: String,
@@ -33,10 +35,13 @@ impl Filter {
         }
     }
 
+    /// `field==value`. VCD compares case-sensitively unless `value` holds
+    /// the `*` wildcard.
     pub fn eq(field: &str, value: &str) -> Self {
         Self::compare(field, "==", value)
     }
 
+    /// `field!=value`.
     pub fn ne(field: &str, value: &str) -> Self {
         Self::compare(field, "!=", value)
     }
@@ -65,6 +70,7 @@ impl Filter {
         }
     }
 
+    /// The filter text, before URL encoding.
     pub fn as_str(&self) -> &str {
         &self.text
     }

@@ -11,21 +11,25 @@ use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
+/// Labels of `vcd_requests_total`, `vcd_request_duration_seconds` and
+/// `vcd_task_wait_seconds`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct OutcomeLabels {
-    pub operation: String,
-    pub outcome: String,
+struct OutcomeLabels {
+    operation: String,
+    outcome: String,
 }
 
+/// Labels of `vcd_retries_total`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RetryLabels {
-    pub operation: String,
-    pub reason: String,
+struct RetryLabels {
+    operation: String,
+    reason: String,
 }
 
+/// Labels of `vcd_token_refreshes_total`.
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
-pub struct RefreshLabels {
-    pub reason: String,
+struct RefreshLabels {
+    reason: String,
 }
 
 fn request_histogram() -> Histogram {
@@ -62,6 +66,8 @@ impl Default for ClientMetrics {
 }
 
 impl ClientMetrics {
+    /// Metrics registered in `registry` under the `vcd_` prefix, to pass to
+    /// [`VcdClient::connect`](super::VcdClient::connect).
     pub fn register(registry: &mut Registry) -> Self {
         let metrics = Self::default();
         let vcd = registry.sub_registry_with_prefix("vcd");

@@ -9,7 +9,6 @@
 // `VcdError` carries the call site and VCD's own words so an operator can
 // act on it; it is returned on the cold path of network calls, where its
 // size does not matter.
-#![allow(clippy::result_large_err)]
 
 mod auth;
 mod cache;

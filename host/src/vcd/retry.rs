@@ -11,12 +11,14 @@ use std::time::Duration;
 use super::errors::VcdError;
 use super::metrics::ClientMetrics;
 
+/// How often, and after what waits, a failed request is tried again.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct RetryPolicy {
     /// Attempts per request, the first included.
     pub max_attempts: u32,
     /// The wait before the second attempt; doubled each time after.
     pub base_delay: Duration,
+    /// The longest wait between two attempts, VCD's `Retry-After` included.
     pub max_delay: Duration,
 }
 
@@ -136,11 +138,7 @@ mod tests {
 
     #[test]
     fn only_rejections_repeat_for_non_idempotent_requests() {
-        let call = CallSite {
-            operation: "x",
-            method: reqwest::Method::POST,
-            path: "/x".to_string(),
-        };
+        let call = CallSite::new("x", reqwest::Method::POST, "/x");
         let busy = VcdError::BusyEntity {
             call: call.clone(),
             message: String::new(),

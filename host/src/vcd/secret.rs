@@ -5,10 +5,12 @@
 
 use std::fmt;
 
+/// A password or token whose `Debug` and `Display` print `<redacted>`.
 #[derive(Clone, PartialEq, Eq, Default)]
 pub struct Secret(String);
 
 impl Secret {
+    /// Wraps `value`.
     pub fn new(value: impl Into<String>) -> Self {
         Self(value.into())
     }
@@ -18,6 +20,7 @@ impl Secret {
         &self.0
     }
 
+    /// Whether the value is the empty string.
     pub fn is_empty(&self) -> bool {
         self.0.is_empty()
     }

@@ -10,31 +10,40 @@ use super::client::{ApiRequest, VcdClient};
 use super::errors::{CallSite, VcdError};
 use super::resources::EntityRef;
 
+/// Why a task failed, in VCD's words.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TaskError {
+pub(crate) struct TaskError {
+    /// VCD's minor error code, e.g. `BAD_REQUEST`.
     #[serde(default)]
     pub minor_error_code: String,
+    /// VCD's message.
     #[serde(default)]
     pub message: String,
 }
 
+/// What a finished task hands back.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct TaskResult {
+pub(crate) struct TaskResult {
+    /// The result as text; for an IP Space allocation, a JSON list of the
+    /// allocated IPs.
     pub result_content: Option<String>,
 }
 
 /// The fields of a task we act on.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
-pub struct Task {
+pub(crate) struct Task {
+    /// The task's URN, `urn:vcloud:task:<uuid>`.
     pub id: String,
     /// `queued`, `preRunning`, `running`, `success`, `error` or `aborted`.
     pub status: String,
     /// The object the task works on; after a create, the new object.
     pub owner: Option<EntityRef>,
+    /// Why the task failed; set when `status` is `error`.
     pub error: Option<TaskError>,
+    /// The task's result, if it has one.
     pub result: Option<TaskResult>,
 }
 
@@ -54,6 +63,8 @@ impl Task {
         task.owner_id(call).map(str::to_string)
     }
 
+    /// The id of the object the task works on; an error when the task names
+    /// none.
     pub fn owner_id(&self, call: &CallSite) -> Result<&str, VcdError> {
         self.owner
             .as_ref()
@@ -126,7 +137,7 @@ impl VcdClient {
             Err(error) => error.outcome(),
         };
         self.metrics()
-            .task_wait(call.operation, label, started.elapsed());
+            .task_wait(call.operation(), label, started.elapsed());
         task
     }
 }

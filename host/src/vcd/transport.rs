@@ -125,7 +125,7 @@ impl Transport {
             Err(error) => error.outcome(),
         };
         self.metrics
-            .request(call.operation, label, started.elapsed());
+            .request(call.operation(), label, started.elapsed());
         outcome
     }
 

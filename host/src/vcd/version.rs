@@ -13,11 +13,14 @@ use super::errors::VcdError;
 /// A VCD API version such as `37.2`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub struct ApiVersion {
+    /// The major version, e.g. `37` (VCD 10.4).
     pub major: u32,
+    /// The minor version, e.g. `2` in `37.2`.
     pub minor: u32,
 }
 
 impl ApiVersion {
+    /// The version `major.minor`.
     pub const fn new(major: u32, minor: u32) -> Self {
         Self { major, minor }
     }
@@ -41,6 +44,7 @@ impl fmt::Display for ApiVersion {
     }
 }
 
+/// Text that does not parse as an [`ApiVersion`] (`major.minor`).
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
 #[error("'{0}' is not an API version like 37.2")]
 pub struct BadVersion(String);
@@ -61,7 +65,9 @@ impl FromStr for ApiVersion {
 /// The inclusive range of API versions this client speaks.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct VersionRange {
+    /// The lowest version the client speaks.
     pub min: ApiVersion,
+    /// The highest version the client speaks.
     pub max: ApiVersion,
 }
 

@@ -8,6 +8,7 @@ mod table;
 use std::process::ExitCode;
 use std::time::{Duration, Instant};
 
+use anyhow::{Context, bail};
 use kubesim::KubeSim;
 
 use crate::cli::DemoArgs;
@@ -24,6 +25,7 @@ use table::Snapshot;
 /// How often the table is refreshed.
 const REFRESH: Duration = Duration::from_millis(250);
 
+/// `vcd-ccm demo`: the controllers against embedded simulators, with a live table.
 pub fn demo(args: &DemoArgs) -> ExitCode {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,
@@ -35,35 +37,33 @@ pub fn demo(args: &DemoArgs) -> ExitCode {
     match runtime.block_on(run(args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("vcd-ccm demo: {error}");
+            eprintln!("vcd-ccm demo: {error:#}");
             ExitCode::FAILURE
         }
     }
 }
 
-async fn run(args: &DemoArgs) -> Result<(), String> {
+async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let started = Instant::now();
     let (vcd, vms) = setup::start_vcd().await?;
-    let kube = KubeSim::start()
-        .await
-        .map_err(|e| format!("kubesim: {e}"))?;
+    let kube = KubeSim::start().await.context("kubesim")?;
     kube.write_kubeconfig(&args.kubeconfig_out)
-        .map_err(|e| format!("writing {}: {e}", args.kubeconfig_out.display()))?;
-    let dir = tempfile::tempdir().map_err(|e| format!("a temporary directory: {e}"))?;
+        .with_context(|| format!("writing {}", args.kubeconfig_out.display()))?;
+    let dir = tempfile::tempdir().context("a temporary directory")?;
     let files = setup::write_files(dir.path(), &vcd)?;
-    let kubeconfig = kube::config::Kubeconfig::from_yaml(&kube.kubeconfig())
-        .map_err(|e| format!("kubesim's kubeconfig: {e}"))?;
+    let kubeconfig =
+        kube::config::Kubeconfig::from_yaml(&kube.kubeconfig()).context("kubesim's kubeconfig")?;
     let identity = default_identity();
     let settings = Settings {
-        cloud: CloudConfig::from_file(&files.cloud_config).map_err(|e| e.to_string())?,
+        cloud: CloudConfig::from_file(&files.cloud_config)?,
         secret_dir: files.secret_dir,
         policy_dir: Some(files.policy_dir),
         kube: kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
             .await
-            .map_err(|e| format!("kubesim's kubeconfig: {e}"))?,
+            .context("kubesim's kubeconfig")?,
         // As `run`: the demo shows what a cluster sees, throttling included.
         kube_api_rate: Some(DEFAULT_KUBE_API_RATE),
-        controllers: EnabledControllers::parse(&["*".to_string()])?,
+        controllers: EnabledControllers::parse(&["*".to_string()]).map_err(anyhow::Error::msg)?,
         service: ServiceControllerConfig {
             workers: 2,
             ..ServiceControllerConfig::default()
@@ -84,7 +84,7 @@ async fn run(args: &DemoArgs) -> Result<(), String> {
         delegated_access: None,
         identity,
     };
-    let manager = Manager::start(settings).await.map_err(|e| e.to_string())?;
+    let manager = Manager::start(settings).await?;
     println!("vcdsim (VMware Cloud Director):  {}", vcd.base_url());
     println!("kubesim (Kubernetes API):        {}", kube.url());
     if let Some(url) = manager.serving_url() {
@@ -94,7 +94,7 @@ async fn run(args: &DemoArgs) -> Result<(), String> {
         "kubectl:                         kubectl --kubeconfig {} get svc,nodes -A\n",
         args.kubeconfig_out.display()
     );
-    let client = kube.client().map_err(|e| format!("kubesim client: {e}"))?;
+    let client = kube.client().context("kubesim client")?;
     objects::create(&client, &vms).await?;
     let watch = watch_table(&client, &vcd, started, args);
     if args.once {
@@ -102,7 +102,7 @@ async fn run(args: &DemoArgs) -> Result<(), String> {
     }
     tokio::select! {
         result = watch => result,
-        lost = manager.wait() => Err(format!("leadership lost: {lost}")),
+        lost = manager.wait() => Err(anyhow::Error::new(lost).context("leadership lost")),
         () = shutdown_signal() => Ok(()),
     }
 }
@@ -114,13 +114,13 @@ async fn watch_table(
     vcd: &vcdsim::Sim,
     started: Instant,
     args: &DemoArgs,
-) -> Result<(), String> {
+) -> anyhow::Result<()> {
     let mut shown = String::new();
     let mut converged_at = None;
     loop {
         let snapshot = Snapshot::take(client, vcd)
             .await
-            .map_err(|e| format!("reading the cluster: {e}"))?;
+            .context("reading the cluster")?;
         let table = snapshot.render();
         if table != shown {
             println!("--- {:.1} s\n{table}", started.elapsed().as_secs_f64());
@@ -141,10 +141,10 @@ async fn watch_table(
             let warnings = table::warnings(client)
                 .await
                 .unwrap_or_else(|e| format!("  (could not read Events: {e})\n"));
-            return Err(format!(
+            bail!(
                 "not converged after {:?}; last state:\n{shown}\nWarning Events:\n{warnings}",
                 args.timeout
-            ));
+            );
         }
         tokio::time::sleep(REFRESH).await;
     }

@@ -1,6 +1,7 @@
 //! The Kubernetes objects the demo creates: a Node per VM, as a kubelet with
 //! `--cloud-provider=external` registers it, and four Services.
 
+use anyhow::Context;
 use k8s_openapi::api::core::v1::{Namespace, Node, Service};
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
@@ -91,29 +92,27 @@ pub fn services() -> Vec<(&'static str, Value)> {
 
 /// Creates the tenant namespace (labelled for the example policy, whose
 /// pool is the gateway `edge1`), the Nodes and the Services.
-pub async fn create(client: &kube::Client, vms: &[String]) -> Result<(), String> {
-    let failed = |what: &str, e: kube::Error| format!("creating {what}: {e}");
+pub async fn create(client: &kube::Client, vms: &[String]) -> anyhow::Result<()> {
     let namespace: Namespace = serde_json::from_value(json!({
         "metadata": {"name": TENANT_NAMESPACE, "labels": {POOL_LABEL: "edge1", UDP_LABEL: "true"}}
-    }))
-    .map_err(|e| e.to_string())?;
+    }))?;
     Api::<Namespace>::all(client.clone())
         .create(&PostParams::default(), &namespace)
         .await
-        .map_err(|e| failed("the tenant namespace", e))?;
+        .context("creating the tenant namespace")?;
     for vm in vms {
-        let node: Node = serde_json::from_value(node(vm)).map_err(|e| e.to_string())?;
+        let node: Node = serde_json::from_value(node(vm))?;
         Api::<Node>::all(client.clone())
             .create(&PostParams::default(), &node)
             .await
-            .map_err(|e| failed(&format!("Node {vm}"), e))?;
+            .with_context(|| format!("creating Node {vm}"))?;
     }
     for (namespace, body) in services() {
-        let service: Service = serde_json::from_value(body).map_err(|e| e.to_string())?;
+        let service: Service = serde_json::from_value(body)?;
         Api::<Service>::namespaced(client.clone(), namespace)
             .create(&PostParams::default(), &service)
             .await
-            .map_err(|e| failed("a Service", e))?;
+            .context("creating a Service")?;
     }
     Ok(())
 }

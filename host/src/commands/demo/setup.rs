@@ -5,6 +5,7 @@
 
 use std::path::{Path, PathBuf};
 
+use anyhow::Context;
 use sha2::{Digest, Sha256};
 use vcdsim::{Scenario, Sim};
 
@@ -27,10 +28,10 @@ pub struct Files {
 }
 
 /// vcdsim and the names of its VMs (one Node each).
-pub async fn start_vcd() -> Result<(Sim, Vec<String>), String> {
+pub async fn start_vcd() -> anyhow::Result<(Sim, Vec<String>)> {
     let sim = Sim::start(Scenario::default_scenario())
         .await
-        .map_err(|e| format!("vcdsim: {e}"))?;
+        .context("vcdsim")?;
     let vms = sim.with_world(|world| {
         for vapp in &mut world.vapps {
             let vdc_uuid = vapp
@@ -47,15 +48,15 @@ pub async fn start_vcd() -> Result<(Sim, Vec<String>), String> {
 }
 
 /// Writes the configuration files into `dir`.
-pub fn write_files(dir: &Path, sim: &Sim) -> Result<Files, String> {
-    let tenant = sim.tenant().ok_or("vcdsim has no tenant user")?;
+pub fn write_files(dir: &Path, sim: &Sim) -> anyhow::Result<Files> {
+    let tenant = sim.tenant().context("vcdsim has no tenant user")?;
     let write = |path: &Path, contents: &[u8]| {
-        std::fs::write(path, contents).map_err(|e| format!("writing {}: {e}", path.display()))
+        std::fs::write(path, contents).with_context(|| format!("writing {}", path.display()))
     };
     let secret_dir = dir.join("basic-auth");
     let policy_dir = dir.join("policies");
     for sub in [&secret_dir, &policy_dir] {
-        std::fs::create_dir_all(sub).map_err(|e| format!("creating {}: {e}", sub.display()))?;
+        std::fs::create_dir_all(sub).with_context(|| format!("creating {}", sub.display()))?;
     }
     write(
         &secret_dir.join("username"),

@@ -7,6 +7,7 @@ mod settings;
 use crate::cli::RunArgs;
 use crate::manager::Manager;
 
+/// `vcd-ccm run`: the cloud-controller-manager until SIGTERM or SIGINT.
 pub fn run(args: &RunArgs) -> ExitCode {
     let runtime = match tokio::runtime::Runtime::new() {
         Ok(runtime) => runtime,

@@ -33,7 +33,9 @@ use tokio::time::{Instant, sleep, timeout, timeout_at};
 use self::lease::{Attempt, LeaseLock};
 use crate::controllers::events::{EventRecorder, EventType};
 
+/// Upstream's `--leader-elect-resource-namespace` default.
 pub const DEFAULT_LEASE_NAMESPACE: &str = "kube-system";
+/// Upstream's `--leader-elect-resource-name` default.
 pub const DEFAULT_LEASE_NAME: &str = "cloud-controller-manager";
 
 /// How long past the lease duration a leader that stopped renewing still
@@ -53,7 +55,9 @@ const ACQUIRE_JITTER: f64 = 0.1;
 /// Where the Lease is and how the election is timed.
 #[derive(Debug, Clone, PartialEq)]
 pub struct LeaderConfig {
+    /// Namespace of the Lease.
     pub namespace: String,
+    /// Name of the Lease.
     pub name: String,
     /// Unique per process; [`default_identity`] gives `<hostname>_<uuid>`.
     pub identity: String,
@@ -117,26 +121,36 @@ impl LeaderConfig {
     }
 }
 
+/// Why a [`LeaderConfig`] cannot be used; client-go refuses the same.
 #[derive(Debug, Clone, PartialEq, thiserror::Error)]
 pub enum LeaderConfigError {
+    /// The Lease namespace or name is empty.
     #[error("leader election needs a lease namespace and name")]
     NoLease,
+    /// The identity is empty.
     #[error("leader election identity is empty")]
     EmptyIdentity,
+    /// The lease duration is under a second.
     #[error("leader election lease duration must be at least 1s, got {0:?}")]
     LeaseUnderOneSecond(Duration),
     #[error(
         "leader election lease duration ({lease_duration:?}) must be longer than the renew deadline ({renew_deadline:?})"
     )]
+    /// A leader could lose the Lease before it gives up renewing.
     RenewDeadlineNotShorter {
+        /// `--leader-elect-lease-duration`.
         lease_duration: Duration,
+        /// `--leader-elect-renew-deadline`.
         renew_deadline: Duration,
     },
     #[error(
         "leader election renew deadline ({renew_deadline:?}) must be longer than 1.2 × the retry period ({retry_period:?}), which must not be zero"
     )]
+    /// Too few renewal attempts fit in the renew deadline.
     RetryPeriodTooLong {
+        /// `--leader-elect-renew-deadline`.
         renew_deadline: Duration,
+        /// `--leader-elect-retry-period`.
         retry_period: Duration,
     },
 }
@@ -156,15 +170,29 @@ pub enum LeadershipLost {
     #[error(
         "lease {lease} was not renewed within the {deadline:?} renew deadline (last error: {last_error})"
     )]
+    /// Renewals kept failing until the renew deadline passed.
     NotRenewed {
+        /// `namespace/name` of the Lease.
         lease: String,
+        /// The renew deadline.
         deadline: Duration,
+        /// The last renewal's error.
         last_error: String,
     },
+    /// Another candidate holds the Lease.
     #[error("lease {lease} is now held by {holder}")]
-    TakenOver { lease: String, holder: String },
+    TakenOver {
+        /// `namespace/name` of the Lease.
+        lease: String,
+        /// The new holder's identity.
+        holder: String,
+    },
+    /// The renewing task ended without saying why.
     #[error("renewing lease {lease} stopped unexpectedly")]
-    RenewerStopped { lease: String },
+    RenewerStopped {
+        /// `namespace/name` of the Lease.
+        lease: String,
+    },
 }
 
 #[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
@@ -357,6 +385,8 @@ pub struct LeaderHealth {
 }
 
 impl LeaderHealth {
+    /// `Err` once the Lease has not been renewed for longer than the lease
+    /// duration plus [`HEALTH_TOLERANCE`]; feeds `/healthz`.
     pub fn check(&self) -> Result<(), String> {
         self.lock.check_health()
     }

@@ -36,6 +36,7 @@ use metrics::NodeMetrics;
 /// `EventRecorder` passed to [`CloudNodeController::new`].
 pub const COMPONENT: &str = "cloud-node-controller";
 
+/// How the cloud node controller works.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct NodeControllerConfig {
     /// Workers syncing nodes (`--concurrent-node-syncs`); also the
@@ -65,6 +66,8 @@ struct Context {
     backoff: Backoff<String>,
 }
 
+/// Upstream's cloud-node-controller: initialises Nodes that carry the
+/// `uninitialized` taint from their VMs and refreshes their addresses.
 pub struct CloudNodeController {
     context: Arc<Context>,
     config: NodeControllerConfig,

@@ -21,37 +21,53 @@ use crate::instances::InstancesError;
 const UPDATE_ATTEMPTS: u32 = 20;
 const UPDATE_RETRY_DELAY: Duration = Duration::from_millis(50);
 
+/// Why a Node could not be synced; the messages are upstream's.
 #[derive(Debug, thiserror::Error)]
 pub enum NodeSyncError {
+    /// The VM behind the Node could not be read.
     #[error("failed to get instance metadata for node {node}: {source}")]
     InstanceMetadata {
+        /// The Node's name.
         node: String,
+        /// The cause.
         #[source]
         source: InstancesError,
     },
+    /// The kubelet's `--node-ip` annotation names no address the VM has.
     #[error(
         "failed to get node modifiers from cloud provider: provided node ip for node \"{node}\" is not valid: {source}"
     )]
     ProvidedNodeIp {
+        /// The Node's name.
         node: String,
+        /// The cause.
         #[source]
         source: NodeIpError,
     },
+    /// Writing the Node failed.
     #[error("failed to update node {node}: {source}")]
     Update {
+        /// The Node's name.
         node: String,
+        /// The API server's answer.
         #[source]
         source: kube::Error,
     },
+    /// Re-reading the Node after a conflict failed.
     #[error("failed to re-read node {node} after a conflict: {source}")]
     Reread {
+        /// The Node's name.
         node: String,
+        /// The API server's answer.
         #[source]
         source: kube::Error,
     },
+    /// Writing the Node's labels failed.
     #[error("failed to update labels for node {node}: {source}")]
     Labels {
+        /// The Node's name.
         node: String,
+        /// The API server's answer.
         #[source]
         source: kube::Error,
     },

@@ -5,8 +5,10 @@ use std::collections::BTreeMap;
 
 use crate::instances::InstanceMetadata;
 
+/// The GA instance-type label (the VM's sizing policy).
 pub const INSTANCE_TYPE: &str = "node.kubernetes.io/instance-type";
 pub const INSTANCE_TYPE_BETA: &str = "beta.kubernetes.io/instance-type";
+/// The GA zone label.
 pub const ZONE: &str = "topology.kubernetes.io/zone";
 pub const ZONE_BETA: &str = "failure-domain.beta.kubernetes.io/zone";
 pub const REGION: &str = "topology.kubernetes.io/region";

@@ -7,7 +7,7 @@ mod metrics;
 mod nodesync;
 mod policies;
 mod predicates;
-pub mod spec;
+mod spec;
 mod sync;
 mod writes;
 
@@ -40,6 +40,7 @@ use writes::ServiceWrites;
 /// informer resync of the service handler).
 const CLEANUP_RESYNC: Duration = Duration::from_secs(30);
 
+/// How the service controller works.
 #[derive(Debug, Clone)]
 pub struct ServiceControllerConfig {
     /// `--concurrent-service-syncs`: workers, and node-sync parallelism.
@@ -48,10 +49,12 @@ pub struct ServiceControllerConfig {
     pub load_balancer_class: Option<String>,
     /// First retry delay after a failed sync; doubles up to `max_backoff`.
     pub base_backoff: Duration,
+    /// Longest retry delay.
     pub max_backoff: Duration,
 }
 
 impl Default for ServiceControllerConfig {
+    /// Upstream's defaults: one worker, backoff from 5 s to 5 min.
     fn default() -> Self {
         Self {
             workers: 1,
@@ -85,6 +88,8 @@ pub(crate) struct Shared {
 
 type Watch = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
 
+/// Upstream's service controller: a load balancer (and its status, finalizer
+/// and Events) for every Service of type LoadBalancer this CCM serves.
 pub struct ServiceController {
     shared: Arc<Shared>,
     watches: Vec<Watch>,

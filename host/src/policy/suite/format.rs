@@ -27,23 +27,32 @@ use serde_json::Value;
 
 use crate::policy::model::{Decision, DecisionError};
 
+/// One suite file.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct SuiteFile {
+    /// `default`, or the path of a `.wasm` component relative to the suite file.
     pub policy: String,
+    /// Settings handed to the policy as JSON; `None` means `{}`.
     #[serde(default)]
     pub config: Option<Value>,
+    /// A partial decision input deep-merged under every case's `input`.
     #[serde(default)]
     pub defaults: Option<Value>,
+    /// The cases, run in order.
     pub cases: Vec<CaseFile>,
 }
 
+/// One case of a suite file.
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "kebab-case", deny_unknown_fields)]
 pub struct CaseFile {
+    /// The case's name, which the `--run` pattern is matched against.
     pub name: String,
+    /// The decision input, merged over the suite's `defaults`.
     #[serde(default)]
     pub input: Value,
+    /// What `decide` must produce.
     pub expect: Expectation,
 }
 

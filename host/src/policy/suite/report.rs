@@ -7,6 +7,7 @@ use serde::Serialize;
 
 use super::runner::{CaseResult, Outcome};
 
+/// How many cases passed and how many failed.
 pub fn counts(results: &[CaseResult]) -> (usize, usize) {
     let passed = results
         .iter()
@@ -15,6 +16,8 @@ pub fn counts(results: &[CaseResult]) -> (usize, usize) {
     (passed, results.len() - passed)
 }
 
+/// Writes a `PASS`/`FAIL` line per case (each failure followed by its diff,
+/// indented) and the closing `N passed, N failed` line.
 pub fn text(out: &mut impl Write, results: &[CaseResult]) -> io::Result<()> {
     for result in results {
         let (word, detail) = match &result.outcome {
@@ -55,6 +58,8 @@ struct JsonReport<'a> {
     failed: usize,
 }
 
+/// Writes one pretty-printed JSON document: every case (suite, name, passed,
+/// `elapsed_us`, and the diff of a failure) and the pass and fail counts.
 pub fn json(out: &mut impl Write, results: &[CaseResult]) -> io::Result<()> {
     let cases = results
         .iter()

@@ -17,33 +17,59 @@ use crate::policy::{EvalError, LoadError, PolicyEngine, yaml};
 /// A suite that cannot run at all (exit code 2 territory).
 #[derive(Debug, thiserror::Error)]
 pub enum SuiteError {
+    /// A suite file or directory is missing or cannot be read.
     #[error("{}: {error}", path.display())]
     Read {
+        /// The file or directory.
         path: PathBuf,
+        /// What reading it failed with.
         error: std::io::Error,
     },
+    /// A suite file is not valid YAML or does not fit the format.
     #[error("{}: {message}", path.display())]
-    Parse { path: PathBuf, message: String },
-    #[error("{}: case {case:?}: input: {message}", path.display())]
-    CaseInput {
+    Parse {
+        /// The suite file.
         path: PathBuf,
-        case: String,
+        /// What is wrong, and where.
         message: String,
     },
+    /// A case's input, merged with the suite's defaults, is not a valid decision input.
+    #[error("{}: case {case:?}: input: {message}", path.display())]
+    CaseInput {
+        /// The suite file.
+        path: PathBuf,
+        /// The case's name.
+        case: String,
+        /// What is wrong, and where.
+        message: String,
+    },
+    /// The suite's policy cannot be loaded.
     #[error("{}: {error}", path.display())]
-    Policy { path: PathBuf, error: LoadError },
+    Policy {
+        /// The suite file.
+        path: PathBuf,
+        /// Why loading failed.
+        error: LoadError,
+    },
 }
 
+/// Whether a case passed.
 pub enum Outcome {
+    /// `decide` produced what the case expects.
     Passed,
     /// What differs, as a readable diff or explanation.
     Failed(String),
 }
 
+/// One case's result.
 pub struct CaseResult {
+    /// The suite file the case is in.
     pub suite: PathBuf,
+    /// The case's name.
     pub name: String,
+    /// Whether it passed, and if not, how it differed.
     pub outcome: Outcome,
+    /// How long the `decide` call (with its decision checks) took.
     pub elapsed: Duration,
 }
 
@@ -99,6 +125,7 @@ fn collect(dir: &Path, found: &mut Vec<PathBuf>) -> Result<(), SuiteError> {
 }
 
 impl SuiteRunner {
+    /// A runner whose policies are loaded into `engine`.
     pub fn new(engine: Arc<PolicyEngine>) -> SuiteRunner {
         SuiteRunner {
             engine,

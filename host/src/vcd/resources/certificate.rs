@@ -11,11 +11,15 @@ use crate::vcd::paging::MAX_PAGE_SIZE;
 
 use super::EntityRef;
 
+/// An item of the org's certificate library, without its PEM or key.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct CertificateItem {
+    /// The item's id, as a virtual service's `certificateRef` names it.
     pub id: String,
+    /// The name the item is known by, unique in the org.
     pub alias: String,
+    /// Free text, if set.
     pub description: Option<String>,
 }
 
@@ -29,6 +33,7 @@ impl CertificateItem {
 const LIBRARY: &str = "/cloudapi/1.0.0/ssl/certificateLibrary";
 
 impl VcdClient {
+    /// Every item of the org's certificate library, all pages.
     #[tracing::instrument(skip(self))]
     pub async fn list_certificates(&self) -> Result<Vec<CertificateItem>, VcdError> {
         self.list_all("list_certificates", LIBRARY, None, MAX_PAGE_SIZE)

@@ -10,10 +10,13 @@ use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::VcdError;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 
+/// An inclusive range of IPv4 addresses.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IpRange {
+    /// The first address of the range.
     pub start_address: String,
+    /// The last address of the range, included.
     pub end_address: String,
 }
 
@@ -31,37 +34,58 @@ impl IpRange {
     }
 }
 
+/// A subnet of an external network, with the part of it allocated to the
+/// gateway.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewaySubnet {
+    /// The subnet's gateway address.
     pub gateway: Option<String>,
+    /// The subnet's prefix length, e.g. `24`.
     pub prefix_length: Option<u8>,
+    /// The gateway's own address in the subnet, used by system NAT rules.
     pub primary_ip: Option<String>,
+    /// The ranges sub-allocated to the gateway; unset or empty on an IP
+    /// Space uplink.
     pub ip_ranges: Option<Values<IpRange>>,
 }
 
+/// A connection of the gateway to an external network (provider gateway).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Uplink {
+    /// The URN of the external network.
     pub uplink_id: Option<String>,
+    /// The name of the external network.
     pub uplink_name: Option<String>,
+    /// Whether the external network hands out IPs through IP Spaces (API
+    /// 37.1+; absent before).
     pub using_ip_space: Option<bool>,
+    /// The external network's subnets, with this gateway's allocations.
     pub subnets: Option<Values<GatewaySubnet>>,
 }
 
+/// An NSX-T edge gateway (`/cloudapi/1.0.0/edgeGateways/{id}`), with the
+/// fields the CCM reads.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EdgeGateway {
+    /// The gateway's URN, `urn:vcloud:gateway:<uuid>`.
     pub id: String,
+    /// The gateway's name.
     pub name: String,
     /// `REALIZED` when NSX-T holds the configuration VCD shows.
     pub status: Option<String>,
+    /// The gateway's uplinks; absent counts as none.
     #[serde(default)]
     pub edge_gateway_uplinks: Vec<Uplink>,
+    /// The org that owns the gateway.
     pub org_ref: Option<EntityRef>,
 }
 
 impl EdgeGateway {
+    /// Whether NSX-T has realized the gateway's configuration (`status` is
+    /// `REALIZED`).
     pub fn is_realized(&self) -> bool {
         self.status.as_deref() == Some("REALIZED")
     }
@@ -96,15 +120,18 @@ impl EdgeGateway {
     }
 }
 
+/// An external IP the gateway uses (`usedIpAddresses`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct UsedIpAddress {
+    /// The address in use.
     pub ip_address: String,
     /// `PRIMARY_IP`, `DNAT`, `SNAT`, `Load_Balancer`, …
     pub category: Option<String>,
 }
 
 impl VcdClient {
+    /// The edge gateway with this URN.
     #[tracing::instrument(skip(self))]
     pub async fn get_gateway(&self, gateway_id: &str) -> Result<EdgeGateway, VcdError> {
         self.fetch(ApiRequest::get(

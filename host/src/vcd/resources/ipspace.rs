@@ -14,46 +14,62 @@ use crate::vcd::paging::MAX_PAGE_SIZE;
 
 const SPACES: &str = "/cloudapi/1.0.0/ipSpaces";
 
+/// The org's unused floating IPs in one IP Space the gateway reaches.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FloatingIpSuggestion {
+    /// The IP Space.
     pub ip_space_ref: EntityRef,
     /// IPs allocated to the org and not yet used.
     #[serde(default)]
     pub unused_values: Vec<String>,
 }
 
+/// An IP Space as `ipSpaces/summaries` lists it, without ranges.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IpSpaceSummary {
+    /// The space's URN, `urn:vcloud:ipSpace:<uuid>`.
     pub id: String,
+    /// The space's name.
     pub name: String,
     /// `PUBLIC`, `PRIVATE` or `SHARED_SERVICES`.
     #[serde(rename = "type")]
     pub space_type: String,
 }
 
+/// An inclusive range of addresses of an IP Space.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IpSpaceRange {
+    /// The first address of the range.
     pub start_ip_address: String,
+    /// The last address of the range, included.
     pub end_ip_address: String,
 }
 
+/// The address ranges of an IP Space (`ipSpaceRanges`).
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IpSpaceRanges {
+    /// The ranges; absent counts as none.
     #[serde(default)]
     pub ip_ranges: Vec<IpSpaceRange>,
 }
 
+/// An IP Space (`/cloudapi/1.0.0/ipSpaces/{id}`), with the fields the CCM
+/// reads.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IpSpace {
+    /// The space's URN, `urn:vcloud:ipSpace:<uuid>`.
     pub id: String,
+    /// The space's name.
     pub name: String,
+    /// `PUBLIC`, `PRIVATE` or `SHARED_SERVICES`.
     #[serde(rename = "type")]
     pub space_type: String,
+    /// The space's address ranges, if VCD includes them.
     pub ip_space_ranges: Option<IpSpaceRanges>,
 }
 
@@ -61,11 +77,16 @@ pub struct IpSpace {
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct IpAllocation {
+    /// The allocation's id, as its `allocations/{id}` path names it.
     pub id: String,
+    /// The allocated IP address.
     pub value: String,
     /// `UNUSED`, `USED` (a NAT rule or VS uses it) or `USED_MANUAL` (claimed).
     pub usage_state: Option<String>,
+    /// Free text, meaningful only with `USED_MANUAL`: the CCM's claims name
+    /// their Service here.
     pub description: Option<String>,
+    /// Every other field, kept so a PUT sends back what VCD (or another tool) set.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -73,7 +94,9 @@ pub struct IpAllocation {
 /// What the allocate task reports for each IP.
 #[derive(Debug, Clone, Deserialize)]
 pub struct AllocatedIp {
+    /// The new allocation's id.
     pub id: String,
+    /// The allocated IP address.
     pub value: String,
 }
 
@@ -94,6 +117,7 @@ impl VcdClient {
         .await
     }
 
+    /// Every IP Space the session can see, as summaries.
     #[tracing::instrument(skip(self))]
     pub async fn ip_space_summaries(&self) -> Result<Vec<IpSpaceSummary>, VcdError> {
         self.list_all(
@@ -105,6 +129,7 @@ impl VcdClient {
         .await
     }
 
+    /// The IP Space with this URN, ranges included.
     #[tracing::instrument(skip(self))]
     pub async fn get_ip_space(&self, space_id: &str) -> Result<IpSpace, VcdError> {
         self.fetch(ApiRequest::get(
@@ -149,6 +174,8 @@ impl VcdClient {
         })
     }
 
+    /// The space's allocations that match `filter` (all of them for `None`),
+    /// all pages.
     pub async fn ip_allocations(
         &self,
         space_id: &str,
@@ -163,6 +190,7 @@ impl VcdClient {
         .await
     }
 
+    /// The floating-IP allocation of `ip` in the space, if there is one.
     #[tracing::instrument(skip(self))]
     pub async fn find_allocation_by_value(
         &self,

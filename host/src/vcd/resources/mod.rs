@@ -25,12 +25,15 @@ use super::retry::{Idempotency, retry_reason, wait_before_retry};
 /// VCD's `{name, id}` reference.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct EntityRef {
+    /// The object's name; some references carry only the id.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub name: Option<String>,
+    /// The object's id, usually a URN such as `urn:vcloud:gateway:<uuid>`.
     pub id: String,
 }
 
 impl EntityRef {
+    /// A reference with both name and id.
     pub fn new(name: impl Into<String>, id: impl Into<String>) -> Self {
         Self {
             name: Some(name.into()),
@@ -42,6 +45,7 @@ impl EntityRef {
 /// VCD's `{"values": [...]}` wrapper inside objects.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Values<T> {
+    /// The items; absent counts as none.
     #[serde(default = "Vec::new")]
     pub values: Vec<T>,
 }

@@ -22,28 +22,44 @@ fn enabled() -> bool {
 /// VCD's optimistic lock on a rule: an update must carry the current one.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 pub struct RuleVersion {
+    /// The current version number; VCD increases it on every update.
     pub version: i64,
 }
 
+/// An NSX-T NAT rule of an edge gateway. Read, changed and PUT back
+/// whole, so fields this client does not model are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NatRule {
+    /// The rule's id, a bare UUID (not a URN). `None` until VCD has created the object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The rule's name. VCD does not require it to be unique; the CCM keeps
+    /// its own rules' names unique.
     pub name: String,
+    /// Free text, if set.
     pub description: Option<String>,
+    /// Whether the rule is applied; true when absent.
     #[serde(default = "enabled")]
     pub enabled: bool,
     /// `DNAT`, `SNAT`, `NO_DNAT`, `NO_SNAT` or `REFLEXIVE` (API 36+).
     #[serde(rename = "type")]
     pub rule_type: Option<String>,
+    /// One IP or CIDR. For DNAT, the external address incoming traffic is
+    /// sent to; for SNAT, the address outgoing traffic leaves with.
     pub external_addresses: String,
+    /// One IP or CIDR. For DNAT, the address incoming traffic is translated
+    /// to; for SNAT, the workloads' address.
     pub internal_addresses: String,
+    /// For DNAT, the external port or port range to forward; VCD's default
+    /// is `ANY`.
     pub dnat_external_port: Option<String>,
     /// For DNAT, its destination port is the internal port.
     pub application_port_profile: Option<EntityRef>,
+    /// The optimistic lock: set on rules read from VCD, required on update.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub version: Option<RuleVersion>,
+    /// Every other field, kept so a PUT sends back what VCD (or another tool) set.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -63,6 +79,7 @@ impl VcdClient {
             .await
     }
 
+    /// The NAT rule `rule_id` of the gateway.
     #[tracing::instrument(skip(self))]
     pub async fn get_nat_rule(&self, gateway_id: &str, rule_id: &str) -> Result<NatRule, VcdError> {
         self.fetch(ApiRequest::get(

@@ -19,20 +19,30 @@ struct Named {
     name: String,
 }
 
+/// How an org VDC network is connected to an edge gateway.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NetworkConnection {
+    /// The edge gateway the network is routed through; `None` for an
+    /// isolated network.
     pub router_ref: Option<EntityRef>,
 }
 
+/// An org VDC network (`/cloudapi/1.0.0/orgVdcNetworks`), with the fields
+/// the CCM reads.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OrgVdcNetwork {
+    /// The network's URN, `urn:vcloud:network:<uuid>`.
     pub id: String,
+    /// The network's name.
     pub name: String,
     /// `None` for a network shared through a data-center group.
     pub org_vdc: Option<EntityRef>,
+    /// What backs the network, e.g. `NSXT_FLEXIBLE_SEGMENT` or
+    /// `DV_PORTGROUP`.
     pub backing_network_type: Option<String>,
+    /// The network's connection to an edge gateway, if any.
     pub connection: Option<NetworkConnection>,
 }
 
@@ -45,6 +55,7 @@ impl OrgVdcNetwork {
         )
     }
 
+    /// The edge gateway the network is routed through, if any.
     pub fn gateway(&self) -> Option<&EntityRef> {
         self.connection.as_ref()?.router_ref.as_ref()
     }
@@ -53,9 +64,14 @@ impl OrgVdcNetwork {
 /// Where the cluster lives, resolved once at start.
 #[derive(Debug, Clone)]
 pub struct Placement {
+    /// The configured org.
     pub org: EntityRef,
+    /// The configured VDC.
     pub vdc: EntityRef,
+    /// The configured org VDC network.
     pub network: OrgVdcNetwork,
+    /// The edge gateway the network is routed through, as read when the
+    /// placement was resolved.
     pub gateway: EdgeGateway,
 }
 

@@ -18,55 +18,85 @@ fn enabled() -> bool {
     true
 }
 
+/// A member of an NSX ALB pool: one destination server.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PoolMember {
+    /// The member's IP address.
     pub ip_address: String,
+    /// The member's port; `None` means the port the client connected to.
     pub port: Option<u32>,
+    /// The member's weight when a member is chosen, 1–20 (VCD's default 1).
     pub ratio: Option<u32>,
+    /// Whether the member receives traffic; true when absent.
     #[serde(default = "enabled")]
     pub enabled: bool,
+    /// Every other field, kept so a PUT of the pool sends back what VCD set.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// A health monitor of a pool: how NSX ALB probes the members.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct HealthMonitor {
     /// `HTTP`, `HTTPS`, `TCP`, `UDP` or `PING`.
     #[serde(rename = "type")]
     pub monitor_type: String,
+    /// Every other field (`name`, `systemDefined`), kept for PUTs.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// An NSX ALB pool (`/cloudapi/1.0.0/loadBalancer/pools/{id}`). Read,
+/// changed and PUT back whole, so fields this client does not model are
+/// kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Pool {
+    /// The pool's id. `None` until VCD has created the object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The pool's name, unique on its gateway.
     pub name: String,
+    /// Free text, if set.
     pub description: Option<String>,
+    /// Whether the pool is enabled; true when absent.
     #[serde(default = "enabled")]
     pub enabled: bool,
+    /// The port traffic is sent to on the members (VCD's default 80).
     pub default_port: Option<u32>,
+    /// How a member is chosen for each connection, e.g. `ROUND_ROBIN`; VCD's
+    /// default is `LEAST_CONNECTIONS`.
     pub algorithm: Option<String>,
+    /// The destination servers; absent counts as none.
     #[serde(default)]
     pub members: Vec<PoolMember>,
+    /// The monitors that probe the members; absent counts as none.
     #[serde(default)]
     pub health_monitors: Vec<HealthMonitor>,
+    /// The edge gateway the pool belongs to.
     pub gateway_ref: EntityRef,
+    /// Every other field, kept so a PUT sends back what VCD (or another tool) set.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// A pool as its gateway's `loadBalancer/poolSummaries` lists it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PoolSummary {
+    /// The pool's id.
     pub id: String,
+    /// The pool's name, unique on its gateway.
     pub name: String,
+    /// Free text, if set.
     pub description: Option<String>,
+    /// The realization state: `PENDING`, `CONFIGURING`, `REALIZED` or
+    /// `REALIZATION_FAILED`.
     pub status: Option<String>,
+    /// `UP`, `RUNNING`, `DOWN`, `DISABLED`, `UNAVAILABLE` or `UNKNOWN`.
     pub health_status: Option<String>,
+    /// How many members the pool has.
     pub member_count: Option<u32>,
 }
 
@@ -104,6 +134,7 @@ impl VcdClient {
         .await
     }
 
+    /// The pool with this id.
     #[tracing::instrument(skip(self))]
     pub async fn get_pool(&self, pool_id: &str) -> Result<Pool, VcdError> {
         self.fetch(ApiRequest::get("get_pool", format!("{POOLS}/{pool_id}")))

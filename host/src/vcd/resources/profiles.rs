@@ -14,6 +14,7 @@ use crate::vcd::tasks::Task;
 
 const PROFILES: &str = "/cloudapi/1.0.0/applicationPortProfiles";
 
+/// One protocol and its destination ports, in a port profile.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationPort {
@@ -24,21 +25,28 @@ pub struct ApplicationPort {
     pub destination_ports: Vec<String>,
 }
 
+/// An NSX-T application port profile (`/cloudapi/1.0.0/applicationPortProfiles`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PortProfile {
+    /// The profile's id. `None` until VCD has created the object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The profile's name.
     pub name: String,
+    /// Free text, if set.
     pub description: Option<String>,
     /// `SYSTEM`, `PROVIDER` or `TENANT`.
     pub scope: String,
+    /// The protocols and ports the profile matches; absent counts as none.
     #[serde(default)]
     pub application_ports: Vec<ApplicationPort>,
+    /// The org of a TENANT profile; required on create.
     pub org_ref: Option<EntityRef>,
     /// The VDC a TENANT profile belongs to; required on create, never read back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_entity_id: Option<String>,
+    /// Every other field, kept so a PUT sends back what VCD (or another tool) set.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
@@ -93,6 +101,7 @@ impl VcdClient {
         )
     }
 
+    /// The port profile with this id.
     #[tracing::instrument(skip(self))]
     pub async fn get_port_profile(&self, profile_id: &str) -> Result<PortProfile, VcdError> {
         self.fetch(ApiRequest::get(
@@ -125,6 +134,9 @@ impl VcdClient {
         .await
     }
 
+    /// PUTs the whole profile (fields this client does not model included)
+    /// and returns it as VCD stored it. Only PROVIDER and TENANT profiles can
+    /// change.
     #[tracing::instrument(skip(self, profile), fields(profile = %profile.name))]
     pub async fn update_port_profile(
         &self,

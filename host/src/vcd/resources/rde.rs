@@ -12,14 +12,22 @@ use crate::vcd::errors::VcdError;
 /// How often an update starts over after losing a race.
 const MAX_CONFLICTS: u32 = 10;
 
+/// A runtime defined entity (`/cloudapi/1.0.0/entities/{id}`). Read,
+/// changed and PUT back whole, so fields this client does not model are
+/// kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct DefinedEntity {
+    /// The entity's URN, `urn:vcloud:entity:<vendor>:<nss>:<uuid>`.
     pub id: String,
+    /// The entity's name (not unique).
     pub name: String,
+    /// The URN of the entity's type, e.g.
+    /// `urn:vcloud:type:vmware:capvcdCluster:1.3.0`.
     pub entity_type: Option<String>,
     /// The entity's own document, e.g. the CAPVCD cluster spec and status.
     pub entity: Value,
+    /// Every other field, kept so a PUT sends back what VCD (or another tool) set.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }

@@ -9,17 +9,23 @@ use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 
+/// An NSX ALB service engine group assigned to an edge gateway.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SegAssignment {
+    /// The assignment's id.
     pub id: String,
     /// Unset for DEDICATED groups, which then never count as having room.
     pub max_virtual_services: Option<u32>,
+    /// How many virtual services the group already runs for the gateway.
     pub num_deployed_virtual_services: Option<u32>,
+    /// The service engine group.
     pub service_engine_group_ref: EntityRef,
 }
 
 impl SegAssignment {
+    /// Whether another virtual service fits: fewer are deployed than
+    /// `max_virtual_services`.
     pub fn has_capacity(&self) -> bool {
         let deployed = self.num_deployed_virtual_services.unwrap_or(0);
         self.max_virtual_services.is_some_and(|max| deployed < max)
@@ -27,6 +33,7 @@ impl SegAssignment {
 }
 
 impl VcdClient {
+    /// The service engine groups assigned to the gateway, all pages.
     #[tracing::instrument(skip(self))]
     pub async fn seg_assignments(&self, gateway_id: &str) -> Result<Vec<SegAssignment>, VcdError> {
         let filter = Filter::eq("gatewayRef.id", gateway_id);

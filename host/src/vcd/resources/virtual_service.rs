@@ -22,60 +22,98 @@ fn summaries_path(gateway_id: &str) -> String {
     format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer/virtualServiceSummaries")
 }
 
+/// A port, or range of ports, a virtual service listens on.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServicePort {
+    /// The first (or only) port.
     pub port_start: u32,
+    /// The last port of a range; `None` for a single port.
     pub port_end: Option<u32>,
+    /// Whether TLS terminates on this port (HTTPS and L4_TLS profiles only);
+    /// VCD's default is false.
     pub ssl_enabled: Option<bool>,
+    /// Every other field (such as `tcpUdpProfile`), kept for PUTs.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// How NSX ALB handles a virtual service's traffic.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApplicationProfile {
+    /// The profile's name, e.g. `System-L4-Application`.
     pub name: Option<String>,
     /// `HTTP`, `HTTPS`, `L4` or `L4_TLS`.
     #[serde(rename = "type")]
     pub profile_type: String,
+    /// Whether the profile is one of NSX ALB's built-in ones.
     pub system_defined: Option<bool>,
 }
 
+/// An NSX ALB virtual service
+/// (`/cloudapi/1.0.0/loadBalancer/virtualServices/{id}`). Read, changed and
+/// PUT back whole, so fields this client does not model are kept in `extra`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VirtualService {
+    /// The virtual service's id. `None` until VCD has created the object.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub id: Option<String>,
+    /// The virtual service's name, unique on its gateway.
     pub name: String,
+    /// Free text, if set.
     pub description: Option<String>,
+    /// Whether the virtual service is enabled; true when absent.
     #[serde(default = "enabled")]
     pub enabled: bool,
+    /// The IPv4 VIP: an external IP of the gateway, or an internal IP for
+    /// internal (one-arm) load balancing.
     pub virtual_ip_address: Option<String>,
+    /// The pool the traffic goes to.
     pub load_balancer_pool_ref: EntityRef,
+    /// The edge gateway the virtual service belongs to.
     pub gateway_ref: EntityRef,
+    /// The service engine group that runs it; it must be assigned to the
+    /// gateway.
     pub service_engine_group_ref: EntityRef,
+    /// The certificate library item TLS terminates with; required for the
+    /// HTTPS and L4_TLS profiles.
     pub certificate_ref: Option<EntityRef>,
+    /// The ports it listens on; absent counts as none.
     #[serde(default)]
     pub service_ports: Vec<ServicePort>,
+    /// How NSX ALB handles the traffic.
     pub application_profile: ApplicationProfile,
+    /// Every other field, kept so a PUT sends back what VCD (or another tool) set.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
 }
 
+/// A virtual service as its gateway's
+/// `loadBalancer/virtualServiceSummaries` lists it.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VirtualServiceSummary {
+    /// The virtual service's id.
     pub id: String,
+    /// The virtual service's name, unique on its gateway.
     pub name: String,
+    /// Free text, if set.
     pub description: Option<String>,
+    /// The IPv4 VIP, if set.
     pub virtual_ip_address: Option<String>,
+    /// The realization state: `PENDING`, `CONFIGURING`, `REALIZED` or
+    /// `REALIZATION_FAILED`.
     pub status: Option<String>,
     /// `UP`, `DOWN`, `PENDING`, `DISABLED`, …
     pub health_status: Option<String>,
+    /// The pool the traffic goes to.
     pub load_balancer_pool_ref: Option<EntityRef>,
+    /// The ports it listens on; absent counts as none.
     #[serde(default)]
     pub service_ports: Vec<ServicePort>,
+    /// `HTTP`, `HTTPS`, `L4` or `L4_TLS`.
     pub application_profile_type: Option<String>,
 }
 
@@ -116,6 +154,7 @@ impl VcdClient {
         .await
     }
 
+    /// The virtual service with this id.
     #[tracing::instrument(skip(self))]
     pub async fn get_virtual_service(&self, service_id: &str) -> Result<VirtualService, VcdError> {
         self.fetch(ApiRequest::get(

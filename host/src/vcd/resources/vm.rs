@@ -26,7 +26,9 @@ pub enum VmScope {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VmRecord {
+    /// The VM's name.
     pub name: String,
+    /// The VM's legacy href, `…/api/vApp/vm-<uuid>`.
     pub href: String,
     /// The vApp's name.
     pub container_name: Option<String>,
@@ -34,9 +36,11 @@ pub struct VmRecord {
     pub container: Option<String>,
     /// The VDC's legacy href.
     pub vdc: Option<String>,
+    /// The VDC's name.
     pub vdc_name: Option<String>,
     /// E.g. `POWERED_ON`.
     pub status: Option<String>,
+    /// The IP address VCD reports for the VM, if any.
     pub ip_address: Option<String>,
 }
 
@@ -57,10 +61,14 @@ struct QueryPage {
     record: Vec<VmRecord>,
 }
 
+/// A VM's power state, from VCD's numeric VM status.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum PowerState {
+    /// `POWERED_ON` (status 4).
     PoweredOn,
+    /// `POWERED_OFF` (status 8).
     PoweredOff,
+    /// `SUSPENDED` (status 3).
     Suspended,
     /// Any other of VCD's numeric states (creating, failed, …).
     Other(i32),
@@ -77,25 +85,40 @@ impl PowerState {
     }
 }
 
+/// A network connection (NIC) of a VM.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Nic {
+    /// The connection's index (`networkConnectionIndex`).
     pub index: u32,
+    /// The name of the network the NIC is attached to.
     pub network: Option<String>,
+    /// The NIC's IP address, if VCD knows one.
     pub ip_address: Option<String>,
+    /// The NIC's MAC address.
     pub mac_address: Option<String>,
+    /// Whether the NIC is connected.
     pub connected: bool,
 }
 
+/// A VM, from its legacy document (`/api/vApp/vm-<uuid>`), reduced to
+/// what the CCM uses.
 #[derive(Debug, Clone)]
 pub struct Vm {
+    /// The VM's URN, `urn:vcloud:vm:<uuid>`.
     pub id: String,
+    /// The VM's name.
     pub name: String,
+    /// The VM's power state.
     pub power: PowerState,
+    /// The VM's NICs; empty when its document has no network section.
     pub nics: Vec<Nic>,
+    /// The index of the primary NIC, if VCD names one.
     pub primary_nic_index: Option<u32>,
     /// The legacy href of the VM's vApp.
     pub vapp_href: Option<String>,
+    /// The number of virtual CPUs, if VCD reports it.
     pub cpus: Option<u32>,
+    /// The configured memory in MB, if VCD reports it.
     pub memory_mb: Option<u64>,
     /// The name of the VM sizing policy, when the VM has one.
     pub sizing_policy: Option<String>,
@@ -104,23 +127,30 @@ pub struct Vm {
 }
 
 impl Vm {
+    /// The primary NIC, if the VM has one.
     pub fn primary_nic(&self) -> Option<&Nic> {
         let index = self.primary_nic_index?;
         self.nics.iter().find(|n| n.index == index)
     }
 }
 
+/// A vApp's id and name.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VApp {
+    /// The vApp's URN, `urn:vcloud:vapp:<uuid>`.
     pub id: String,
+    /// The vApp's name.
     pub name: String,
 }
 
 /// A vApp with the full document of every VM in it.
 #[derive(Debug, Clone)]
 pub struct VAppWithVms {
+    /// The vApp's URN, `urn:vcloud:vapp:<uuid>`.
     pub id: String,
+    /// The vApp's name.
     pub name: String,
+    /// The vApp's VMs.
     pub vms: Vec<Vm>,
 }
 
