@@ -22,10 +22,7 @@ pub fn test(args: &TestArgs) -> ExitCode {
     match run_suites(args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
-        Err(e) => {
-            eprintln!("error: {e:#}");
-            ExitCode::from(LOAD_FAILURE)
-        }
+        Err(e) => load_failure(e),
     }
 }
 
@@ -88,7 +85,7 @@ pub fn eval(args: &EvalArgs) -> ExitCode {
 }
 
 fn load_failure(error: anyhow::Error) -> ExitCode {
-    eprintln!("error: {error:#}");
+    eprintln!("error: {}", super::one_line(&error));
     ExitCode::from(LOAD_FAILURE)
 }
 
@@ -106,7 +103,7 @@ fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<Policy> 
 fn read_input(path: &Path) -> Result<DecisionInput> {
     let text =
         std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
-    yaml::from_str(&text).map_err(|message| anyhow::anyhow!("{}: {message}", path.display()))
+    yaml::from_str(&text).with_context(|| path.display().to_string())
 }
 
 /// `vcd-ccm policy inspect`.

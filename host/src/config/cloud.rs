@@ -100,12 +100,6 @@ impl CloudConfig {
                 return invalid(key, &format!("required: {what}"));
             }
         }
-        if self.cluster_id.is_empty() {
-            return invalid(
-                "clusterid",
-                "required: set it here or in the environment variable CLUSTER_ID (the cluster's CAPVCD RDE id, or an id starting with NO_RDE_ to turn RDE updates off)",
-            );
-        }
         if self.cluster_id.contains(char::is_whitespace) {
             return invalid(
                 "clusterid",
@@ -173,7 +167,12 @@ mod tests {
             "c1",
             "the file wins over the environment"
         );
-        assert!(error(&text).contains("clusterid: required"));
+        let empty = CloudConfig::from_yaml_with_env(&text, "f.yaml", None).unwrap();
+        assert_eq!(
+            empty.cluster_id(),
+            "",
+            "as upstream, no cluster id is allowed"
+        );
         assert!(error(&MINIMAL.replace("c1", "'c 1'")).contains("\"c 1\" contains white space"));
     }
 

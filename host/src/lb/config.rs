@@ -154,10 +154,9 @@ impl LbConfig {
 
     /// The mode, or what makes these settings unusable.
     pub fn check(&self) -> Result<Mode, InvalidLbConfig> {
-        if self.cluster_id.trim().is_empty() || self.cluster_id.contains(char::is_whitespace) {
+        if self.cluster_id.contains(char::is_whitespace) {
             return Err(InvalidLbConfig(
-                "clusterid must be set and contain no spaces (it is part of every ownership tag)"
-                    .to_string(),
+                "clusterid must contain no spaces (it is part of every ownership tag)".to_string(),
             ));
         }
         if self.network.trim().is_empty() {

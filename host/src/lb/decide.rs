@@ -7,6 +7,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use super::LbError;
 use super::ipam::{self, IpSource};
+use super::ownership::OwnerTag;
 use crate::policy::Registry;
 use crate::policy::model::{AddressChoice, Decision, DecisionInput};
 use crate::vcd::VcdClient;
@@ -35,8 +36,8 @@ pub struct AddressContext<'a> {
     pub gateway_id: &'a str,
     pub source: &'a IpSource,
     pub service: &'a str,
-    /// The Service's ownership tag text: the IP Space claim marker.
-    pub marker: &'a str,
+    /// The Service's owner: IP Space claims carry its tag.
+    pub owner: &'a OwnerTag,
     /// Seeds the spread of picks (the Service's names hash).
     pub seed: &'a str,
     pub current: Option<Ipv4Addr>,
@@ -125,13 +126,13 @@ impl AddressContext<'_> {
                     })?;
                 let text = ip.to_string();
                 let (allocation, holder) =
-                    ipam::space_holder(self.client, space, &text, self.marker)
+                    ipam::space_holder(self.client, space, &text, self.owner)
                         .await
                         .map_err(vcd("looking up the IP Space allocation"))?;
                 if let Some(holder) = holder {
                     return Err(self.in_use(ip, holder));
                 }
-                ipam::allocate_and_claim(self.client, space, Some(&text), allocation, self.marker)
+                ipam::allocate_and_claim(self.client, space, Some(&text), allocation, self.owner)
                     .await
                     .map_err(vcd(&format!(
                         "allocating {ip} from IP Space {}",
@@ -188,7 +189,7 @@ impl AddressContext<'_> {
                     })?;
                 // A claim left by an interrupted reconcile is reused, not doubled.
                 let claims =
-                    ipam::find_claims(self.client, std::slice::from_ref(space), self.marker)
+                    ipam::find_claims(self.client, std::slice::from_ref(space), self.owner)
                         .await
                         .map_err(vcd(format!("reading IP Space {} allocations", space.name)))?;
                 let reusable = claims
@@ -201,7 +202,7 @@ impl AddressContext<'_> {
                         verify_claim: false,
                     });
                 }
-                let value = ipam::allocate_and_claim(self.client, space, None, None, self.marker)
+                let value = ipam::allocate_and_claim(self.client, space, None, None, self.owner)
                     .await
                     .map_err(|source| match source {
                         crate::vcd::VcdError::TaskFailed { ref message, .. } => {

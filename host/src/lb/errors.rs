@@ -101,6 +101,18 @@ pub enum LbError {
         /// Its owner as its description says.
         owner: String,
     },
+    /// A takeover from the upstream CCM was refused before anything upstream
+    /// was touched; its load balancer keeps serving.
+    #[error(
+        "{source}; the upstream CCM's load balancer of this Service ({objects} objects) keeps serving until this is fixed, then it is replaced on the same address"
+    )]
+    TakeoverWaiting {
+        /// How many upstream objects wait to be replaced.
+        objects: usize,
+        /// Why the replacement cannot be made yet.
+        #[source]
+        source: Box<LbError>,
+    },
     /// A VCD call failed.
     #[error("Service {service}: {action}: {source}")]
     Vcd {

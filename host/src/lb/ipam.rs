@@ -7,6 +7,7 @@ use std::net::Ipv4Addr;
 
 use super::config::Ipv4Range;
 use super::naming::short_hash;
+use super::ownership::OwnerTag;
 use crate::policy::model::{AddressPool, IpAddress, IpRange, PoolSource};
 use crate::vcd::resources::gateway::EdgeGateway;
 use crate::vcd::resources::ipspace::IpAllocation;
@@ -226,35 +227,67 @@ pub fn pick_internal(
     spread(candidates, seed).into_iter().take(count).collect()
 }
 
-/// IP Spaces: the allocations claimed with `marker` (normally at most one).
+/// Whether an allocation is claimed for `owner`'s Service (with or without
+/// the cluster identity, which older tags lack).
+fn claimed_by(allocation: &IpAllocation, owner: &OwnerTag) -> bool {
+    allocation.usage_state.as_deref() == Some("USED_MANUAL")
+        && allocation
+            .description
+            .as_deref()
+            .and_then(OwnerTag::parse)
+            .is_some_and(|tagged| tagged.owner.same_service(owner))
+}
+
+/// IP Spaces: the allocations claimed for `owner` (normally at most one).
 pub async fn find_claims(
     client: &VcdClient,
     spaces: &[Space],
-    marker: &str,
+    owner: &OwnerTag,
 ) -> Result<Vec<(String, IpAllocation)>, VcdError> {
     let mut claims = Vec::new();
     for space in spaces {
-        for allocation in client.find_claimed_allocations(&space.id, marker).await? {
-            claims.push((space.id.clone(), allocation));
+        for allocation in client.claimed_allocations(&space.id).await? {
+            if claimed_by(&allocation, owner) {
+                claims.push((space.id.clone(), allocation));
+            }
         }
     }
     Ok(claims)
 }
 
-/// IP Spaces: what holds `ip` in `space` other than `marker`'s owner.
+/// IP Spaces: rewrites the Service's claims that lack `owner`'s cluster
+/// identity (written before identities were recorded).
+pub async fn adopt_claims(
+    client: &VcdClient,
+    spaces: &[Space],
+    owner: &OwnerTag,
+) -> Result<(), VcdError> {
+    let marker = owner.format();
+    for (space_id, allocation) in find_claims(client, spaces, owner).await? {
+        if allocation.description.as_deref() != Some(marker.as_str()) {
+            client
+                .claim_allocation(&space_id, &allocation, &marker)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// IP Spaces: what holds `ip` in `space` other than `owner`'s Service. An
+/// allocation someone made and has not used yet is held too: it is a
+/// reservation, not a free address.
 pub async fn space_holder(
     client: &VcdClient,
     space: &Space,
     ip: &str,
-    marker: &str,
+    owner: &OwnerTag,
 ) -> Result<(Option<IpAllocation>, Option<String>), VcdError> {
     let allocation = client.find_allocation_by_value(&space.id, ip).await?;
     let holder = allocation.as_ref().and_then(|a| {
         let state = a.usage_state.as_deref().unwrap_or("UNUSED");
-        let ours = a.description.as_deref() == Some(marker);
-        match (state, ours) {
-            (_, true) | ("UNUSED", _) => None,
-            _ => Some(format!(
+        match claimed_by(a, owner) {
+            true => None,
+            false => Some(format!(
                 "IP Space allocation {} ({state}{})",
                 a.value,
                 a.description
@@ -268,14 +301,14 @@ pub async fn space_holder(
     Ok((allocation, holder))
 }
 
-/// IP Spaces: allocates (any IP, or `value`) and claims it with `marker`.
+/// IP Spaces: allocates (any IP, or `value`) and claims it for `owner`.
 /// A claim that fails releases the allocation again, so no IP is stranded.
 pub async fn allocate_and_claim(
     client: &VcdClient,
     space: &Space,
     value: Option<&str>,
     existing: Option<IpAllocation>,
-    marker: &str,
+    owner: &OwnerTag,
 ) -> Result<String, VcdError> {
     let allocation = match existing {
         Some(allocation) => allocation,
@@ -292,7 +325,7 @@ pub async fn allocate_and_claim(
         }
     };
     match client
-        .claim_allocation(&space.id, &allocation, marker)
+        .claim_allocation(&space.id, &allocation, &owner.format())
         .await
     {
         Ok(claimed) => Ok(claimed.value),

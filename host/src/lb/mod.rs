@@ -6,11 +6,10 @@
 //! diffs and applies only the differences ([`reconcile`]). `README.md`
 //! beside this file describes modes, names, tags and errors.
 
-// `LbError` wraps the VCD client's rich error; see `vcd/mod.rs`.
-
 mod apply;
 mod catalog;
 pub mod config;
+mod current;
 mod decide;
 pub mod errors;
 mod input;
@@ -29,6 +28,7 @@ use std::sync::Arc;
 
 pub use config::{LbConfig, Mode, OneArm};
 pub use errors::LbError;
+pub use ownership::ClusterIdentity;
 pub use service::{Ingress, IpMode, LbStatus, NodeSpec, PortSpec, ServiceSpec};
 pub use sweep::SweepReport;
 
@@ -48,6 +48,7 @@ pub struct LoadBalancers {
     client: VcdClient,
     registry: Arc<Registry>,
     config: LbConfig,
+    identity: ClusterIdentity,
     mode: Mode,
     gateway: EntityRef,
     cluster: Cluster,
@@ -60,11 +61,13 @@ pub struct LoadBalancers {
 impl LoadBalancers {
     /// Checks the config and reads what stays fixed: the placement (org,
     /// VDC, network, gateway), the gateway's load-balancer features and its
-    /// address source.
+    /// address source. `identity` tells this Kubernetes cluster's objects
+    /// from those of another one configured with the same `clusterid`.
     pub async fn new(
         client: VcdClient,
         registry: Arc<Registry>,
         config: LbConfig,
+        identity: ClusterIdentity,
     ) -> Result<Self, LbError> {
         let mode = config.check()?;
         let setup = |action: &str| LbError::vcd("(setup)", action.to_string());
@@ -98,6 +101,7 @@ impl LoadBalancers {
             client,
             registry,
             config,
+            identity,
             mode,
             cluster,
             source,
@@ -115,6 +119,7 @@ impl LoadBalancers {
     fn owner(&self, service: &ServiceSpec) -> OwnerTag {
         OwnerTag {
             cluster_id: self.config.cluster_id.clone(),
+            identity: Some(self.identity.as_str().to_string()),
             namespace: service.namespace.clone(),
             name: service.name.clone(),
             uid: service.uid.clone(),

@@ -158,6 +158,17 @@ impl ServiceObjects {
         self.virtual_services.is_empty() && self.pools.is_empty() && self.nat_rules.is_empty()
     }
 
+    /// Whether any object was tagged before cluster identities were
+    /// recorded (its claims then need the identity too).
+    pub fn predates_identity(&self) -> bool {
+        let vs = self.virtual_services.values().map(|o| &o.tag);
+        let pools = self.pools.values().map(|o| &o.tag);
+        let nat = self.nat_rules.values().map(|o| &o.tag);
+        vs.chain(pools)
+            .chain(nat)
+            .any(|tag| tag.owner.identity.is_none())
+    }
+
     /// The Service's external address as VCD holds it: the DNAT external
     /// address in NAT modes, else the virtual services' VIP.
     pub fn external_ip(&self, uses_nat: bool) -> Option<String> {

@@ -1,16 +1,48 @@
 //! The ownership tag every object we create carries in its description:
-//! `vcd-ccm cluster=<cluster id> service=<namespace>/<name> uid=<uid>`,
+//! `vcd-ccm cluster=<cluster id> kube=<identity> service=<namespace>/<name> uid=<uid>`,
 //! followed by ` spec=<digest>` on objects whose desired form it records.
 //! Objects are found by this tag, never by name alone.
+//!
+//! `cluster` is the configured `clusterid`; `kube` is the Kubernetes
+//! cluster's own identity (the `kube-system` Namespace's uid), which a copied
+//! cloud config cannot duplicate. Tags written before `kube` existed parse
+//! with no identity: their Services adopt them, the sweep never deletes them.
 
 const PREFIX: &str = "vcd-ccm";
+
+/// The Kubernetes cluster's own identity, recorded in every ownership tag:
+/// the uid of its `kube-system` Namespace, which no two clusters share and
+/// which lives as long as the cluster.
+#[derive(Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ClusterIdentity(String);
+
+impl ClusterIdentity {
+    /// The identity given by the `kube-system` Namespace's uid; `None` for a
+    /// value that cannot be a tag word (empty, or with spaces or `=`).
+    pub fn from_namespace_uid(uid: &str) -> Option<Self> {
+        let valid = !uid.is_empty() && !uid.contains(|c: char| c.is_whitespace() || c == '=');
+        valid.then(|| Self(uid.to_string()))
+    }
+
+    /// The identity as written in tags.
+    pub fn as_str(&self) -> &str {
+        &self.0
+    }
+}
 
 /// Who owns an object: a Service of a cluster.
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 pub struct OwnerTag {
+    /// The configured `clusterid` (may be empty, as upstream allows).
     pub cluster_id: String,
+    /// The Kubernetes cluster's identity; `None` in tags written before it
+    /// was recorded.
+    pub identity: Option<String>,
+    /// The Service's namespace.
     pub namespace: String,
+    /// The Service's name.
     pub name: String,
+    /// The Service's uid.
     pub uid: String,
 }
 
@@ -24,8 +56,13 @@ pub struct Tagged {
 impl OwnerTag {
     /// The tag text; also the IP Space allocation's claim marker.
     pub fn format(&self) -> String {
+        let identity = self
+            .identity
+            .as_deref()
+            .map(|id| format!(" kube={id}"))
+            .unwrap_or_default();
         format!(
-            "{PREFIX} cluster={} service={}/{} uid={}",
+            "{PREFIX} cluster={}{identity} service={}/{} uid={}",
             self.cluster_id, self.namespace, self.name, self.uid
         )
     }
@@ -47,17 +84,20 @@ impl OwnerTag {
         if words.next()? != PREFIX {
             return None;
         }
-        let (mut cluster, mut service, mut uid, mut spec) = (None, None, None, None);
+        let (mut cluster, mut identity, mut service, mut uid, mut spec) =
+            (None, None, None, None, None);
         for word in words {
             let (key, value) = word.split_once('=')?;
             let slot = match key {
                 "cluster" => &mut cluster,
+                "kube" => &mut identity,
                 "service" => &mut service,
                 "uid" => &mut uid,
                 "spec" => &mut spec,
                 _ => return None,
             };
-            if slot.replace(value.to_string()).is_some() || value.is_empty() {
+            // Only the cluster id may be empty: upstream accepts an empty `clusterid`.
+            if slot.replace(value.to_string()).is_some() || (value.is_empty() && key != "cluster") {
                 return None;
             }
         }
@@ -66,6 +106,7 @@ impl OwnerTag {
         Some(Tagged {
             owner: OwnerTag {
                 cluster_id: cluster?,
+                identity,
                 namespace: namespace.to_string(),
                 name: name.to_string(),
                 uid: uid?,
@@ -93,6 +134,7 @@ mod tests {
     fn owner() -> OwnerTag {
         OwnerTag {
             cluster_id: "urn:vcloud:entity:vmware:capvcdCluster:1".into(),
+            identity: Some("5b0c0a4e-8c1f-4c47-9d7a-1f0e2b3c4d5e".into()),
             namespace: "shop".into(),
             name: "web".into(),
             uid: "6f1c".into(),
@@ -110,6 +152,23 @@ mod tests {
     }
 
     #[test]
+    fn tags_without_identity_and_with_an_empty_cluster_id_parse() {
+        let legacy = OwnerTag::parse("vcd-ccm cluster=c1 service=shop/web uid=6f1c spec=ab")
+            .expect("a tag written before the identity");
+        assert_eq!(legacy.owner.identity, None);
+        assert!(legacy.owner.same_service(&OwnerTag {
+            cluster_id: "c1".into(),
+            ..owner()
+        }));
+        let unnamed = OwnerTag {
+            cluster_id: String::new(),
+            ..owner()
+        };
+        let parsed = OwnerTag::parse(&unnamed.format()).expect("an empty cluster id");
+        assert_eq!(parsed.owner, unnamed);
+    }
+
+    #[test]
     fn foreign_descriptions_are_not_tags() {
         for text in [
             "",
@@ -118,6 +177,7 @@ mod tests {
             "vcd-ccm cluster=a service=web uid=1",
             "vcd-ccm cluster=a service=ns/web uid=1 colour=red",
             "vcd-ccm cluster=a cluster=b service=ns/web uid=1",
+            "vcd-ccm cluster=a kube= service=ns/web uid=1",
         ] {
             assert_eq!(OwnerTag::parse(text), None, "{text:?}");
         }

@@ -12,7 +12,7 @@ use serde_json::{Map, json};
 use super::config::Mode;
 use super::naming::{Names, PortKey, short_hash};
 use super::observe::ServiceObjects;
-use super::ownership::OwnerTag;
+use super::ownership::{OwnerTag, Tagged};
 use super::service::{NodeSpec, ServiceSpec};
 use crate::policy::model::{AppProfile, Decision, HealthMonitor, PortDecision, TrafficPolicy};
 use crate::vcd::resources::EntityRef;
@@ -265,10 +265,11 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
     ports
 }
 
-fn spec_of(description: Option<&str>) -> Option<String> {
-    description
-        .and_then(OwnerTag::parse)
-        .and_then(|tagged| tagged.spec)
+/// Whether an observed object's tag is what `desired` would write: same
+/// spec digest and same owner fields (a tag without the cluster identity is
+/// rewritten, which adopts objects written before it was recorded).
+fn same_tag(seen: &Tagged, desired: Option<&str>) -> bool {
+    desired.and_then(OwnerTag::parse).as_ref() == Some(seen)
 }
 
 /// The writes that turn `observed` into `desired`, deletes first (NAT,
@@ -282,8 +283,7 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
         match observed.pools.get(&pool.name) {
             None => ops.push(Op::CreatePool(pool.clone())),
             Some(seen) => {
-                let same = seen.tag.spec.as_deref()
-                    == spec_of(pool.description.as_deref()).as_deref()
+                let same = same_tag(&seen.tag, pool.description.as_deref())
                     && seen.object.member_count == Some(pool.members.len() as u32);
                 if !same {
                     ops.push(Op::UpdatePool(Pool {
@@ -304,7 +304,7 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
                 ops.push(Op::CreateVirtualService(vs.clone()));
             }
             Some(seen) => {
-                if seen.tag.spec.as_deref() != spec_of(vs.description.as_deref()).as_deref() {
+                if !same_tag(&seen.tag, vs.description.as_deref()) {
                     ops.push(Op::UpdateVirtualService(VirtualService {
                         id: Some(seen.object.id.clone()),
                         ..vs.clone()
@@ -316,7 +316,7 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
             match observed.nat_rules.get(&rule.name) {
                 None => ops.push(Op::CreateNat(rule.clone())),
                 Some(seen) => {
-                    if seen.tag.spec.as_deref() != spec_of(rule.description.as_deref()).as_deref() {
+                    if !same_tag(&seen.tag, rule.description.as_deref()) {
                         ops.push(Op::UpdateNat(NatRule {
                             id: seen.object.id.clone(),
                             version: seen.object.version,

@@ -5,13 +5,15 @@ use std::collections::{BTreeMap, HashSet};
 use std::net::Ipv4Addr;
 
 use super::apply::Applier;
-use super::decide::{AddressContext, run_policy};
+use super::current::{Current, Found};
+use super::decide::{Address, AddressContext, run_policy};
 use super::input::{InputParts, build};
 use super::ipam::{self, pick_internal};
 use super::naming::{Names, PortKey};
 use super::observe::{GatewayView, ServiceObjects};
 use super::plan::{self, Target};
 use super::rde::RdeRecord;
+use super::upstream::UpstreamObjects;
 use super::{LbError, LbStatus, LoadBalancers, Mode, NodeSpec, ServiceSpec};
 use crate::policy::errors::EvalError;
 use crate::policy::model::{Decision, DecisionError};
@@ -26,6 +28,15 @@ struct Converged {
     writes: usize,
     /// Whether the Service had objects before.
     existed: bool,
+    warnings: Vec<String>,
+}
+
+/// A pass's decision, made before anything is written.
+struct Planned {
+    ops: Vec<plan::Op>,
+    address: Address,
+    /// New one-arm internal VIPs: nothing reserves them until verified.
+    unreserved: Vec<Ipv4Addr>,
     warnings: Vec<String>,
 }
 
@@ -154,15 +165,24 @@ impl LoadBalancers {
     }
 
     async fn delete_owned(&self, service: &ServiceSpec) -> Result<Option<String>, LbError> {
-        let (_, observed) = self.observe(service).await?;
-        let ip = observed.external_ip(self.mode.uses_nat());
+        let (view, observed) = self.observe(service).await?;
+        let upstream = self.upstream_objects(service, &view);
+        let ip = observed
+            .external_ip(self.mode.uses_nat())
+            .or(upstream.ip.clone());
         let ops = plan::teardown(&observed);
-        let mut changed = !ops.is_empty();
+        let mut changed = !ops.is_empty() || !upstream.deletes.is_empty();
         self.applier(service).apply(ops, &observed).await?;
+        // A takeover still waiting leaves the upstream CCM's objects: they
+        // go with the Service, as upstream would have deleted them.
+        if !upstream.deletes.is_empty() {
+            self.remove_upstream(service, upstream).await?;
+            self.adopt_upstream_claims(service).await?;
+        }
         if self.source.is_spaces() {
-            let marker = self.owner(service).format();
+            let owner = self.owner(service);
             let vcd = |a: &str| LbError::vcd(&service.key(), a.to_string());
-            let claims = ipam::find_claims(&self.client, self.source.spaces(), &marker)
+            let claims = ipam::find_claims(&self.client, self.source.spaces(), &owner)
                 .await
                 .map_err(vcd("finding the Service's IP Space allocations"))?;
             for (space_id, allocation) in claims {
@@ -316,27 +336,118 @@ impl LoadBalancers {
         excluded: &HashSet<Ipv4Addr>,
         existed: &mut Option<bool>,
     ) -> Result<Pass, LbError> {
-        let (mut view, mut observed) = self.observe(service).await?;
-        let mut inherited = None;
-        if observed.is_empty() {
-            inherited = self.take_over_from_upstream(service, &view).await?;
-            if inherited.is_some() {
-                (view, observed) = self.observe(service).await?;
-            }
+        let (view, observed) = self.observe(service).await?;
+        let owner = self.owner(service);
+        let upstream = match observed.is_empty() {
+            true => self.upstream_objects(service, &view),
+            false => UpstreamObjects::default(),
+        };
+        let taking_over = upstream.deletes.len();
+        existed.get_or_insert(!observed.is_empty() || taking_over > 0);
+        if taking_over > 0 {
+            tracing::info!(service = %service.key(), objects = taking_over, ip = ?upstream.ip, "taking over the upstream CCM's load balancer: deciding first");
+            self.adopt_upstream_claims(service).await?;
         }
-        existed.get_or_insert(!observed.is_empty() || inherited.is_some());
-        let uses_nat = self.mode.uses_nat();
-        let current = observed
-            .external_ip(uses_nat)
-            .or(inherited)
-            .and_then(|ip| ip.parse::<Ipv4Addr>().ok())
-            .filter(|ip| !excluded.contains(ip));
-        let (decision, certificates) = self.decide(service, &view, current).await?;
+        let found = Found {
+            view: &view,
+            observed: &observed,
+            upstream_ip: upstream.ip.as_deref(),
+            owner: &owner,
+            excluded,
+        };
+        let current = match self.current_address(service, &found).await? {
+            Current::Contested(ip, holder) => {
+                return Ok(Pass::Contested {
+                    ip,
+                    holder,
+                    writes: 0,
+                });
+            }
+            current => current,
+        };
+        let planned = self
+            .plan(service, nodes, &found, &current)
+            .await
+            .map_err(|source| match taking_over {
+                0 => source,
+                objects => LbError::TakeoverWaiting {
+                    objects,
+                    source: Box::new(source),
+                },
+            })?;
+        let mut writes = 0;
+        if taking_over > 0 {
+            writes += self.remove_upstream(service, upstream).await?;
+        }
+        let Planned {
+            ops,
+            address,
+            mut unreserved,
+            warnings,
+        } = planned;
+        if address.verify_claim || current == Current::Remembered(address.ip) {
+            unreserved.push(address.ip);
+        }
+        let applied = self.applier(service).apply(ops, &observed).await;
+        // A write refused because a racing owner took the address first is
+        // a lost claim too, not a failure.
+        writes += match applied {
+            Err(error) if unreserved.is_empty() => return Err(error),
+            Err(error) => match self.verify(service, &owner, &unreserved).await? {
+                Some((ip, holder)) => {
+                    return Ok(Pass::Contested { ip, holder, writes });
+                }
+                None => return Err(error),
+            },
+            Ok(made) => made,
+        };
+        if !unreserved.is_empty()
+            && let Some((ip, holder)) = self.verify(service, &owner, &unreserved).await?
+        {
+            return Ok(Pass::Contested { ip, holder, writes });
+        }
+        let current = current.ip();
+        if self.source.is_spaces() && current.is_some_and(|c| c != address.ip) {
+            self.release_other_claims(service, &owner, address.ip)
+                .await?;
+        }
+        if self.source.is_spaces() && observed.predates_identity() {
+            ipam::adopt_claims(&self.client, self.source.spaces(), &owner)
+                .await
+                .map_err(LbError::vcd(
+                    &service.key(),
+                    "adding the cluster identity to the Service's IP Space claim".into(),
+                ))?;
+        }
+        Ok(Pass::Done {
+            ip: address.ip.to_string(),
+            writes,
+            warnings,
+        })
+    }
+
+    /// Decides and plans without writing anything but address claims: the
+    /// policy's decision, the address it resolves to, internal VIPs, and
+    /// the writes that would converge the Service.
+    async fn plan(
+        &self,
+        service: &ServiceSpec,
+        nodes: &[NodeSpec],
+        found: &Found<'_>,
+        current: &Current,
+    ) -> Result<Planned, LbError> {
+        let Found {
+            view,
+            observed,
+            owner,
+            excluded,
+            ..
+        } = *found;
+        let current = current.ip();
+        let (decision, certificates) = self.decide(service, view, current).await?;
         for warning in &decision.warnings {
             tracing::warn!(service = %service.key(), %warning, "policy warning");
         }
-        let owner = self.owner(service);
-        let marker = owner.format();
         let names = self.names(service);
         let seed = format!("{}/{}", self.config.cluster_id, service.uid);
         let address = AddressContext {
@@ -344,20 +455,20 @@ impl LoadBalancers {
             gateway_id: &self.gateway.id,
             source: &self.source,
             service: &service.key(),
-            marker: &marker,
+            owner,
             seed: &seed,
             current,
             excluded,
         }
         .resolve(&decision.address)
         .await?;
-        let (internal_ips, fresh_internal) =
-            self.internal_ips(service, &names, &view, &observed, excluded, &seed)?;
+        let (internal_ips, unreserved) =
+            self.internal_ips(service, &names, view, observed, excluded, &seed)?;
         let target = Target {
             mode: self.mode,
             gateway: &self.gateway,
             names: &names,
-            owner: &owner,
+            owner,
             service,
             nodes,
             decision: &decision,
@@ -366,40 +477,10 @@ impl LoadBalancers {
             internal_ips: &internal_ips,
         };
         let desired = plan::desired(&target);
-        let ops = plan::diff(&desired, &observed);
-        let mut unreserved = fresh_internal;
-        if address.verify_claim {
-            unreserved.push(address.ip);
-        }
-        let applied = self.applier(service).apply(ops, &observed).await;
-        // A write refused because a racing owner took the address first is
-        // a lost claim too, not a failure.
-        let writes = match applied {
-            Err(error) if unreserved.is_empty() => return Err(error),
-            Err(error) => match self.verify(service, &owner, &unreserved).await? {
-                Some((ip, holder)) => {
-                    return Ok(Pass::Contested {
-                        ip,
-                        holder,
-                        writes: 0,
-                    });
-                }
-                None => return Err(error),
-            },
-            Ok(writes) => writes,
-        };
-        if !unreserved.is_empty()
-            && let Some((ip, holder)) = self.verify(service, &owner, &unreserved).await?
-        {
-            return Ok(Pass::Contested { ip, holder, writes });
-        }
-        if self.source.is_spaces() && current.is_some_and(|c| c != address.ip) {
-            self.release_other_claims(service, &marker, address.ip)
-                .await?;
-        }
-        Ok(Pass::Done {
-            ip: address.ip.to_string(),
-            writes,
+        Ok(Planned {
+            ops: plan::diff(&desired, observed),
+            address,
+            unreserved,
             warnings: decision.warnings,
         })
     }
@@ -508,11 +589,11 @@ impl LoadBalancers {
     async fn release_other_claims(
         &self,
         service: &ServiceSpec,
-        marker: &str,
+        owner: &super::ownership::OwnerTag,
         keep: Ipv4Addr,
     ) -> Result<(), LbError> {
         let vcd = |a: String| LbError::vcd(&service.key(), a);
-        let claims = ipam::find_claims(&self.client, self.source.spaces(), marker)
+        let claims = ipam::find_claims(&self.client, self.source.spaces(), owner)
             .await
             .map_err(vcd("finding the Service's IP Space allocations".into()))?;
         for (space_id, allocation) in claims {

@@ -39,6 +39,10 @@ pub struct ServiceSpec {
     pub namespace_labels: BTreeMap<String, String>,
     /// `spec.ports`.
     pub ports: Vec<PortSpec>,
+    /// `status.loadBalancer.ingress[0].ip`: the address the Service last
+    /// reported. When the Service owns nothing in VCD (a takeover or a
+    /// create cut short by a crash) it is kept if no one else holds it.
+    pub reported_ip: Option<String>,
     /// `spec.loadBalancerIP`: the address asked for; blank counts as unset.
     pub load_balancer_ip: Option<String>,
     /// `spec.loadBalancerClass` (policy selection and input).

@@ -1,16 +1,21 @@
 //! Sweep: delete what carries this cluster's tag but belongs to a Service
 //! that no longer exists (crashes, type changes while the CCM was down,
 //! Services deleted behind its back), IP Space claims included.
+//!
+//! Only objects tagged with both this `clusterid` and this Kubernetes
+//! cluster's identity are ever deleted. Tagged objects that share one of the
+//! two but not the other are reported, never touched: another cluster
+//! configured with the same `clusterid`, this cluster under a former
+//! `clusterid`, or objects written before identities were recorded.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::observe::GatewayView;
 use super::ownership::OwnerTag;
 use super::plan;
 use super::{LbError, LoadBalancers};
-use crate::vcd::fiql::Filter;
 
-/// What a sweep removed.
+/// What a sweep removed, and what it found and left alone.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SweepReport {
     /// `namespace/name (uid)` of each Service whose leftovers were removed.
@@ -19,6 +24,30 @@ pub struct SweepReport {
     pub objects: usize,
     /// IP Space allocations released.
     pub released: usize,
+    /// Identities of other Kubernetes clusters whose objects carry this
+    /// `clusterid`: a copied cloud config. Their objects are left alone.
+    pub other_clusters: BTreeSet<String>,
+    /// Former `clusterid`s under which this cluster's objects still exist.
+    pub former_cluster_ids: BTreeSet<String>,
+    /// Objects and claims with this `clusterid`, no identity (written before
+    /// identities were recorded) and no live Service: they cannot be told
+    /// from another cluster's, so they are left alone.
+    pub unattributed: usize,
+}
+
+/// What the sweep does with one tagged object.
+#[derive(Debug, PartialEq, Eq)]
+enum Verdict {
+    /// Ours and its Service is gone: delete.
+    Stale,
+    /// Ours and live, or another cluster id and identity entirely.
+    Keep,
+    /// Our cluster id, another cluster's identity.
+    OtherCluster(String),
+    /// Our identity, another cluster id.
+    FormerClusterId(String),
+    /// Our cluster id, no identity, no live Service.
+    Unattributed,
 }
 
 impl LoadBalancers {
@@ -36,13 +65,16 @@ impl LoadBalancers {
             .map(|v| v.description.as_deref())
             .chain(view.pools.iter().map(|p| p.description.as_deref()))
             .chain(view.nat_rules.iter().map(|r| r.description.as_deref()));
-        let stale: BTreeMap<String, OwnerTag> = descriptions
-            .filter_map(|d| d.and_then(OwnerTag::parse))
-            .map(|tagged| tagged.owner)
-            .filter(|owner| self.is_stale(owner, live_uids))
-            .map(|owner| (owner.uid.clone(), owner))
-            .collect();
         let mut report = SweepReport::default();
+        let mut stale = BTreeMap::new();
+        for owner in descriptions.filter_map(|d| Some(OwnerTag::parse(d?)?.owner)) {
+            match self.verdict(&owner, live_uids) {
+                Verdict::Stale => {
+                    stale.insert(owner.uid.clone(), owner);
+                }
+                other => report.note(other),
+            }
+        }
         for owner in stale.values() {
             let observed = view.owned_by(owner);
             let ops = plan::teardown(&observed);
@@ -59,35 +91,61 @@ impl LoadBalancers {
                 owner.namespace, owner.name, owner.uid
             ));
         }
-        let claimed =
-            Filter::eq("usageState", "USED_MANUAL").and(Filter::eq("type", "FLOATING_IP"));
         for space in self.source.spaces() {
             let allocations = self
                 .client
-                .ip_allocations(&space.id, Some(&claimed))
+                .claimed_allocations(&space.id)
                 .await
                 .map_err(vcd(format!("reading IP Space {} allocations", space.name)))?;
             for allocation in allocations {
-                let owner = allocation.description.as_deref().and_then(OwnerTag::parse);
-                if owner.is_some_and(|t| self.is_stale(&t.owner, live_uids)) {
-                    self.client
-                        .release_allocation(&space.id, &allocation)
-                        .await
-                        .map_err(vcd(format!(
-                            "releasing IP Space allocation {}",
-                            allocation.value
-                        )))?;
-                    report.released += 1;
+                let Some(tagged) = allocation.description.as_deref().and_then(OwnerTag::parse)
+                else {
+                    continue;
+                };
+                match self.verdict(&tagged.owner, live_uids) {
+                    Verdict::Stale => {
+                        self.client
+                            .release_allocation(&space.id, &allocation)
+                            .await
+                            .map_err(vcd(format!(
+                                "releasing IP Space allocation {}",
+                                allocation.value
+                            )))?;
+                        report.released += 1;
+                    }
+                    other => report.note(other),
                 }
             }
-        }
-        if report != SweepReport::default() {
-            tracing::info!(?report, "swept load-balancer objects of deleted Services");
         }
         Ok(report)
     }
 
-    fn is_stale(&self, owner: &OwnerTag, live_uids: &HashSet<String>) -> bool {
-        owner.cluster_id == self.config.cluster_id && !live_uids.contains(&owner.uid)
+    fn verdict(&self, owner: &OwnerTag, live_uids: &HashSet<String>) -> Verdict {
+        let ours = self.identity.as_str();
+        let same_id = owner.cluster_id == self.config.cluster_id;
+        match owner.identity.as_deref() {
+            Some(identity) if identity == ours && !same_id => {
+                Verdict::FormerClusterId(owner.cluster_id.clone())
+            }
+            _ if !same_id || live_uids.contains(&owner.uid) => Verdict::Keep,
+            Some(identity) if identity == ours => Verdict::Stale,
+            Some(identity) => Verdict::OtherCluster(identity.to_string()),
+            None => Verdict::Unattributed,
+        }
+    }
+}
+
+impl SweepReport {
+    fn note(&mut self, verdict: Verdict) {
+        match verdict {
+            Verdict::Stale | Verdict::Keep => {}
+            Verdict::OtherCluster(identity) => {
+                self.other_clusters.insert(identity);
+            }
+            Verdict::FormerClusterId(id) => {
+                self.former_cluster_ids.insert(id);
+            }
+            Verdict::Unattributed => self.unattributed += 1,
+        }
     }
 }

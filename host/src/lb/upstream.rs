@@ -1,10 +1,12 @@
 //! Taking over from the upstream CCM. It named its objects after the
 //! Service and the cluster (`ingress-vs-<name>-<cluster>-<port>`, …) and
 //! tagged nothing. A Service that has no object of ours yet but such
-//! objects keeps its external address: an upstream IP Space claim is marked
-//! as ours, the upstream objects are deleted (a shared VIP cannot hold two
-//! virtual services on one port), and the reconcile creates ours on the same
-//! address.
+//! objects keeps its external address. Decide, then replace: an upstream IP
+//! Space claim is marked as ours, the policy decides with the upstream
+//! address as current and the host checks the decision; only then are the
+//! upstream objects deleted (a shared VIP cannot hold two virtual services on
+//! one port) and ours created on the same address. A refusal leaves the
+//! upstream objects serving.
 
 use std::collections::HashSet;
 
@@ -115,7 +117,9 @@ fn upstream_marker(cluster_id: &str, service: &ServiceSpec) -> String {
 }
 
 /// Marks upstream's IP Space allocation for the Service as ours, so the
-/// address stays allocated and counts as the Service's own.
+/// address stays allocated and counts as the Service's own. Changes nothing
+/// that serves traffic, so it is done before the policy decides: the claim
+/// is then the durable record of the address.
 async fn adopt_claims(
     client: &VcdClient,
     spaces: &[Space],
@@ -125,14 +129,18 @@ async fn adopt_claims(
 ) -> Result<(), LbError> {
     let theirs = upstream_marker(cluster_id, service);
     for space in spaces {
-        let claims: Vec<IpAllocation> = client
-            .find_claimed_allocations(&space.id, &theirs)
-            .await
-            .map_err(LbError::vcd(
-            &service.key(),
-            "finding the upstream CCM's IP Space allocation".into(),
-        ))?;
-        for allocation in claims {
+        let claims: Vec<IpAllocation> =
+            client
+                .claimed_allocations(&space.id)
+                .await
+                .map_err(LbError::vcd(
+                    &service.key(),
+                    "finding the upstream CCM's IP Space allocation".into(),
+                ))?;
+        for allocation in claims
+            .into_iter()
+            .filter(|a| a.description.as_deref() == Some(theirs.as_str()))
+        {
             client
                 .claim_allocation(&space.id, &allocation, marker)
                 .await
@@ -145,50 +153,56 @@ async fn adopt_claims(
     Ok(())
 }
 
-/// Deletes the upstream CCM's port profiles once its DNAT rules are gone.
-async fn delete_port_profiles(
-    client: &VcdClient,
-    profiles: &[(String, String)],
-    service: &ServiceSpec,
-) -> Result<(), LbError> {
-    for (id, name) in profiles {
-        client.delete_port_profile(id).await.map_err(LbError::vcd(
-            &service.key(),
-            format!("deleting the upstream CCM's port profile {name}"),
-        ))?;
-    }
-    Ok(())
-}
-
 impl LoadBalancers {
-    /// Removes what the upstream CCM made for a Service that has nothing of
-    /// ours yet; returns the address it served on.
-    pub(super) async fn take_over_from_upstream(
+    /// What the upstream CCM left for a Service, found without writing.
+    pub(super) fn upstream_objects(
         &self,
         service: &ServiceSpec,
         view: &GatewayView,
-    ) -> Result<Option<String>, LbError> {
-        let found = find(view, &self.config.cluster_id, service, self.mode.uses_nat());
-        if found.deletes.is_empty() {
-            return Ok(None);
+    ) -> UpstreamObjects {
+        find(view, &self.config.cluster_id, service, self.mode.uses_nat())
+    }
+
+    /// Prepares a takeover before anything is decided: upstream's IP Space
+    /// claim becomes ours (nothing that serves traffic changes).
+    pub(super) async fn adopt_upstream_claims(&self, service: &ServiceSpec) -> Result<(), LbError> {
+        if !self.source.is_spaces() {
+            return Ok(());
         }
-        tracing::info!(service = %service.key(), objects = found.deletes.len(), ip = ?found.ip, "taking over the upstream CCM's load balancer");
-        if self.source.is_spaces() {
-            let marker = self.owner(service).format();
-            adopt_claims(
-                &self.client,
-                self.source.spaces(),
-                &self.config.cluster_id,
-                service,
-                &marker,
-            )
-            .await?;
-        }
+        let marker = self.owner(service).format();
+        let spaces = self.source.spaces();
+        adopt_claims(
+            &self.client,
+            spaces,
+            &self.config.cluster_id,
+            service,
+            &marker,
+        )
+        .await
+    }
+
+    /// Deletes what the upstream CCM made for the Service, once the
+    /// replacement is decided and checked (a shared VIP cannot hold two
+    /// virtual services on one port, so they go first).
+    pub(super) async fn remove_upstream(
+        &self,
+        service: &ServiceSpec,
+        found: UpstreamObjects,
+    ) -> Result<usize, LbError> {
+        let count = found.deletes.len() + found.port_profiles.len();
         self.applier(service)
             .apply(found.deletes, &ServiceObjects::default())
             .await?;
-        delete_port_profiles(&self.client, &found.port_profiles, service).await?;
-        Ok(found.ip)
+        for (id, name) in &found.port_profiles {
+            self.client
+                .delete_port_profile(id)
+                .await
+                .map_err(LbError::vcd(
+                    &service.key(),
+                    format!("deleting the upstream CCM's port profile {name}"),
+                ))?;
+        }
+        Ok(count)
     }
 }
 

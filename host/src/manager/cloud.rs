@@ -7,9 +7,12 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::Duration;
 
+use k8s_openapi::api::core::v1::Namespace;
+use kube::Api;
+
 use super::{Settings, SharedRegistry, StartError, write};
 use crate::instances::{Instances, InstancesError};
-use crate::lb::{LbConfig, LbError, LoadBalancers};
+use crate::lb::{ClusterIdentity, LbConfig, LbError, LoadBalancers};
 use crate::policy::directory::{self, DirectoryWatcher};
 use crate::policy::metrics::register_policy_set;
 use crate::policy::registry::PolicySet;
@@ -87,11 +90,11 @@ impl CloudSide {
 
     /// Connects to VCD and builds the load balancer and the inventory,
     /// retrying every 10 s with the reason logged until it works.
-    /// The load balancer is built only when `with_lb` (the service
-    /// controller runs).
-    pub async fn connect(self, with_lb: bool) -> Components {
+    /// The load balancer is built only when given this cluster's identity
+    /// (the service controller runs).
+    pub async fn connect(self, lb_identity: Option<ClusterIdentity>) -> Components {
         loop {
-            match self.try_connect(with_lb).await {
+            match self.try_connect(lb_identity.as_ref()).await {
                 Ok((lb, instances)) => {
                     return Components {
                         lb,
@@ -109,19 +112,36 @@ impl CloudSide {
 
     async fn try_connect(
         &self,
-        with_lb: bool,
+        lb_identity: Option<&ClusterIdentity>,
     ) -> Result<(Option<Arc<LoadBalancers>>, Arc<Instances>), SetupError> {
         let client =
             VcdClient::connect(self.client_config.clone(), self.client_metrics.clone()).await?;
         let instances = Instances::new(client.clone(), self.instances_config.clone())?;
-        let lb = match with_lb {
-            false => None,
-            true => Some(Arc::new(
-                LoadBalancers::new(client, self.policies.clone(), self.lb_config.clone()).await?,
+        let lb = match lb_identity {
+            None => None,
+            Some(identity) => Some(Arc::new(
+                LoadBalancers::new(
+                    client,
+                    self.policies.clone(),
+                    self.lb_config.clone(),
+                    identity.clone(),
+                )
+                .await?,
             )),
         };
         Ok((lb, Arc::new(instances)))
     }
+}
+
+/// This Kubernetes cluster's identity: the uid of its `kube-system`
+/// Namespace, which the load balancer writes into every ownership tag.
+pub(super) async fn cluster_identity(client: &kube::Client) -> Result<ClusterIdentity, StartError> {
+    let namespace = Api::<Namespace>::all(client.clone())
+        .get("kube-system")
+        .await
+        .map_err(StartError::ClusterIdentity)?;
+    let uid = namespace.metadata.uid.unwrap_or_default();
+    ClusterIdentity::from_namespace_uid(&uid).ok_or(StartError::UnusableClusterIdentity(uid))
 }
 
 async fn load_policies(

@@ -68,6 +68,10 @@ impl Manager {
             None => None,
         };
         let cloud = CloudSide::prepare(&settings, &metrics).await?;
+        let lb_identity = match settings.controllers.service {
+            true => Some(cloud::cluster_identity(&client).await?),
+            false => None,
+        };
         let vcd_reached = Arc::new(AtomicBool::new(false));
         let caches = CacheSync::default();
         let server = match settings.serve.clone() {
@@ -115,7 +119,7 @@ impl Manager {
                 lb,
                 instances,
                 policy_watcher: _reloading,
-            } = cloud.connect(settings.controllers.service).await;
+            } = cloud.connect(lb_identity).await;
             let leadership = match &elector {
                 Some(elector) => {
                     // A standby is ready once VCD answers.

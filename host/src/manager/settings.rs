@@ -76,6 +76,15 @@ pub enum StartError {
     /// The Kubernetes client cannot be built from the config.
     #[error("cannot build a Kubernetes client: {0}")]
     Kube(#[source] kube::Error),
+    /// The `kube-system` Namespace, whose uid identifies the cluster in
+    /// every VCD object's ownership tag, cannot be read.
+    #[error(
+        "cannot read Namespace kube-system, whose uid identifies this cluster in the tags of its VCD objects (the ClusterRole needs get on namespaces): {0}"
+    )]
+    ClusterIdentity(#[source] kube::Error),
+    /// The `kube-system` Namespace's uid cannot be written into a tag.
+    #[error("the kube-system Namespace has uid {0:?}, which cannot identify the cluster in tags")]
+    UnusableClusterIdentity(String),
     /// The leader-election flags are inconsistent.
     #[error("leader election: {0}")]
     Leader(#[from] LeaderConfigError),

@@ -5,17 +5,41 @@
 
 use serde::de::DeserializeOwned;
 
+/// Why a document cannot be read.
+#[derive(Debug, thiserror::Error)]
+pub enum YamlError {
+    /// The text is not YAML; the message has the line and column.
+    #[error("{0}")]
+    Syntax(#[source] serde_yaml_ng::Error),
+    /// A field has the wrong shape or value.
+    #[error("{}{source}", field_prefix(path))]
+    Field {
+        /// Where, as `ports[0].protocol`; `.` for the document itself.
+        path: String,
+        /// What is wrong.
+        #[source]
+        source: serde_json::Error,
+    },
+}
+
+fn field_prefix(path: &str) -> String {
+    match path {
+        "." => String::new(),
+        path => format!("{path}: "),
+    }
+}
+
 /// Parses `text`; the error names the field path and the problem.
-pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, String> {
-    let value: serde_json::Value = serde_yaml_ng::from_str(text).map_err(|e| e.to_string())?;
+pub fn from_str<T: DeserializeOwned>(text: &str) -> Result<T, YamlError> {
+    let value: serde_json::Value = serde_yaml_ng::from_str(text).map_err(YamlError::Syntax)?;
     from_value(value)
 }
 
 /// Converts an already parsed document; the error names the field path and the problem.
-pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, String> {
-    serde_path_to_error::deserialize(value).map_err(|e| match e.path().to_string().as_str() {
-        "." => e.inner().to_string(),
-        path => format!("{path}: {}", e.inner()),
+pub fn from_value<T: DeserializeOwned>(value: serde_json::Value) -> Result<T, YamlError> {
+    serde_path_to_error::deserialize(value).map_err(|e| YamlError::Field {
+        path: e.path().to_string(),
+        source: e.into_inner(),
     })
 }
 

@@ -95,6 +95,21 @@ pub enum VcdError {
         /// VCD's own message.
         message: String,
     },
+    /// A delete refused with 403 while the object is still there: the role
+    /// lacks the right. Nothing was deleted.
+    #[error(
+        "{call}: VCD refused the delete (HTTP 403 {minor}) and the object still exists: the role of the CCM's user lacks the right \"{right}\". Grant it; until then the object stays and so does the Service's finalizer. VCD said: {message}"
+    )]
+    DeleteForbidden {
+        /// The operation and the request that failed.
+        call: CallSite,
+        /// The right the delete needs.
+        right: &'static str,
+        /// VCD's minor error code.
+        minor: String,
+        /// VCD's own message.
+        message: String,
+    },
     /// A create refused because an object with that name exists.
     #[error("{call}: an object with this name already exists (DUPLICATE_NAME): {message}")]
     DuplicateName {
@@ -278,6 +293,7 @@ impl VcdError {
         match self {
             Self::BusyEntity { .. } => "busy",
             Self::NotFound { .. } | Self::Forbidden { .. } | Self::Missing { .. } => "not_found",
+            Self::DeleteForbidden { .. } => "forbidden",
             Self::DuplicateName { .. } => "duplicate",
             Self::Conflict { .. } => "conflict",
             Self::Unauthorized { .. } => "unauthorized",

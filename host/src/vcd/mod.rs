@@ -15,6 +15,7 @@ mod cache;
 pub mod client;
 pub mod config;
 pub mod credentials;
+mod delete;
 pub mod errors;
 pub mod fiql;
 pub mod metrics;

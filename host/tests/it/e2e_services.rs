@@ -295,3 +295,27 @@ async fn policy_warnings_become_events() {
         .await;
     assert!(message.contains("ssl-no-termination"), "{message}");
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn another_cluster_with_this_clusterid_is_reported_on_the_lease_and_left_alone() {
+    let mut cluster = Cluster::start().await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    // A second Kubernetes cluster installed from a copy of this cloud config.
+    let twin =
+        lb::other_cluster_engine(&cluster.vcd, lb::config(CLUSTER, lb::ModeKind::SharedVip)).await;
+    let theirs = lb::web_service("default", "web", "uid-of-the-twin");
+    twin.ensure(&theirs, &lb::nodes(1)).await.unwrap();
+    let before = lb::objects_of(&cluster.vcd, "uid-of-the-twin");
+
+    cluster.start_controller(fast_config()).await;
+    let message = cluster
+        .wait_for_event("kube-system", "cloud-controller-manager", "ClusterIdShared")
+        .await;
+    assert!(message.contains(lb::OTHER_KUBE_SYSTEM_UID), "{message}");
+    assert_eq!(lb::objects_of(&cluster.vcd, "uid-of-the-twin"), before);
+    let metrics = cluster.metrics_text();
+    assert!(
+        metrics.contains("vcd_ccm_sweep_left_alone{reason=\"other_cluster\"} 1"),
+        "{metrics}"
+    );
+}

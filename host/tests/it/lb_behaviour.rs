@@ -56,7 +56,7 @@ async fn two_clusters_creating_ten_services_each_never_share_an_address() {
     });
     // Separate clients: two CCM processes, no shared write lock.
     let a = engine(&sim, config("NO_RDE_cluster-a", ModeKind::SharedVip)).await;
-    let b = engine(&sim, config("NO_RDE_cluster-b", ModeKind::SharedVip)).await;
+    let b = other_cluster_engine(&sim, config("NO_RDE_cluster-b", ModeKind::SharedVip)).await;
     let mut jobs = Vec::new();
     for i in 0..10 {
         for (lb, cluster) in [(&a, "a"), (&b, "b")] {
@@ -106,7 +106,8 @@ async fn two_clusters_creating_ten_services_each_never_share_an_address() {
 async fn sweep_removes_exactly_the_objects_of_services_that_are_gone() {
     let sim = vcd::sim_from(spaces_scenario()).await;
     let lb = engine(&sim, config(CLUSTER, ModeKind::SharedVipOneArm)).await;
-    let other_cluster = engine(&sim, config("NO_RDE_cluster-b", ModeKind::SharedVipOneArm)).await;
+    let other_cluster =
+        other_cluster_engine(&sim, config("NO_RDE_cluster-b", ModeKind::SharedVipOneArm)).await;
     for i in 0..3 {
         let svc = web_service("default", &format!("svc-{i}"), &format!("uid-{i}"));
         lb.ensure(&svc, &nodes(2)).await.unwrap();

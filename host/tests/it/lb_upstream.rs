@@ -195,3 +195,82 @@ async fn an_ip_space_address_of_the_upstream_ccm_is_kept_and_claimed_for_us() {
     assert_eq!(claims.len(), 1, "no second allocation: {claims:?}");
     assert!(claims[0].1.contains(&format!("uid={UID}")), "{claims:?}");
 }
+
+#[tokio::test]
+async fn a_refused_takeover_leaves_the_upstream_load_balancer_serving() {
+    let sim = vcd::sim_from(blocks_scenario()).await;
+    let svc = service("shop", "web", UID, vec![tcp(80, 30080)]);
+    let ip = upstream_load_balancer(&sim, ModeKind::SharedVip, &svc).await;
+    let before = upstream_named(&sim);
+    let ours = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
+
+    // A decision the host refuses: an address outside every pool.
+    let mut refused = svc.clone();
+    refused.load_balancer_ip = Some("198.18.0.1".into());
+    let error = ours.ensure(&refused, &nodes(1)).await.unwrap_err();
+    let message = error.to_string();
+    assert!(
+        message.contains("198.18.0.1") && message.contains("keeps serving"),
+        "{message}"
+    );
+    assert_eq!(upstream_named(&sim), before, "nothing upstream touched");
+    assert!(objects_of(&sim, UID).is_empty());
+
+    let status = ours.ensure(&svc, &nodes(1)).await.expect("taken over");
+    assert_eq!(status.ingress[0].ip, ip);
+    assert!(upstream_named(&sim).is_empty());
+}
+
+/// The takeover dies after the upstream objects are gone and before ours
+/// exist; the next reconcile still serves the same address. Upstream got
+/// `upstream_ip`, not the address vcd-ccm would pick for the Service.
+async fn a_takeover_cut_short_keeps_the_address(
+    scenario: vcdsim::Scenario,
+    upstream_ip: &str,
+    upstream_claim: bool,
+) {
+    let sim = vcd::sim_from(scenario).await;
+    let mut svc = service("shop", "web", UID, vec![tcp(80, 30080)]);
+    svc.load_balancer_ip = Some(upstream_ip.into());
+    let ip = upstream_load_balancer(&sim, ModeKind::SharedVip, &svc).await;
+    assert_eq!(ip, upstream_ip);
+    svc.load_balancer_ip = None;
+    if upstream_claim {
+        let marker = format!("cluster-{CLUSTER}-namespace-shop-service-web");
+        sim.with_world(|w| {
+            for allocation in &mut w.ip_allocations {
+                allocation.description = marker.clone();
+            }
+        });
+    }
+    // The upstream CCM reported the address in the Service's status.
+    svc.reported_ip = Some(ip.clone());
+    let ours = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
+    sim.add_fault(vcdsim::FaultRule::new(
+        Some("POST"),
+        "/cloudapi/1.0.0/loadBalancer/pools",
+        vcdsim::FaultAction::Error {
+            status: 500,
+            minor_error_code: "INTERNAL_SERVER_ERROR".into(),
+            message: "the process stops here".into(),
+        },
+    ));
+    ours.ensure(&svc, &nodes(1)).await.unwrap_err();
+    assert!(upstream_named(&sim).is_empty(), "the upstream objects went");
+    sim.clear_faults();
+
+    let restarted = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
+    let status = restarted.ensure(&svc, &nodes(1)).await.expect("converged");
+    assert_eq!(status.ingress[0].ip, ip, "the same address after the cut");
+    assert_eq!(allocations(&sim).len(), usize::from(upstream_claim));
+}
+
+#[tokio::test]
+async fn an_ip_block_takeover_cut_short_keeps_the_address_from_the_status() {
+    a_takeover_cut_short_keeps_the_address(blocks_scenario(), "203.0.113.77", false).await;
+}
+
+#[tokio::test]
+async fn an_ip_space_takeover_cut_short_keeps_the_claimed_address() {
+    a_takeover_cut_short_keeps_the_address(spaces_scenario(), "192.0.2.23", true).await;
+}

@@ -23,6 +23,7 @@ mod lb_behaviour;
 mod lb_bench;
 mod lb_crash;
 mod lb_lifecycle;
+mod lb_ownership;
 mod lb_upstream;
 mod leader;
 mod manifests;

@@ -23,6 +23,13 @@ pub enum FaultAction {
     Delay { ms: u64 },
     /// Send the status line, then break the connection mid-body.
     Reset,
+    /// Serve in full, then break the connection instead of answering: the
+    /// write is applied but the client never hears of it, as when VCD
+    /// commits and the connection resets or a proxy times out. A task the
+    /// call started runs on as usual (tasks advance on timers, not on
+    /// polling). The client sees none of the real answer (no status, no
+    /// `Location`); the request log has the real status.
+    LoseAnswer,
     /// Revoke the caller's access token, then serve (so it gets 401).
     RevokeToken,
     /// Serve (202), but end the resulting task in `error`.
@@ -167,5 +174,18 @@ mod tests {
             .filter(|_| !book.fire("GET", "/y").is_empty())
             .count();
         assert!((350..650).contains(&hits), "{hits}");
+    }
+
+    #[test]
+    fn actions_are_tagged_by_kind() {
+        let rule: FaultRule = serde_json::from_value(serde_json::json!({
+            "method": "POST", "path": "*", "action": {"kind": "loseAnswer"},
+        }))
+        .unwrap();
+        assert_eq!(rule.action, FaultAction::LoseAnswer);
+        assert_eq!(
+            serde_json::to_value(&FaultAction::LoseAnswer).unwrap(),
+            serde_json::json!({"kind": "loseAnswer"})
+        );
     }
 }

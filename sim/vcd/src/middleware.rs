@@ -31,6 +31,11 @@ struct RouteTemplate(String);
 #[derive(Clone)]
 struct Reset;
 
+/// Marks a broken response that stands in for the handler's real answer,
+/// whose status the log records.
+#[derive(Clone)]
+struct AnswerLost(StatusCode);
+
 /// The version named in the first `Accept` header that names one.
 fn requested_version(headers: &HeaderMap) -> Option<String> {
     headers
@@ -95,8 +100,11 @@ pub async fn observe(State(state): State<AppState>, request: Request, next: Next
         .get::<RouteTemplate>()
         .map_or(path.clone(), |t| t.0.clone());
     let reset = response.extensions().get::<Reset>().is_some();
+    let lost = response.extensions().get::<AnswerLost>().map(|l| l.0);
     let (response_parts, response_body) = response.into_parts();
-    let (response_value, body) = if reset {
+    let (response_value, body) = if lost.is_some() {
+        (serde_json::json!("<answer lost>"), response_body)
+    } else if reset {
         (serde_json::json!("<connection reset>"), response_body)
     } else {
         let bytes = to_bytes(response_body, BODY_LIMIT)
@@ -110,7 +118,7 @@ pub async fn observe(State(state): State<AppState>, request: Request, next: Next
         method,
         path: path_and_query,
         template,
-        status: response_parts.status.as_u16(),
+        status: lost.unwrap_or(response_parts.status).as_u16(),
         request_body: body_value(&request_bytes),
         response_body: response_value,
     });
@@ -135,6 +143,15 @@ fn reset_response() -> Response {
     response
 }
 
+/// Drops the answer of a handler that has run to the end (a task it
+/// started goes on alone) and breaks the connection instead: the client
+/// gets neither the real status nor its headers.
+fn lost_answer(real: Response) -> Response {
+    let mut response = reset_response();
+    response.extensions_mut().insert(AnswerLost(real.status()));
+    response
+}
+
 pub async fn route(State(state): State<AppState>, request: Request, next: Next) -> Response {
     let template = request.extensions().get::<MatchedPath>().map_or_else(
         || request.uri().path().to_string(),
@@ -143,6 +160,7 @@ pub async fn route(State(state): State<AppState>, request: Request, next: Next) 
     let actions = state.faults().fire(request.method().as_str(), &template);
     let mut ctx = context::current();
     let mut early = None;
+    let mut lose_answer = false;
     for action in actions {
         match action {
             FaultAction::Delay { ms } => tokio::time::sleep(Duration::from_millis(ms)).await,
@@ -165,6 +183,7 @@ pub async fn route(State(state): State<AppState>, request: Request, next: Next) 
                 early = Some(reset_response());
                 break;
             }
+            FaultAction::LoseAnswer => lose_answer = true,
             FaultAction::RevokeToken => {
                 if let Some(token) = bearer_token(request.headers())
                     && let Some(access) = state.world().access_tokens.get_mut(&token)
@@ -189,6 +208,7 @@ pub async fn route(State(state): State<AppState>, request: Request, next: Next) 
     }
     let mut response = match early {
         Some(response) => response,
+        None if lose_answer => lost_answer(context::scope(ctx, next.run(request)).await),
         None => context::scope(ctx, next.run(request)).await,
     };
     response.extensions_mut().insert(RouteTemplate(template));

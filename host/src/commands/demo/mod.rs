@@ -37,7 +37,7 @@ pub fn demo(args: &DemoArgs) -> ExitCode {
     match runtime.block_on(run(args)) {
         Ok(()) => ExitCode::SUCCESS,
         Err(error) => {
-            eprintln!("vcd-ccm demo: {error:#}");
+            eprintln!("vcd-ccm demo: {}", crate::commands::one_line(&error));
             ExitCode::FAILURE
         }
     }

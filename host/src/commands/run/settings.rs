@@ -8,7 +8,7 @@ use crate::config::CloudConfig;
 use crate::controllers::EnabledControllers;
 use crate::controllers::leader::{LeaderConfig, default_identity};
 use crate::controllers::node::NodeControllerConfig;
-use crate::controllers::service::ServiceControllerConfig;
+use crate::controllers::service::{ServiceControllerConfig, lease_reference};
 use crate::manager::{Settings, StartError};
 use crate::ratelimit::Rate;
 use crate::serve::{Certificate, ServeConfig, Transport};
@@ -56,6 +56,10 @@ pub async fn settings(args: &RunArgs) -> Result<Settings, StartError> {
         service: ServiceControllerConfig {
             workers: positive("concurrent-service-syncs", args.concurrent_service_syncs)?,
             load_balancer_class: args.load_balancer_class.clone(),
+            events_on: lease_reference(
+                &args.leader_elect_resource_namespace,
+                &args.leader_elect_resource_name,
+            ),
             ..ServiceControllerConfig::default()
         },
         node: NodeControllerConfig {

@@ -16,6 +16,12 @@ pub struct ReconcileLabels {
     pub outcome: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct LeftAloneLabels {
+    /// other_cluster, former_cluster_id or unattributed.
+    pub reason: &'static str,
+}
+
 #[derive(Clone)]
 pub struct ServiceMetrics {
     pub loadbalancer_sync: Counter,
@@ -26,6 +32,8 @@ pub struct ServiceMetrics {
     pub queue_depth: Gauge,
     pub queue_retries: Counter,
     pub work_duration: Histogram,
+    /// What the last sweep found tagged with this cluster and left alone.
+    pub sweep_left_alone: Family<LeftAloneLabels, Gauge>,
 }
 
 impl ServiceMetrics {
@@ -42,6 +50,7 @@ impl ServiceMetrics {
             queue_depth: Gauge::default(),
             queue_retries: Counter::default(),
             work_duration: Histogram::new(exponential_buckets(1e-3, 4.0, 10)),
+            sweep_left_alone: Family::default(),
         };
         let upstream = registry.sub_registry_with_prefix("service_controller");
         upstream.register(
@@ -68,6 +77,11 @@ impl ServiceMetrics {
             "vcd_ccm_service_reconcile_duration_seconds",
             "Service load balancer reconciles by operation and outcome",
             metrics.reconcile_duration.clone(),
+        );
+        registry.register(
+            "vcd_ccm_sweep_left_alone",
+            "Tagged with this clusterid or this cluster's identity but not provably this cluster's garbage, found by the last sweep: other_cluster (identities of clusters sharing the clusterid), former_cluster_id (clusterids this cluster used before), unattributed (objects of deleted Services written before identities were recorded)",
+            metrics.sweep_left_alone.clone(),
         );
         let queue = registry.sub_registry_with_label(("name".into(), "service".into()));
         queue.register(

@@ -8,12 +8,13 @@ mod nodesync;
 mod policies;
 mod predicates;
 mod spec;
+mod sweep;
 mod sync;
 mod writes;
 
 pub use predicates::{CLEANUP_FINALIZER, internal_ip};
 
-use std::collections::{HashMap, HashSet};
+use std::collections::HashMap;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
@@ -25,13 +26,12 @@ use tokio::sync::Notify;
 use tokio::task::JoinSet;
 
 use super::informer::{Change, Informer, Listed};
+use super::leader::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
 use super::workqueue::{Backoff, WorkQueue};
 use super::{EventRecorder, EventType, SyncedFlag};
 use crate::lb::LoadBalancers;
 use metrics::ServiceMetrics;
-use predicates::{
-    ClassFilter, has_finalizer, in_node_set, needs_cleanup, should_sync_updated_node,
-};
+use predicates::{ClassFilter, in_node_set, needs_cleanup, should_sync_updated_node};
 use spec::NodeKey;
 use sync::service_key;
 use writes::ServiceWrites;
@@ -51,6 +51,10 @@ pub struct ServiceControllerConfig {
     pub base_backoff: Duration,
     /// Longest retry delay.
     pub max_backoff: Duration,
+    /// What the sweep's Warnings about the gateway (objects of another
+    /// cluster with the same `clusterid`, a former `clusterid`) are
+    /// attached to: the leader-election Lease.
+    pub events_on: ObjectReference,
 }
 
 impl Default for ServiceControllerConfig {
@@ -61,6 +65,7 @@ impl Default for ServiceControllerConfig {
             load_balancer_class: None,
             base_backoff: Duration::from_secs(5),
             max_backoff: Duration::from_secs(300),
+            events_on: lease_reference(DEFAULT_LEASE_NAMESPACE, DEFAULT_LEASE_NAME),
         }
     }
 }
@@ -69,6 +74,8 @@ pub(crate) struct Shared {
     lb: Arc<LoadBalancers>,
     writes: ServiceWrites,
     recorder: EventRecorder,
+    /// Where process-wide Warnings go (see [`ServiceControllerConfig::events_on`]).
+    events_on: ObjectReference,
     class: ClassFilter,
     workers: usize,
     services: Store<Service>,
@@ -154,6 +161,7 @@ impl ServiceController {
             lb,
             writes: ServiceWrites::new(client),
             recorder,
+            events_on: config.events_on.clone(),
             class,
             workers: config.workers.max(1),
             services: services.store(),
@@ -246,27 +254,18 @@ async fn cleanup_resync_loop(shared: Arc<Shared>) {
     }
 }
 
-impl Shared {
-    /// Deletes objects tagged for Services that no longer exist (crash
-    /// leftovers). Runs before any sync, so it cannot race one.
-    async fn sweep(&self) {
-        let live: HashSet<String> = self
-            .services
-            .state()
-            .iter()
-            .filter(|s| self.class.wants_load_balancer(s) || has_finalizer(s))
-            .filter_map(|s| s.metadata.uid.clone())
-            .collect();
-        match self.lb.sweep(&live).await {
-            Ok(report) => {
-                tracing::info!(?report, "swept load-balancer objects of deleted Services")
-            }
-            Err(error) => {
-                tracing::warn!(%error, "the sweep of deleted Services' objects failed; it runs again at the next start")
-            }
-        }
+/// A reference to the Lease `namespace/name`, for Events about the process.
+pub fn lease_reference(namespace: &str, name: &str) -> ObjectReference {
+    ObjectReference {
+        api_version: Some("coordination.k8s.io/v1".into()),
+        kind: Some("Lease".into()),
+        namespace: Some(namespace.into()),
+        name: Some(name.into()),
+        ..ObjectReference::default()
     }
+}
 
+impl Shared {
     fn node_set(&self) -> Vec<NodeKey> {
         let mut nodes: Vec<NodeKey> = self
             .nodes

@@ -38,6 +38,7 @@ pub fn service_spec(service: &Service, namespace_labels: BTreeMap<String, String
                 app_protocol: p.app_protocol,
             })
             .collect(),
+        reported_ip: current_ingress(service).into_iter().find_map(|i| i.ip),
         load_balancer_ip: spec.load_balancer_ip,
         load_balancer_class: spec.load_balancer_class,
         external_traffic_policy: match spec.external_traffic_policy.as_deref() {

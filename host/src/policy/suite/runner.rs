@@ -12,7 +12,8 @@ use serde_json::Value;
 use super::format::{Expectation, SuiteFile, merge};
 use crate::policy::loader::{Policy, PolicyRef};
 use crate::policy::model::{Decision, DecisionError, DecisionInput};
-use crate::policy::{EvalError, LoadError, PolicyEngine, yaml};
+use crate::policy::yaml::{self, YamlError};
+use crate::policy::{EvalError, LoadError, PolicyEngine};
 
 /// A suite that cannot run at all (exit code 2 territory).
 #[derive(Debug, thiserror::Error)]
@@ -23,25 +24,28 @@ pub enum SuiteError {
         /// The file or directory.
         path: PathBuf,
         /// What reading it failed with.
+        #[source]
         error: std::io::Error,
     },
     /// A suite file is not valid YAML or does not fit the format.
-    #[error("{}: {message}", path.display())]
+    #[error("{}: {source}", path.display())]
     Parse {
         /// The suite file.
         path: PathBuf,
         /// What is wrong, and where.
-        message: String,
+        #[source]
+        source: YamlError,
     },
     /// A case's input, merged with the suite's defaults, is not a valid decision input.
-    #[error("{}: case {case:?}: input: {message}", path.display())]
+    #[error("{}: case {case:?}: input: {source}", path.display())]
     CaseInput {
         /// The suite file.
         path: PathBuf,
         /// The case's name.
         case: String,
         /// What is wrong, and where.
-        message: String,
+        #[source]
+        source: YamlError,
     },
     /// The suite's policy cannot be loaded.
     #[error("{}: {error}", path.display())]
@@ -143,9 +147,9 @@ impl SuiteRunner {
             path: path.into(),
             error,
         })?;
-        let suite: SuiteFile = yaml::from_str(&text).map_err(|message| SuiteError::Parse {
+        let suite: SuiteFile = yaml::from_str(&text).map_err(|source| SuiteError::Parse {
             path: path.into(),
-            message,
+            source,
         })?;
         let config = suite
             .config
@@ -161,10 +165,10 @@ impl SuiteRunner {
         {
             let merged = merge(&defaults, &case.input);
             let input: DecisionInput =
-                yaml::from_value(merged).map_err(|message| SuiteError::CaseInput {
+                yaml::from_value(merged).map_err(|source| SuiteError::CaseInput {
                     path: path.into(),
                     case: case.name.clone(),
-                    message,
+                    source,
                 })?;
             let started = Instant::now();
             let actual = self.engine.block_on(policy.decide(&input));

@@ -8,6 +8,7 @@ use serde_json::{Map, Value, json};
 
 use super::EntityRef;
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::delete::DeleteRight;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
@@ -202,19 +203,12 @@ impl VcdClient {
         super::only_one(found, |a| &a.value, "IP allocation", ip, "in the IP Space")
     }
 
-    /// Claimed allocations whose description is exactly `description`.
+    /// The floating IPs of the space claimed by a client (`USED_MANUAL`);
+    /// their descriptions say by whom.
     #[tracing::instrument(skip(self))]
-    pub async fn find_claimed_allocations(
-        &self,
-        space_id: &str,
-        description: &str,
-    ) -> Result<Vec<IpAllocation>, VcdError> {
+    pub async fn claimed_allocations(&self, space_id: &str) -> Result<Vec<IpAllocation>, VcdError> {
         let filter = Filter::eq("usageState", "USED_MANUAL").and(Filter::eq("type", "FLOATING_IP"));
-        let found = self.ip_allocations(space_id, Some(&filter)).await?;
-        Ok(found
-            .into_iter()
-            .filter(|a| a.description.as_deref() == Some(description))
-            .collect())
+        self.ip_allocations(space_id, Some(&filter)).await
     }
 
     async fn put_allocation(
@@ -248,25 +242,31 @@ impl VcdClient {
             .await
     }
 
-    /// Unclaims the allocation and returns the IP to the space.
+    /// Returns the IP to the space. The allocation is deleted as it is, still
+    /// claimed (VCD deletes `USED_MANUAL` allocations): unclaiming it first,
+    /// as the upstream CCM did, leaves an unmarked allocation no one finds
+    /// again if the process stops between the two calls.
     #[tracing::instrument(skip(self, allocation), fields(ip = %allocation.value))]
     pub async fn release_allocation(
         &self,
         space_id: &str,
         allocation: &IpAllocation,
     ) -> Result<(), VcdError> {
-        let mut unclaimed = allocation.clone();
-        unclaimed.usage_state = Some("UNUSED".to_string());
-        unclaimed.description = Some(String::new());
-        self.put_allocation("unclaim_ip_allocation", space_id, &unclaimed)
-            .await?;
         let path = format!("{SPACES}/{space_id}/allocations/{}", allocation.id);
-        self.write(ApiRequest::new(
-            "release_ip_allocation",
-            Method::DELETE,
-            path,
-        ))
+        let request = ApiRequest::new("release_ip_allocation", Method::DELETE, path);
+        self.delete_object(None, request, DeleteRight::IpSpaces, || async {
+            match self
+                .find_allocation_by_value(space_id, &allocation.value)
+                .await?
+            {
+                Some(found) if found.id == allocation.id => Ok(()),
+                _ => Err(VcdError::Missing {
+                    what: "IP allocation",
+                    name: allocation.value.clone(),
+                    scope: format!("in IP Space {space_id}"),
+                }),
+            }
+        })
         .await
-        .map(|_| ())
     }
 }

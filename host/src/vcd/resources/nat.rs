@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::EntityRef;
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::delete::DeleteRight;
 use crate::vcd::errors::{CallSite, VcdError};
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::tasks::Task;
@@ -140,7 +141,8 @@ impl VcdClient {
         self.get_nat_rule(gateway_id, id).await
     }
 
-    /// Deletes the rule; one already gone counts as deleted.
+    /// Deletes the rule; one already gone counts as deleted, one the role may
+    /// not delete is [`VcdError::DeleteForbidden`].
     #[tracing::instrument(skip(self))]
     pub async fn delete_nat_rule(&self, gateway_id: &str, rule_id: &str) -> Result<(), VcdError> {
         let request = ApiRequest::new(
@@ -148,10 +150,9 @@ impl VcdClient {
             Method::DELETE,
             format!("{}/{rule_id}", rules_path(gateway_id)),
         );
-        match self.write_on_gateway(gateway_id, request).await {
-            Ok(_) => Ok(()),
-            Err(error) if error.is_not_found() => Ok(()),
-            Err(error) => Err(error),
-        }
+        self.delete_object(Some(gateway_id), request, DeleteRight::Nat, || {
+            self.get_nat_rule(gateway_id, rule_id)
+        })
+        .await
     }
 }

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::EntityRef;
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::delete::DeleteRight;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
@@ -193,14 +194,14 @@ impl VcdClient {
         self.get_pool(id).await
     }
 
-    /// Deletes the pool; one that is already gone counts as deleted.
+    /// Deletes the pool; one that is already gone counts as deleted, one the
+    /// role may not delete is [`VcdError::DeleteForbidden`].
     #[tracing::instrument(skip(self))]
     pub async fn delete_pool(&self, gateway_id: &str, pool_id: &str) -> Result<(), VcdError> {
         let request = ApiRequest::new("delete_pool", Method::DELETE, format!("{POOLS}/{pool_id}"));
-        match self.write_on_gateway(gateway_id, request).await {
-            Ok(_) => Ok(()),
-            Err(error) if error.is_not_found() => Ok(()),
-            Err(error) => Err(error),
-        }
+        self.delete_object(Some(gateway_id), request, DeleteRight::LoadBalancer, || {
+            self.get_pool(pool_id)
+        })
+        .await
     }
 }

@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::EntityRef;
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::delete::DeleteRight;
 use crate::vcd::errors::{CallSite, VcdError};
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
@@ -154,7 +155,8 @@ impl VcdClient {
         self.get_port_profile(id).await
     }
 
-    /// Deletes the profile; one already gone counts as deleted.
+    /// Deletes the profile; one already gone counts as deleted, one the role
+    /// may not delete is [`VcdError::DeleteForbidden`].
     #[tracing::instrument(skip(self))]
     pub async fn delete_port_profile(&self, profile_id: &str) -> Result<(), VcdError> {
         let request = ApiRequest::new(
@@ -162,10 +164,9 @@ impl VcdClient {
             Method::DELETE,
             format!("{PROFILES}/{profile_id}"),
         );
-        match self.write(request).await {
-            Ok(_) => Ok(()),
-            Err(error) if error.is_not_found() => Ok(()),
-            Err(error) => Err(error),
-        }
+        self.delete_object(None, request, DeleteRight::PortProfiles, || {
+            self.get_port_profile(profile_id)
+        })
+        .await
     }
 }

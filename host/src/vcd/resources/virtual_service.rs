@@ -7,6 +7,7 @@ use serde_json::{Map, Value};
 
 use super::EntityRef;
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::delete::DeleteRight;
 use crate::vcd::errors::{CallSite, VcdError};
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
@@ -223,7 +224,8 @@ impl VcdClient {
         self.get_virtual_service(id).await
     }
 
-    /// Deletes the virtual service; one already gone counts as deleted.
+    /// Deletes the virtual service; one already gone counts as deleted, one
+    /// the role may not delete is [`VcdError::DeleteForbidden`].
     #[tracing::instrument(skip(self))]
     pub async fn delete_virtual_service(
         &self,
@@ -235,10 +237,9 @@ impl VcdClient {
             Method::DELETE,
             format!("{SERVICES}/{service_id}"),
         );
-        match self.write_on_gateway(gateway_id, request).await {
-            Ok(_) => Ok(()),
-            Err(error) if error.is_not_found() => Ok(()),
-            Err(error) => Err(error),
-        }
+        self.delete_object(Some(gateway_id), request, DeleteRight::LoadBalancer, || {
+            self.get_virtual_service(service_id)
+        })
+        .await
     }
 }

@@ -6,7 +6,7 @@ use std::path::PathBuf;
 use std::sync::Arc;
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Event, Node, Service};
+use k8s_openapi::api::core::v1::{Event, Namespace, Node, Service};
 use kube::api::{Api, DeleteParams, PostParams};
 use kubesim::KubeSim;
 use prometheus_client::registry::Registry;
@@ -15,7 +15,7 @@ use tokio::task::JoinHandle;
 use vcd_ccm::controllers::service::ServiceController;
 pub use vcd_ccm::controllers::service::ServiceControllerConfig;
 use vcd_ccm::controllers::{CacheSync, EventRecorder, Informer};
-use vcd_ccm::lb::{LbConfig, LoadBalancers};
+use vcd_ccm::lb::LbConfig;
 use vcd_ccm::policy::directory::{self, DirectoryWatcher};
 use vcdsim::Sim;
 
@@ -96,9 +96,12 @@ impl Cluster {
             self.watcher =
                 Some(directory::watch(engine, dir.clone(), registry.clone()).expect("a watch"));
         }
-        let lb = LoadBalancers::new(lb::client(&self.vcd).await, registry, lb_config)
+        let kube_system = Api::<Namespace>::all(self.client.clone())
+            .get("kube-system")
             .await
-            .expect("the load balancer engine starts");
+            .expect("kubesim has kube-system");
+        let identity = lb::identity(&kube_system.metadata.uid.expect("a uid"));
+        let lb = lb::engine_of(&self.vcd, lb_config, registry, identity).await;
         let recorder = EventRecorder::new(self.client.clone(), "service-controller", "test");
         let mut metrics = Registry::default();
         let mut nodes = Informer::new(Api::<Node>::all(self.client.clone()));

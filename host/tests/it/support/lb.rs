@@ -5,7 +5,9 @@
 use std::collections::BTreeMap;
 use std::sync::{Arc, OnceLock};
 
-use vcd_ccm::lb::{LbConfig, LoadBalancers, NodeSpec, OneArm, PortSpec, ServiceSpec};
+use vcd_ccm::lb::{
+    ClusterIdentity, LbConfig, LoadBalancers, NodeSpec, OneArm, PortSpec, ServiceSpec,
+};
 use vcd_ccm::policy::builtin;
 use vcd_ccm::policy::model::Protocol;
 use vcd_ccm::policy::registry::PolicySet;
@@ -147,9 +149,35 @@ pub async fn engine(sim: &Sim, config: LbConfig) -> LoadBalancers {
 }
 
 pub async fn engine_with(sim: &Sim, config: LbConfig, registry: Arc<Registry>) -> LoadBalancers {
-    LoadBalancers::new(client(sim).await, registry, config)
+    engine_of(sim, config, registry, identity(KUBE_SYSTEM_UID)).await
+}
+
+/// The engine of the Kubernetes cluster whose kube-system Namespace has `identity`.
+pub async fn engine_of(
+    sim: &Sim,
+    config: LbConfig,
+    registry: Arc<Registry>,
+    identity: ClusterIdentity,
+) -> LoadBalancers {
+    LoadBalancers::new(client(sim).await, registry, config, identity)
         .await
         .expect("the load balancer engine starts")
+}
+
+/// The kube-system uid of the cluster the `engine*` helpers stand for.
+pub const KUBE_SYSTEM_UID: &str = "0b7c1e2a-5d4f-4e8a-9c3b-111111111111";
+
+/// The kube-system uid of a second Kubernetes cluster on the same gateway.
+pub const OTHER_KUBE_SYSTEM_UID: &str = "0b7c1e2a-5d4f-4e8a-9c3b-222222222222";
+
+/// The engine of a second Kubernetes cluster on the same gateway.
+pub async fn other_cluster_engine(sim: &Sim, config: LbConfig) -> LoadBalancers {
+    let registry = default_registry(&config).await;
+    engine_of(sim, config, registry, identity(OTHER_KUBE_SYSTEM_UID)).await
+}
+
+pub fn identity(uid: &str) -> ClusterIdentity {
+    ClusterIdentity::from_namespace_uid(uid).expect("a uid")
 }
 
 pub fn tcp(port: u16, node_port: u16) -> PortSpec {

@@ -1,8 +1,9 @@
 use std::time::{Duration, Instant};
 
-use reqwest::StatusCode;
-use serde_json::json;
-use vcdsim::{FaultAction, FaultRule, Scenario};
+use reqwest::{Method, StatusCode};
+use serde_json::{Value, json};
+use vcdsim::world::task::TaskStatus;
+use vcdsim::{FaultAction, FaultRule, Scenario, Sim};
 
 use crate::support::{Alb, CLOUDAPI, Client, start};
 
@@ -132,16 +133,7 @@ async fn token_revocation_and_failed_tasks_over_the_admin_api() {
     let client = Client::tenant(&sim).await;
     let http = crate::support::http();
     let faults = format!("{}/_sim/faults", sim.base_url());
-    let rule = json!({"method": "GET", "path": "/cloudapi/1.0.0/vdcs", "action": {"kind": "revokeToken"}, "times": 1});
-    assert_eq!(
-        http.post(&faults)
-            .json(&rule)
-            .send()
-            .await
-            .unwrap()
-            .status(),
-        StatusCode::CREATED
-    );
+    install_fault(&sim, json!({"method": "GET", "path": "/cloudapi/1.0.0/vdcs", "action": {"kind": "revokeToken"}, "times": 1})).await;
     assert_eq!(
         client.get(&format!("{CLOUDAPI}/vdcs")).await.status,
         StatusCode::UNAUTHORIZED
@@ -224,4 +216,218 @@ async fn knobs_over_the_admin_api() {
     );
     assert_eq!(sim.knobs().task_duration_ms, 250);
     assert_eq!(sim.knobs().busy_mode, vcdsim::BusyMode::Queue);
+}
+
+const CERTIFICATES: &str = "/cloudapi/1.0.0/ssl/certificateLibrary";
+const CERTIFICATE: &str = "/cloudapi/1.0.0/ssl/certificateLibrary/{id}";
+
+/// Sends a CloudAPI write whose answer must be lost: the send or the body
+/// read fails, and neither the real status nor a `Location` gets through.
+async fn send_lost(client: &Client, method: Method, path: &str, body: Option<&Value>) {
+    let mut request = client
+        .http
+        .request(method.clone(), format!("{}{CLOUDAPI}{path}", client.base))
+        .header("accept", "application/json;version=37.2")
+        .bearer_auth(client.token.clone().unwrap());
+    if let Some(body) = body {
+        request = request.json(body);
+    }
+    if let Ok(response) = request.send().await {
+        assert!(
+            response.headers().get("location").is_none(),
+            "{method} {path}: the Location of a lost answer leaked"
+        );
+        assert!(
+            response.bytes().await.is_err(),
+            "{method} {path}: the answer must be lost"
+        );
+    }
+}
+
+/// The log entry of the one call to `method template`; asserts it is there.
+fn logged(sim: &Sim, method: &str, template: &str) -> vcdsim::LogEntry {
+    let mut entries: Vec<_> = sim
+        .requests()
+        .into_iter()
+        .filter(|e| e.method == method && e.template == template)
+        .collect();
+    assert_eq!(entries.len(), 1, "{method} {template}: {entries:?}");
+    entries.remove(0)
+}
+
+fn certificate(alias: &str) -> Value {
+    json!({"alias": alias, "certificate": "-----BEGIN CERTIFICATE-----\nAA==\n-----END CERTIFICATE-----\n", "privateKey": "secret"})
+}
+
+#[tokio::test]
+async fn lose_answer_on_a_synchronous_create_applies_it_once() {
+    let sim = start(Scenario::default_scenario()).await;
+    let client = Client::tenant(&sim).await;
+    install_fault(&sim, json!({"method": "POST", "path": CERTIFICATES, "action": {"kind": "loseAnswer"}, "times": 1})).await;
+    assert_eq!(sim.faults()[0].action, FaultAction::LoseAnswer);
+
+    send_lost(
+        &client,
+        Method::POST,
+        "/ssl/certificateLibrary",
+        Some(&certificate("lost-cert")),
+    )
+    .await;
+    let entry = logged(&sim, "POST", CERTIFICATES);
+    assert_eq!(entry.status, 201, "the log has the real status");
+    assert_eq!(entry.response_body, json!("<answer lost>"));
+    assert_eq!((sim.faults()[0].matched, sim.faults()[0].fired), (1, 1));
+
+    // The certificate exists, once; a blind retry learns it the hard way.
+    let certs = client
+        .ok("/ssl/certificateLibrary?filter=alias==lost-cert")
+        .await;
+    assert_eq!(certs["resultTotal"], 1, "{certs}");
+    let retry = client
+        .post(
+            &format!("{CLOUDAPI}/ssl/certificateLibrary"),
+            &certificate("lost-cert"),
+        )
+        .await;
+    assert_eq!(retry.minor(), "DUPLICATE_NAME");
+    assert_eq!(
+        client
+            .ok("/ssl/certificateLibrary?filter=alias==lost-cert")
+            .await["resultTotal"],
+        1
+    );
+}
+
+#[tokio::test]
+async fn lose_answer_on_an_async_create_lets_its_task_finish_unpolled() {
+    let sim = start(Scenario::default_scenario()).await;
+    sim.set_knobs(|k| {
+        k.task_durations_ms
+            .insert("createLoadBalancerPool".into(), 300);
+    });
+    let client = Client::tenant(&sim).await;
+    let alb = Alb::discover(&client, "edge1").await;
+    let gw = alb.gateway_id().to_string();
+    let pools = "/cloudapi/1.0.0/loadBalancer/pools";
+    sim.add_fault(FaultRule::new(Some("POST"), pools, FaultAction::LoseAnswer).times(1));
+    send_lost(
+        &client,
+        Method::POST,
+        "/loadBalancer/pools",
+        Some(&alb.pool("lost-pool", &["10.0.0.11"])),
+    )
+    .await;
+    let entry = logged(&sim, "POST", pools);
+    assert_eq!(entry.status, 202);
+    assert_eq!(entry.response_body, json!("<answer lost>"));
+
+    // The task was accepted and runs to its end, though nobody polls it.
+    let status = || {
+        sim.with_world(|w| {
+            let tasks: Vec<TaskStatus> = w
+                .tasks
+                .iter()
+                .filter(|t| t.operation_name == "createLoadBalancerPool")
+                .map(|t| t.status)
+                .collect();
+            assert_eq!(tasks.len(), 1, "{tasks:?}");
+            tasks[0]
+        })
+    };
+    assert!(
+        matches!(status(), TaskStatus::Queued | TaskStatus::Running),
+        "the task is still under way when the answer is lost"
+    );
+    let deadline = Instant::now() + Duration::from_secs(10);
+    while status() != TaskStatus::Success {
+        assert!(Instant::now() < deadline, "the task did not finish");
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+    assert_eq!(sim.count("GET /api/task/{id}"), 0, "nobody polled");
+    let summaries = client
+        .ok(&format!("/edgeGateways/{gw}/loadBalancer/poolSummaries"))
+        .await;
+    assert_eq!(summaries["resultTotal"], 1, "{summaries}");
+    assert_eq!(summaries["values"][0]["name"], "lost-pool");
+    // The gateway is free again.
+    client
+        .write_ok(
+            Method::POST,
+            "/loadBalancer/pools",
+            Some(&alb.pool("next-pool", &["10.0.0.12"])),
+        )
+        .await;
+}
+
+#[tokio::test]
+async fn lose_answer_on_updates_and_deletes_applies_them() {
+    let sim = start(Scenario::default_scenario()).await;
+    let client = Client::tenant(&sim).await;
+    sim.add_fault(FaultRule::new(None, CERTIFICATE, FaultAction::LoseAnswer));
+
+    // A synchronous update (200) and delete (204).
+    let created = client
+        .post(
+            &format!("{CLOUDAPI}/ssl/certificateLibrary"),
+            &certificate("doomed"),
+        )
+        .await;
+    assert_eq!(created.status, StatusCode::CREATED);
+    let id = created.body["id"].as_str().unwrap().to_string();
+    let mut update = created.body.clone();
+    update["description"] = json!("rotated");
+    let path = format!("/ssl/certificateLibrary/{id}");
+    send_lost(&client, Method::PUT, &path, Some(&update)).await;
+    assert_eq!(logged(&sim, "PUT", CERTIFICATE).status, 200);
+    sim.clear_faults();
+    assert_eq!(client.ok(&path).await["description"], "rotated");
+    sim.add_fault(FaultRule::new(None, CERTIFICATE, FaultAction::LoseAnswer));
+    send_lost(&client, Method::DELETE, &path, None).await;
+    let entry = logged(&sim, "DELETE", CERTIFICATE);
+    assert_eq!(entry.status, 204);
+    assert_eq!(entry.response_body, json!("<answer lost>"));
+    sim.clear_faults();
+    assert_eq!(
+        client.get(&format!("{CLOUDAPI}{path}")).await.status,
+        StatusCode::FORBIDDEN,
+        "the certificate is gone"
+    );
+
+    // An asynchronous delete (202 and a task).
+    let gw = client.ok("/edgeGateways").await["values"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let dnat = json!({
+        "name": "doomed", "enabled": true, "ruleType": "DNAT",
+        "externalAddresses": "203.0.113.20", "internalAddresses": "192.168.8.2",
+        "dnatExternalPort": "80",
+    });
+    let rule_id = client
+        .write_ok(
+            Method::POST,
+            &format!("/edgeGateways/{gw}/nat/rules"),
+            Some(&dnat),
+        )
+        .await;
+    let rule_template = "/cloudapi/1.0.0/edgeGateways/{id}/nat/rules/{rule}";
+    sim.add_fault(FaultRule::new(Some("DELETE"), rule_template, FaultAction::LoseAnswer).times(1));
+    let rule = format!("/edgeGateways/{gw}/nat/rules/{rule_id}");
+    send_lost(&client, Method::DELETE, &rule, None).await;
+    assert_eq!(logged(&sim, "DELETE", rule_template).status, 202);
+    let gone = client.get(&format!("{CLOUDAPI}{rule}")).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.body);
+}
+
+/// Installs a fault rule through the admin API, as a test harness would.
+async fn install_fault(sim: &vcdsim::Sim, rule: serde_json::Value) {
+    let faults = format!("{}/_sim/faults", sim.base_url());
+    let status = crate::support::http()
+        .post(&faults)
+        .json(&rule)
+        .send()
+        .await
+        .unwrap()
+        .status();
+    assert_eq!(status, StatusCode::CREATED);
 }

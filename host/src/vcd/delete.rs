@@ -1,0 +1,76 @@
+//! Deletes that tell "already gone" from "not allowed". VCD answers 403 both
+//! when the role lacks a right and when the object does not exist (or is in
+//! another org), so a 403 on a delete is settled by reading the object
+//! again: still there means the delete was refused, and the caller must not
+//! report it as done.
+
+use std::future::Future;
+
+use super::client::ApiRequest;
+use super::{VcdClient, VcdError};
+
+/// The right a delete needs, named as the upstream CCM's documentation lists
+/// the rights its role must hold.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DeleteRight {
+    /// Pools and virtual services.
+    LoadBalancer,
+    /// NAT rules.
+    Nat,
+    /// Application port profiles.
+    PortProfiles,
+    /// IP Space allocations.
+    IpSpaces,
+}
+
+impl DeleteRight {
+    /// The right's name in VCD.
+    pub fn name(self) -> &'static str {
+        match self {
+            DeleteRight::LoadBalancer => "Load Balancer Configure",
+            DeleteRight::Nat => "NAT Configure",
+            DeleteRight::PortProfiles => "NAT Configure (application port profiles)",
+            DeleteRight::IpSpaces => "IP Spaces Manage",
+        }
+    }
+}
+
+impl VcdClient {
+    /// Sends the DELETE (serialized per gateway when `gateway_id` is given).
+    /// Gone already is success; a 403 for an object `read` still finds is
+    /// [`VcdError::DeleteForbidden`].
+    pub(crate) async fn delete_object<T, F, Fut>(
+        &self,
+        gateway_id: Option<&str>,
+        request: ApiRequest,
+        right: DeleteRight,
+        read: F,
+    ) -> Result<(), VcdError>
+    where
+        F: FnOnce() -> Fut,
+        Fut: Future<Output = Result<T, VcdError>>,
+    {
+        let sent = match gateway_id {
+            Some(gateway_id) => self.write_on_gateway(gateway_id, request).await,
+            None => self.write(request).await,
+        };
+        match sent {
+            Ok(_) | Err(VcdError::NotFound { .. }) => Ok(()),
+            Err(VcdError::Forbidden {
+                call,
+                minor,
+                message,
+            }) => match read().await {
+                Ok(_) => Err(VcdError::DeleteForbidden {
+                    call,
+                    right: right.name(),
+                    minor,
+                    message,
+                }),
+                Err(error) if error.is_not_found() => Ok(()),
+                Err(error) => Err(error),
+            },
+            Err(error) => Err(error),
+        }
+    }
+}

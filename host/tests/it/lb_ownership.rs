@@ -1,0 +1,212 @@
+//! Who owns what on a shared gateway: two Kubernetes clusters given the same
+//! `clusterid`, objects written before cluster identities were recorded, a
+//! changed `clusterid`, an empty one, and deletes the role may not make.
+
+use std::collections::HashSet;
+
+use vcdsim::{FaultAction, FaultRule, Sim};
+
+use crate::support::lb::*;
+use crate::support::vcd;
+
+/// Rewrites every tag as vcd-ccm wrote it before identities existed.
+fn forget_identities(sim: &Sim) {
+    let strip = |text: &mut String| {
+        if let Some(start) = text.find(" kube=") {
+            let end = text[start + 1..]
+                .find(' ')
+                .map_or(text.len(), |i| start + 1 + i);
+            text.replace_range(start..end, "");
+        }
+    };
+    sim.with_world(|w| {
+        for vs in &mut w.virtual_services {
+            vs.description.as_mut().map(strip);
+        }
+        for pool in &mut w.pools {
+            pool.description.as_mut().map(strip);
+        }
+        for rule in &mut w.nat_rules {
+            rule.body.description.as_mut().map(strip);
+        }
+        for allocation in &mut w.ip_allocations {
+            strip(&mut allocation.description);
+        }
+    });
+}
+
+fn live(uids: &[&str]) -> HashSet<String> {
+    uids.iter().map(|u| u.to_string()).collect()
+}
+
+#[tokio::test]
+async fn two_clusters_with_one_clusterid_never_sweep_each_other() {
+    let sim = vcd::sim_from(spaces_scenario()).await;
+    let config = config(CLUSTER, ModeKind::SharedVipOneArm);
+    let ours = engine(&sim, config.clone()).await;
+    let theirs = other_cluster_engine(&sim, config).await;
+    ours.ensure(&web_service("default", "web", "uid-ours"), &nodes(2))
+        .await
+        .unwrap();
+    theirs
+        .ensure(&web_service("default", "web", "uid-theirs"), &nodes(2))
+        .await
+        .unwrap();
+    let before = (objects(&sim).len(), allocations(&sim).len());
+
+    // Each cluster knows only its own Service.
+    let report = ours.sweep(&live(&["uid-ours"])).await.unwrap();
+    assert_eq!(report.objects + report.released, 0, "{report:?}");
+    assert!(
+        report.other_clusters.contains(OTHER_KUBE_SYSTEM_UID),
+        "{report:?}"
+    );
+    let report = theirs.sweep(&live(&["uid-theirs"])).await.unwrap();
+    assert_eq!(report.objects + report.released, 0, "{report:?}");
+    assert!(report.other_clusters.contains(KUBE_SYSTEM_UID));
+    assert_eq!((objects(&sim).len(), allocations(&sim).len()), before);
+
+    // A Service that is really gone is still swept, by its own cluster only.
+    let report = ours.sweep(&live(&[])).await.unwrap();
+    assert_eq!((report.services.len(), report.released), (1, 1));
+    assert_eq!(objects_of(&sim, "uid-theirs").len(), 6);
+    assert!(objects_of(&sim, "uid-ours").is_empty());
+}
+
+#[tokio::test]
+async fn objects_written_before_identities_are_adopted_and_never_swept() {
+    let sim = vcd::sim_from(spaces_scenario()).await;
+    let lb = engine(&sim, config(CLUSTER, ModeKind::SharedVipOneArm)).await;
+    let kept = web_service("default", "kept", "uid-kept");
+    let ip = lb.ensure(&kept, &nodes(2)).await.unwrap().ingress[0]
+        .ip
+        .clone();
+    lb.ensure(&web_service("default", "gone", "uid-gone"), &nodes(2))
+        .await
+        .unwrap();
+    forget_identities(&sim);
+
+    // The live Service adopts its objects and its claim: same address.
+    let again = lb.ensure(&kept, &nodes(2)).await.unwrap();
+    assert_eq!(again.ingress[0].ip, ip);
+    let marker = format!("kube={KUBE_SYSTEM_UID} ");
+    assert!(
+        objects_of(&sim, "uid-kept")
+            .iter()
+            .all(|o| o.description.contains(&marker))
+    );
+    assert!(
+        allocations(&sim)
+            .iter()
+            .any(|(value, description)| *value == ip && description.contains(&marker))
+    );
+
+    // The other one cannot be told from another cluster's: left alone.
+    let report = lb.sweep(&live(&["uid-kept"])).await.unwrap();
+    assert_eq!(report.objects + report.released, 0, "{report:?}");
+    assert_eq!(report.unattributed, 7, "6 objects and a claim: {report:?}");
+    assert_eq!(objects_of(&sim, "uid-gone").len(), 6);
+}
+
+#[tokio::test]
+async fn a_changed_clusterid_is_reported_and_nothing_is_deleted() {
+    let sim = vcd::sim_from(blocks_scenario()).await;
+    let before = engine(&sim, config("NO_RDE_before", ModeKind::SharedVip)).await;
+    before
+        .ensure(&web_service("default", "web", "uid-1"), &nodes(2))
+        .await
+        .unwrap();
+    let count = objects(&sim).len();
+    let after = engine(&sim, config("NO_RDE_after", ModeKind::SharedVip)).await;
+    let report = after.sweep(&live(&["uid-1"])).await.unwrap();
+    assert_eq!(
+        report.former_cluster_ids.iter().collect::<Vec<_>>(),
+        ["NO_RDE_before"]
+    );
+    assert_eq!(report.objects, 0);
+    assert_eq!(objects(&sim).len(), count);
+    let report = after.sweep(&live(&[])).await.unwrap();
+    assert_eq!((report.objects, objects(&sim).len()), (0, count));
+}
+
+#[tokio::test]
+async fn an_empty_clusterid_works_as_upstream_allows() {
+    let sim = vcd::sim_from(spaces_scenario()).await;
+    let lb = engine(&sim, config("", ModeKind::OneArm)).await;
+    let svc = web_service("default", "web", "uid-1");
+    lb.ensure(&svc, &nodes(2)).await.unwrap();
+    assert_eq!(objects_of_cluster(&sim, "").len(), 6);
+    assert_eq!(
+        lb.sweep(&live(&["uid-1"])).await.unwrap(),
+        Default::default()
+    );
+    lb.delete(&svc).await.unwrap();
+    assert!(objects(&sim).is_empty() && allocations(&sim).is_empty());
+}
+
+#[tokio::test]
+async fn a_delete_the_role_may_not_make_fails_and_keeps_everything() {
+    let sim = vcd::sim_from(blocks_scenario()).await;
+    let lb = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
+    let svc = web_service("default", "web", "uid-1");
+    lb.ensure(&svc, &nodes(2)).await.unwrap();
+    sim.add_fault(FaultRule::new(
+        Some("DELETE"),
+        "/cloudapi/1.0.0/loadBalancer/virtualServices/{id}",
+        FaultAction::Error {
+            status: 403,
+            minor_error_code: "ACCESS_TO_RESOURCE_IS_FORBIDDEN".into(),
+            message: "Either you need some or all of the following rights [Base]".into(),
+        },
+    ));
+    let error = lb.delete(&svc).await.unwrap_err().to_string();
+    assert!(
+        error.contains("still exists") && error.contains("Load Balancer Configure"),
+        "{error}"
+    );
+    assert_eq!(objects_of(&sim, "uid-1").len(), 4, "nothing reported gone");
+    sim.clear_faults();
+    lb.delete(&svc).await.unwrap();
+    assert!(objects(&sim).is_empty());
+}
+
+#[tokio::test]
+async fn a_403_for_an_object_already_gone_counts_as_deleted() {
+    let sim = vcd::sim_from(blocks_scenario()).await;
+    let client = client(&sim).await;
+    sim.add_fault(FaultRule::new(
+        Some("DELETE"),
+        "/cloudapi/1.0.0/loadBalancer/pools/{id}",
+        FaultAction::Error {
+            status: 403,
+            minor_error_code: "ACCESS_TO_RESOURCE_IS_FORBIDDEN".into(),
+            message: "the target entity is invalid".into(),
+        },
+    ));
+    let gateway = sim.with_world(|w| w.gateways[0].id.clone());
+    client
+        .delete_pool(&gateway, "urn:vcloud:entity:vmware:loadBalancerPool:gone")
+        .await
+        .expect("a pool no one can read is gone");
+}
+
+#[tokio::test]
+async fn an_address_someone_reserved_is_not_taken() {
+    let sim = vcd::sim_from(spaces_scenario()).await;
+    let lb = engine(&sim, config(CLUSTER, ModeKind::SharedVipOneArm)).await;
+    let client = client(&sim).await;
+    let space = sim.with_world(|w| w.ip_spaces[0].id.clone());
+    let reserved = client
+        .allocate_floating_ip(&space, None)
+        .await
+        .unwrap()
+        .value;
+    let mut svc = web_service("default", "web", "uid-1");
+    svc.load_balancer_ip = Some(reserved.clone());
+    let error = lb.ensure(&svc, &nodes(2)).await.unwrap_err().to_string();
+    assert!(
+        error.contains(&reserved) && error.contains("UNUSED"),
+        "{error}"
+    );
+    assert!(objects(&sim).is_empty());
+}
