@@ -7,10 +7,20 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use super::LbError;
 use super::ipam::{self, IpSource};
+use super::journal::{AllocationJournal, Noted};
 use super::ownership::OwnerTag;
+use super::{ServiceSpec, ipam::Space};
 use crate::policy::Registry;
 use crate::policy::model::{AddressChoice, Decision, DecisionInput};
-use crate::vcd::VcdClient;
+use crate::vcd::resources::ipspace::IpAllocation;
+use crate::vcd::{ApiVersion, VcdClient, VcdError};
+
+/// Addresses tried in one reconcile when allocations fail (taken meanwhile,
+/// or held by an org whose allocations this one cannot see).
+const ALLOCATE_ATTEMPTS: usize = 4;
+
+/// The first API version whose `allocate` takes the address to allocate.
+const ALLOCATE_BY_VALUE: ApiVersion = ApiVersion::new(37, 2);
 
 /// Runs the governing policy. The host's contract checks run inside
 /// `Policy::decide`; a failure of any kind changes nothing in VCD.
@@ -35,12 +45,19 @@ pub struct AddressContext<'a> {
     pub client: &'a VcdClient,
     pub gateway_id: &'a str,
     pub source: &'a IpSource,
+    /// Where IP Space allocations are noted before they are made.
+    pub journal: &'a dyn AllocationJournal,
+    pub spec: &'a ServiceSpec,
+    /// `namespace/name`, for messages.
     pub service: &'a str,
     /// The Service's owner: IP Space claims carry its tag.
     pub owner: &'a OwnerTag,
     /// Seeds the spread of picks (the Service's names hash).
     pub seed: &'a str,
     pub current: Option<Ipv4Addr>,
+    /// External addresses the Service's own objects use (more than one when
+    /// a move was cut short).
+    pub held: &'a HashSet<Ipv4Addr>,
     /// Addresses lost to another owner in this reconcile.
     pub excluded: &'a HashSet<Ipv4Addr>,
 }
@@ -76,6 +93,14 @@ impl AddressContext<'_> {
                 let ip = ipv4(self.service, IpAddr::from(*ip))?;
                 if self.current == Some(ip) {
                     return Ok(keep(ip));
+                }
+                if self.held.contains(&ip) && !self.excluded.contains(&ip) {
+                    // A move cut short: the Service's own objects hold it
+                    // already; on IP blocks nothing reserved it, so verify.
+                    return Ok(Address {
+                        ip,
+                        verify_claim: !self.source.is_spaces(),
+                    });
                 }
                 self.claim_specific(ip).await
             }
@@ -124,6 +149,11 @@ impl AddressContext<'_> {
                         service: self.service.to_string(),
                         pool: format!("(the IP Space holding {ip})"),
                     })?;
+                if let Some(allocation) = self.noted_allocation(space).await?
+                    && allocation.value == ip.to_string()
+                {
+                    return self.claim(space, allocation).await;
+                }
                 let text = ip.to_string();
                 let (allocation, holder) =
                     ipam::space_holder(self.client, space, &text, self.owner)
@@ -132,16 +162,10 @@ impl AddressContext<'_> {
                 if let Some(holder) = holder {
                     return Err(self.in_use(ip, holder));
                 }
-                ipam::allocate_and_claim(self.client, space, Some(&text), allocation, self.owner)
-                    .await
-                    .map_err(vcd(&format!(
-                        "allocating {ip} from IP Space {}",
-                        space.name
-                    )))?;
-                Ok(Address {
-                    ip,
-                    verify_claim: false,
-                })
+                match allocation {
+                    Some(ours) => self.claim(space, ours).await,
+                    None => self.allocate(space, ip).await,
+                }
             }
         }
     }
@@ -202,25 +226,175 @@ impl AddressContext<'_> {
                         verify_claim: false,
                     });
                 }
-                let value = ipam::allocate_and_claim(self.client, space, None, None, self.owner)
+                if let Some(allocation) = self.noted_allocation(space).await? {
+                    return self.claim(space, allocation).await;
+                }
+                if self.client.api_version() < ALLOCATE_BY_VALUE {
+                    return self
+                        .allocate_any(space)
+                        .await
+                        .map_err(|source| match source {
+                            VcdError::TaskFailed { ref message, .. } => {
+                                exhausted(format!(": {message}"))
+                            }
+                            source => vcd(format!(
+                                "allocating a floating IP from IP Space {}",
+                                space.name
+                            ))(source),
+                        });
+                }
+                let candidates = ipam::free_in_space(self.client, space, self.excluded, self.seed)
                     .await
-                    .map_err(|source| match source {
-                        crate::vcd::VcdError::TaskFailed { ref message, .. } => {
-                            exhausted(format!(": {message}"))
+                    .map_err(vcd(format!("reading IP Space {} allocations", space.name)))?;
+                let mut last = None;
+                for ip in candidates.into_iter().take(ALLOCATE_ATTEMPTS) {
+                    match self.allocate(space, ip).await {
+                        // Taken meanwhile, or by an org whose allocations we cannot see.
+                        Err(LbError::Vcd { source, .. })
+                            if matches!(*source, VcdError::TaskFailed { .. }) =>
+                        {
+                            last = Some(source.to_string());
                         }
-                        source => LbError::vcd(
-                            self.service,
-                            format!("allocating a floating IP from IP Space {}", space.name),
-                        )(source),
-                    })?;
-                let ip = value.parse().map_err(|_| {
-                    exhausted(format!(": VCD allocated {value:?}, not an IPv4 address"))
-                })?;
-                Ok(Address {
-                    ip,
-                    verify_claim: false,
-                })
+                        other => return other,
+                    }
+                }
+                Err(exhausted(
+                    last.map(|m| format!(": {m}")).unwrap_or_default(),
+                ))
             }
         }
+    }
+
+    /// An unmarked allocation of the address the journal noted for the
+    /// Service in `space`: one a crash or a lost answer left unclaimed.
+    async fn noted_allocation(&self, space: &Space) -> Result<Option<IpAllocation>, LbError> {
+        let Some(noted) = self
+            .journal
+            .noted(self.spec)
+            .as_deref()
+            .and_then(Noted::parse)
+        else {
+            return Ok(None);
+        };
+        if noted.space_id != space.id || self.excluded.contains(&noted.ip) {
+            return Ok(None);
+        }
+        let found = self
+            .client
+            .find_allocation_by_value(&space.id, &noted.ip.to_string())
+            .await
+            .map_err(LbError::vcd(
+                self.service,
+                "looking up the noted IP Space allocation".into(),
+            ))?;
+        Ok(found.filter(ipam::unmarked))
+    }
+
+    /// Notes `ip`, allocates it and claims it. An answer lost after VCD
+    /// allocated it leaves an unmarked allocation of exactly `ip`: that is
+    /// the one just asked for.
+    async fn allocate(&self, space: &Space, ip: Ipv4Addr) -> Result<Address, LbError> {
+        let noted = Noted {
+            space_id: space.id.clone(),
+            ip,
+        };
+        self.journal
+            .note(self.spec, noted.format())
+            .await
+            .map_err(|source| LbError::Journal {
+                service: self.service.to_string(),
+                source,
+            })?;
+        let text = ip.to_string();
+        let vcd = |action: String| LbError::vcd(self.service, action);
+        let allocated = self
+            .client
+            .allocate_floating_ip(&space.id, Some(&text))
+            .await;
+        let allocation = match allocated {
+            Err(error @ VcdError::TaskFailed { .. }) => {
+                return Err(vcd(format!("allocating {ip} from IP Space {}", space.name))(error));
+            }
+            _ => self
+                .client
+                .find_allocation_by_value(&space.id, &text)
+                .await
+                .map_err(vcd("looking up the new IP Space allocation".into()))?
+                .filter(ipam::unmarked),
+        };
+        let Some(allocation) = allocation else {
+            let error = allocated.err().unwrap_or(VcdError::Missing {
+                what: "IP allocation",
+                name: text,
+                scope: format!("in IP Space {} right after allocating it", space.name),
+            });
+            return Err(vcd(format!("allocating {ip} from IP Space {}", space.name))(error));
+        };
+        self.claim(space, allocation).await
+    }
+
+    /// Before API 37.2 `allocate` takes no address, so the address is known
+    /// only from the answer: noted and claimed right after (a crash between
+    /// allocate and note still strands it; 37.2 closes that window).
+    async fn allocate_any(&self, space: &Space) -> Result<Address, VcdError> {
+        let allocated = self.client.allocate_floating_ip(&space.id, None).await?;
+        let allocation = self
+            .client
+            .find_allocation_by_value(&space.id, &allocated.value)
+            .await?
+            .ok_or_else(|| VcdError::Missing {
+                what: "IP allocation",
+                name: allocated.value.clone(),
+                scope: format!("in IP Space {} right after allocating it", space.name),
+            })?;
+        if let Ok(ip) = allocated.value.parse() {
+            let noted = Noted {
+                space_id: space.id.clone(),
+                ip,
+            };
+            if let Err(error) = self.journal.note(self.spec, noted.format()).await {
+                tracing::warn!(service = %self.service, %error, "could not note the IP Space allocation; claiming it at once");
+            }
+        }
+        self.client
+            .claim_allocation(&space.id, &allocation, &self.owner.format())
+            .await?;
+        let ip = allocated.value.parse().map_err(|_| VcdError::Missing {
+            what: "IPv4 allocation",
+            name: allocated.value.clone(),
+            scope: format!("in IP Space {}", space.name),
+        })?;
+        Ok(Address {
+            ip,
+            verify_claim: false,
+        })
+    }
+
+    /// Claims `allocation` for the Service (again, if it is claimed already).
+    async fn claim(&self, space: &Space, allocation: IpAllocation) -> Result<Address, LbError> {
+        let parsed: IpAddr = allocation.value.parse().map_err(|_| {
+            LbError::vcd(self.service, "reading the IP Space allocation".into())(
+                VcdError::Missing {
+                    what: "IP allocation with an address",
+                    name: allocation.value.clone(),
+                    scope: format!("in IP Space {}", space.name),
+                },
+            )
+        })?;
+        let ip = ipv4(self.service, parsed)?;
+        let marker = self.owner.format();
+        if allocation.description.as_deref() != Some(marker.as_str()) {
+            self.client
+                .claim_allocation(&space.id, &allocation, &marker)
+                .await
+                .map_err(LbError::vcd(
+                    self.service,
+                    format!("claiming IP Space allocation {ip}"),
+                ))?;
+        }
+        Ok(Address {
+            ip,
+            verify_claim: false,
+        })
     }
 }

@@ -113,6 +113,17 @@ pub enum LbError {
         #[source]
         source: Box<LbError>,
     },
+    /// The note of an IP Space allocation could not be kept on the Service,
+    /// so nothing was allocated.
+    #[error(
+        "Service {service}: cannot note the IP Space allocation on the Service before making it (nothing was allocated): {source}"
+    )]
+    Journal {
+        /// `namespace/name`.
+        service: String,
+        /// Why the note could not be stored.
+        source: super::journal::JournalError,
+    },
     /// A VCD call failed.
     #[error("Service {service}: {action}: {source}")]
     Vcd {

@@ -301,41 +301,37 @@ pub async fn space_holder(
     Ok((allocation, holder))
 }
 
-/// IP Spaces: allocates (any IP, or `value`) and claims it for `owner`.
-/// A claim that fails releases the allocation again, so no IP is stranded.
-pub async fn allocate_and_claim(
+/// IP Spaces: an allocation no one has used or claimed: made, and then
+/// neither claimed nor used.
+pub fn unmarked(allocation: &IpAllocation) -> bool {
+    allocation
+        .usage_state
+        .as_deref()
+        .is_none_or(|s| s == "UNUSED")
+        && allocation.description.as_deref().is_none_or(str::is_empty)
+}
+
+/// IP Spaces: the space's addresses no visible allocation holds, in the
+/// order the Service `seed` names prefers them.
+pub async fn free_in_space(
     client: &VcdClient,
     space: &Space,
-    value: Option<&str>,
-    existing: Option<IpAllocation>,
-    owner: &OwnerTag,
-) -> Result<String, VcdError> {
-    let allocation = match existing {
-        Some(allocation) => allocation,
-        None => {
-            let allocated = client.allocate_floating_ip(&space.id, value).await?;
-            client
-                .find_allocation_by_value(&space.id, &allocated.value)
-                .await?
-                .ok_or_else(|| VcdError::Missing {
-                    what: "IP allocation",
-                    name: allocated.value.clone(),
-                    scope: format!("in IP Space {} right after allocating it", space.name),
-                })?
-        }
-    };
-    match client
-        .claim_allocation(&space.id, &allocation, &owner.format())
-        .await
-    {
-        Ok(claimed) => Ok(claimed.value),
-        Err(error) => {
-            if let Err(release) = client.release_allocation(&space.id, &allocation).await {
-                tracing::warn!(ip = %allocation.value, %release, "could not release an unclaimed allocation");
-            }
-            Err(error)
-        }
-    }
+    excluded: &HashSet<Ipv4Addr>,
+    seed: &str,
+) -> Result<Vec<Ipv4Addr>, VcdError> {
+    let allocated: HashSet<Ipv4Addr> = client
+        .ip_allocations(&space.id, None)
+        .await?
+        .iter()
+        .filter_map(|a| a.value.parse().ok())
+        .collect();
+    let candidates = space
+        .ranges
+        .iter()
+        .flat_map(|r| r.iter().take(65_536))
+        .filter(|ip| !allocated.contains(ip) && !excluded.contains(ip))
+        .collect();
+    Ok(spread(candidates, seed))
 }
 
 #[cfg(test)]

@@ -11,9 +11,12 @@ mod catalog;
 pub mod config;
 mod current;
 mod decide;
+mod delete;
 pub mod errors;
 mod input;
+mod internal;
 mod ipam;
+pub mod journal;
 mod naming;
 mod observe;
 mod ownership;
@@ -28,6 +31,7 @@ use std::sync::Arc;
 
 pub use config::{LbConfig, Mode, OneArm};
 pub use errors::LbError;
+pub use journal::AllocationJournal;
 pub use ownership::ClusterIdentity;
 pub use service::{Ingress, IpMode, LbStatus, NodeSpec, PortSpec, ServiceSpec};
 pub use sweep::SweepReport;
@@ -49,6 +53,7 @@ pub struct LoadBalancers {
     registry: Arc<Registry>,
     config: LbConfig,
     identity: ClusterIdentity,
+    journal: Arc<dyn AllocationJournal>,
     mode: Mode,
     gateway: EntityRef,
     cluster: Cluster,
@@ -62,12 +67,14 @@ impl LoadBalancers {
     /// Checks the config and reads what stays fixed: the placement (org,
     /// VDC, network, gateway), the gateway's load-balancer features and its
     /// address source. `identity` tells this Kubernetes cluster's objects
-    /// from those of another one configured with the same `clusterid`.
+    /// from those of another one configured with the same `clusterid`;
+    /// `journal` keeps IP Space allocations findable across a crash.
     pub async fn new(
         client: VcdClient,
         registry: Arc<Registry>,
         config: LbConfig,
         identity: ClusterIdentity,
+        journal: Arc<dyn AllocationJournal>,
     ) -> Result<Self, LbError> {
         let mode = config.check()?;
         let setup = |action: &str| LbError::vcd("(setup)", action.to_string());
@@ -102,6 +109,7 @@ impl LoadBalancers {
             registry,
             config,
             identity,
+            journal,
             mode,
             cluster,
             source,

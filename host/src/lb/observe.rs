@@ -2,7 +2,7 @@
 //! pools, and NAT rules in the modes that use them), then the objects of one
 //! Service picked out by ownership tag.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, HashSet};
 use std::net::Ipv4Addr;
 
 use super::ownership::{OwnerTag, Tagged};
@@ -156,6 +156,27 @@ impl GatewayView {
 impl ServiceObjects {
     pub fn is_empty(&self) -> bool {
         self.virtual_services.is_empty() && self.pools.is_empty() && self.nat_rules.is_empty()
+    }
+
+    /// Every external address the objects use: the DNAT external addresses
+    /// in NAT modes, else the virtual services' VIPs.
+    pub fn external_ips(&self, uses_nat: bool) -> HashSet<Ipv4Addr> {
+        let addresses: Vec<&str> = match uses_nat {
+            true => self
+                .nat_rules
+                .values()
+                .map(|r| r.object.external_addresses.as_str())
+                .collect(),
+            false => self
+                .virtual_services
+                .values()
+                .filter_map(|v| v.object.virtual_ip_address.as_deref())
+                .collect(),
+        };
+        addresses
+            .into_iter()
+            .filter_map(|ip| ip.parse().ok())
+            .collect()
     }
 
     /// Whether any object was tagged before cluster identities were

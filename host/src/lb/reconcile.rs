@@ -1,20 +1,20 @@
-//! The public operations: `get`, `ensure`, `update` and `delete`, and the
-//! reconcile behind `ensure`: observe → decide → plan → apply → verify.
+//! The public operations `get`, `ensure` and `update`, and the reconcile
+//! behind `ensure`: observe → decide → plan → apply → verify (`delete` is in
+//! `delete.rs`).
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::HashSet;
 use std::net::Ipv4Addr;
 
 use super::apply::Applier;
 use super::current::{Current, Found};
 use super::decide::{Address, AddressContext, run_policy};
 use super::input::{InputParts, build};
-use super::ipam::{self, pick_internal};
-use super::naming::{Names, PortKey};
+use super::ipam;
 use super::observe::{GatewayView, ServiceObjects};
 use super::plan::{self, Target};
 use super::rde::RdeRecord;
 use super::upstream::UpstreamObjects;
-use super::{LbError, LbStatus, LoadBalancers, Mode, NodeSpec, ServiceSpec};
+use super::{LbError, LbStatus, LoadBalancers, NodeSpec, ServiceSpec};
 use crate::policy::errors::EvalError;
 use crate::policy::model::{Decision, DecisionError};
 
@@ -135,70 +135,6 @@ impl LoadBalancers {
         self.ensure(service, nodes).await.map(|_| ())
     }
 
-    /// Removes every object the Service owns and releases its IP Space
-    /// allocations. Needs only namespace, name and uid of the Service.
-    pub async fn delete(&self, service: &ServiceSpec) -> Result<(), LbError> {
-        service.check()?;
-        let key = service.key();
-        let result = self.delete_owned(service).await;
-        match &result {
-            Ok(Some(ip)) => {
-                self.rde
-                    .record(RdeRecord::Deleted {
-                        service: key,
-                        ip: Some(ip.clone()),
-                    })
-                    .await
-            }
-            Ok(None) => {}
-            Err(error) => {
-                self.rde
-                    .record(RdeRecord::Failed {
-                        service: key,
-                        name: "DeleteLoadbalancerError",
-                        message: error.to_string(),
-                    })
-                    .await
-            }
-        }
-        result.map(|_| ())
-    }
-
-    async fn delete_owned(&self, service: &ServiceSpec) -> Result<Option<String>, LbError> {
-        let (view, observed) = self.observe(service).await?;
-        let upstream = self.upstream_objects(service, &view);
-        let ip = observed
-            .external_ip(self.mode.uses_nat())
-            .or(upstream.ip.clone());
-        let ops = plan::teardown(&observed);
-        let mut changed = !ops.is_empty() || !upstream.deletes.is_empty();
-        self.applier(service).apply(ops, &observed).await?;
-        // A takeover still waiting leaves the upstream CCM's objects: they
-        // go with the Service, as upstream would have deleted them.
-        if !upstream.deletes.is_empty() {
-            self.remove_upstream(service, upstream).await?;
-            self.adopt_upstream_claims(service).await?;
-        }
-        if self.source.is_spaces() {
-            let owner = self.owner(service);
-            let vcd = |a: &str| LbError::vcd(&service.key(), a.to_string());
-            let claims = ipam::find_claims(&self.client, self.source.spaces(), &owner)
-                .await
-                .map_err(vcd("finding the Service's IP Space allocations"))?;
-            for (space_id, allocation) in claims {
-                changed = true;
-                self.client
-                    .release_allocation(&space_id, &allocation)
-                    .await
-                    .map_err(vcd(&format!(
-                        "releasing IP Space allocation {}",
-                        allocation.value
-                    )))?;
-            }
-        }
-        Ok(changed.then(|| ip.unwrap_or_default()))
-    }
-
     pub(super) fn applier<'a>(&'a self, service: &'a ServiceSpec) -> Applier<'a> {
         Applier {
             client: &self.client,
@@ -208,7 +144,7 @@ impl LoadBalancers {
         }
     }
 
-    async fn observe(
+    pub(super) async fn observe(
         &self,
         service: &ServiceSpec,
     ) -> Result<(GatewayView, ServiceObjects), LbError> {
@@ -406,8 +342,14 @@ impl LoadBalancers {
         {
             return Ok(Pass::Contested { ip, holder, writes });
         }
-        let current = current.ip();
-        if self.source.is_spaces() && current.is_some_and(|c| c != address.ip) {
+        // The status still naming another address means a move whose release
+        // was cut short.
+        let moved = current.ip().is_some_and(|c| c != address.ip)
+            || service
+                .reported_ip
+                .as_deref()
+                .is_some_and(|r| r != address.ip.to_string());
+        if self.source.is_spaces() && moved {
             self.release_other_claims(service, &owner, address.ip)
                 .await?;
         }
@@ -454,10 +396,13 @@ impl LoadBalancers {
             client: &self.client,
             gateway_id: &self.gateway.id,
             source: &self.source,
+            journal: self.journal.as_ref(),
+            spec: service,
             service: &service.key(),
             owner,
             seed: &seed,
             current,
+            held: &observed.external_ips(self.mode.uses_nat()),
             excluded,
         }
         .resolve(&decision.address)
@@ -483,84 +428,6 @@ impl LoadBalancers {
             unreserved,
             warnings: decision.warnings,
         })
-    }
-
-    /// One-arm: each port's internal VIP (kept from its virtual service when
-    /// it has one), and which were newly picked.
-    fn internal_ips(
-        &self,
-        service: &ServiceSpec,
-        names: &Names,
-        view: &GatewayView,
-        observed: &ServiceObjects,
-        excluded: &HashSet<Ipv4Addr>,
-        seed: &str,
-    ) -> Result<(BTreeMap<PortKey, Ipv4Addr>, Vec<Ipv4Addr>), LbError> {
-        let Some(range) = self.mode.internal_range() else {
-            return Ok((BTreeMap::new(), Vec::new()));
-        };
-        let keys: Vec<PortKey> = service
-            .ports
-            .iter()
-            .filter(|p| p.node_port.is_some_and(|n| n > 0))
-            .map(|p| PortKey {
-                protocol: p.protocol,
-                port: p.port,
-            })
-            .collect();
-        let existing_of = |key: &PortKey| {
-            observed
-                .virtual_services
-                .get(&names.virtual_service(*key))
-                .and_then(|vs| vs.object.virtual_ip_address.as_deref()?.parse().ok())
-                .filter(|ip: &Ipv4Addr| range.contains(*ip) && !excluded.contains(ip))
-        };
-        let in_use: HashSet<Ipv4Addr> = view
-            .virtual_services
-            .iter()
-            .filter_map(|vs| vs.virtual_ip_address.as_deref()?.parse().ok())
-            .collect();
-        let exhausted = || LbError::OneArmExhausted {
-            service: service.key(),
-            start: range.first.to_string(),
-            end: range.last.to_string(),
-        };
-        let mut chosen = BTreeMap::new();
-        let mut fresh = Vec::new();
-        match self.mode {
-            Mode::SharedVipOneArm(_) => {
-                let ip = match keys.iter().find_map(existing_of) {
-                    Some(ip) => ip,
-                    None => {
-                        let ip = *pick_internal(range, &in_use, excluded, 1, seed)
-                            .first()
-                            .ok_or_else(exhausted)?;
-                        fresh.push(ip);
-                        ip
-                    }
-                };
-                chosen.extend(keys.iter().map(|k| (*k, ip)));
-            }
-            Mode::OneArm(_) => {
-                let missing = keys.iter().filter(|k| existing_of(k).is_none()).count();
-                let mut taken: HashSet<Ipv4Addr> = in_use;
-                taken.extend(keys.iter().filter_map(existing_of));
-                let mut picks = pick_internal(range, &taken, excluded, missing, seed).into_iter();
-                for key in &keys {
-                    let ip = match existing_of(key) {
-                        Some(ip) => ip,
-                        None => {
-                            let ip = picks.next().ok_or_else(exhausted)?;
-                            fresh.push(ip);
-                            ip
-                        }
-                    };
-                    chosen.insert(*key, ip);
-                }
-            }
-            Mode::SharedVip => {}
-        }
-        Ok((chosen, fresh))
     }
 
     /// Reads the gateway again and reports an address of `ips` that another

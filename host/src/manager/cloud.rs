@@ -12,7 +12,7 @@ use kube::Api;
 
 use super::{Settings, SharedRegistry, StartError, write};
 use crate::instances::{Instances, InstancesError};
-use crate::lb::{ClusterIdentity, LbConfig, LbError, LoadBalancers};
+use crate::lb::{AllocationJournal, ClusterIdentity, LbConfig, LbError, LoadBalancers};
 use crate::policy::directory::{self, DirectoryWatcher};
 use crate::policy::metrics::register_policy_set;
 use crate::policy::registry::PolicySet;
@@ -21,6 +21,13 @@ use crate::vcd::{ClientConfig, ClientMetrics, VcdClient, VcdError};
 
 /// How long to wait between attempts to reach VCD at start.
 const SETUP_RETRY: Duration = Duration::from_secs(10);
+
+/// What ties the load balancer's VCD objects to this cluster: its identity
+/// in every tag, and the journal of IP Space allocations on its Services.
+pub struct LbOwnership {
+    pub identity: ClusterIdentity,
+    pub journal: Arc<dyn AllocationJournal>,
+}
 
 /// Why one attempt to set up the VCD side failed; the next attempt follows.
 #[derive(Debug, thiserror::Error)]
@@ -92,9 +99,9 @@ impl CloudSide {
     /// retrying every 10 s with the reason logged until it works.
     /// The load balancer is built only when given this cluster's identity
     /// (the service controller runs).
-    pub async fn connect(self, lb_identity: Option<ClusterIdentity>) -> Components {
+    pub async fn connect(self, lb: Option<LbOwnership>) -> Components {
         loop {
-            match self.try_connect(lb_identity.as_ref()).await {
+            match self.try_connect(lb.as_ref()).await {
                 Ok((lb, instances)) => {
                     return Components {
                         lb,
@@ -112,19 +119,20 @@ impl CloudSide {
 
     async fn try_connect(
         &self,
-        lb_identity: Option<&ClusterIdentity>,
+        lb: Option<&LbOwnership>,
     ) -> Result<(Option<Arc<LoadBalancers>>, Arc<Instances>), SetupError> {
         let client =
             VcdClient::connect(self.client_config.clone(), self.client_metrics.clone()).await?;
         let instances = Instances::new(client.clone(), self.instances_config.clone())?;
-        let lb = match lb_identity {
+        let lb = match lb {
             None => None,
-            Some(identity) => Some(Arc::new(
+            Some(lb) => Some(Arc::new(
                 LoadBalancers::new(
                     client,
                     self.policies.clone(),
                     self.lb_config.clone(),
-                    identity.clone(),
+                    lb.identity.clone(),
+                    lb.journal.clone(),
                 )
                 .await?,
             )),

@@ -24,11 +24,11 @@ use crate::access::Delegated;
 use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
 use crate::controllers::lifecycle::{self, LifecycleController};
 use crate::controllers::node::{self, CloudNodeController};
-use crate::controllers::service::ServiceController;
+use crate::controllers::service::{AnnotationJournal, ServiceController};
 use crate::controllers::{CacheSync, EventRecorder, Informer};
 use crate::ratelimit::ThrottleMetrics;
 use crate::serve::{self, Authorize, Check, Probes, Server, SharedRegistry};
-use cloud::{CloudSide, Components};
+use cloud::{CloudSide, Components, LbOwnership};
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ControllerLabels {
@@ -68,8 +68,11 @@ impl Manager {
             None => None,
         };
         let cloud = CloudSide::prepare(&settings, &metrics).await?;
-        let lb_identity = match settings.controllers.service {
-            true => Some(cloud::cluster_identity(&client).await?),
+        let lb = match settings.controllers.service {
+            true => Some(LbOwnership {
+                identity: cloud::cluster_identity(&client).await?,
+                journal: Arc::new(AnnotationJournal::new(client.clone())),
+            }),
             false => None,
         };
         let vcd_reached = Arc::new(AtomicBool::new(false));
@@ -119,7 +122,7 @@ impl Manager {
                 lb,
                 instances,
                 policy_watcher: _reloading,
-            } = cloud.connect(lb_identity).await;
+            } = cloud.connect(lb).await;
             let leadership = match &elector {
                 Some(elector) => {
                     // A standby is ready once VCD answers.

@@ -319,3 +319,27 @@ async fn another_cluster_with_this_clusterid_is_reported_on_the_lease_and_left_a
         "{metrics}"
     );
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn an_ip_space_allocation_is_noted_on_the_service_before_it_is_made() {
+    let cluster = Cluster::start_on(lb::spaces_scenario(), fast_config(), |_| {}).await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    cluster
+        .create_service("default", lb_service("web", &[(80, 30080)]))
+        .await;
+    let ip = cluster.wait_for_ip("default", "web").await;
+    let service = cluster
+        .service("default", "web")
+        .await
+        .expect("the Service");
+    let noted = service
+        .metadata
+        .annotations
+        .unwrap_or_default()
+        .remove(vcd_ccm::lb::journal::ANNOTATION)
+        .expect("the allocation was noted");
+    assert!(
+        noted.starts_with("urn:vcloud:ipSpace:") && noted.ends_with(&format!(" {ip}")),
+        "{noted}"
+    );
+}

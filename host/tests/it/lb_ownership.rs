@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 
+use vcd_ccm::lb::ServiceSpec;
 use vcdsim::{FaultAction, FaultRule, Sim};
 
 use crate::support::lb::*;
@@ -209,4 +210,53 @@ async fn an_address_someone_reserved_is_not_taken() {
         "{error}"
     );
     assert!(objects(&sim).is_empty());
+}
+
+/// The process stops after VCD allocated the address and before the claim:
+/// the allocation carries nothing of ours, only the journal knows it.
+async fn allocated_then_stopped(sim: &Sim) -> (ServiceSpec, String) {
+    let lb = engine(sim, config(CLUSTER, ModeKind::SharedVip)).await;
+    let svc = web_service("default", "web", "uid-journal");
+    sim.add_fault(FaultRule::new(
+        Some("POST"),
+        "/cloudapi/1.0.0/ipSpaces/{id}/allocate",
+        FaultAction::LoseAnswer,
+    ));
+    sim.add_fault(FaultRule::new(
+        Some("PUT"),
+        "/cloudapi/1.0.0/ipSpaces/{id}/allocations/{allocation}",
+        FaultAction::Error {
+            status: 503,
+            minor_error_code: "INJECTED_CRASH".into(),
+            message: "the process stops here".into(),
+        },
+    ));
+    lb.ensure(&svc, &nodes(2)).await.unwrap_err();
+    sim.clear_faults();
+    let unmarked: Vec<String> = allocations(sim)
+        .into_iter()
+        .filter(|(_, description)| description.is_empty())
+        .map(|(value, _)| value)
+        .collect();
+    assert_eq!(unmarked.len(), 1, "{:?}", allocations(sim));
+    (svc, unmarked[0].clone())
+}
+
+#[tokio::test]
+async fn an_allocation_cut_off_before_its_claim_is_claimed_after_a_restart() {
+    let sim = vcd::sim_from(spaces_scenario()).await;
+    let (svc, allocated) = allocated_then_stopped(&sim).await;
+    let restarted = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
+    let status = restarted.ensure(&svc, &nodes(2)).await.unwrap();
+    assert_eq!(status.ingress[0].ip, allocated);
+    assert_eq!(allocations(&sim).len(), 1, "no second allocation");
+}
+
+#[tokio::test]
+async fn an_allocation_cut_off_before_its_claim_is_released_with_the_service() {
+    let sim = vcd::sim_from(spaces_scenario()).await;
+    let (svc, _) = allocated_then_stopped(&sim).await;
+    let restarted = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
+    restarted.delete(&svc).await.unwrap();
+    assert!(allocations(&sim).is_empty(), "{:?}", allocations(&sim));
 }

@@ -22,6 +22,7 @@ mod instances_zones;
 mod lb_behaviour;
 mod lb_bench;
 mod lb_crash;
+mod lb_crash_matrix;
 mod lb_lifecycle;
 mod lb_ownership;
 mod lb_upstream;

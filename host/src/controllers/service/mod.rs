@@ -3,6 +3,7 @@
 //! the parent folder): which Services and changes count, the cleanup
 //! finalizer, the node set, Events, backoff, and node changes → `update`.
 
+mod journal;
 mod metrics;
 mod nodesync;
 mod policies;
@@ -12,6 +13,7 @@ mod sweep;
 mod sync;
 mod writes;
 
+pub use journal::AnnotationJournal;
 pub use predicates::{CLEANUP_FINALIZER, internal_ip};
 
 use std::collections::HashMap;

@@ -12,8 +12,8 @@ use kubesim::KubeSim;
 use prometheus_client::registry::Registry;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
-use vcd_ccm::controllers::service::ServiceController;
 pub use vcd_ccm::controllers::service::ServiceControllerConfig;
+use vcd_ccm::controllers::service::{AnnotationJournal, ServiceController};
 use vcd_ccm::controllers::{CacheSync, EventRecorder, Informer};
 use vcd_ccm::lb::LbConfig;
 use vcd_ccm::policy::directory::{self, DirectoryWatcher};
@@ -61,7 +61,16 @@ impl Cluster {
 
     /// Seeds the clusters before the controller starts (`seed` sees both).
     pub async fn start_with(config: ServiceControllerConfig, seed: impl FnOnce(&mut Self)) -> Self {
-        let vcd = vcd::sim_from(lb::blocks_scenario()).await;
+        Self::start_on(lb::blocks_scenario(), config, seed).await
+    }
+
+    /// As [`Cluster::start_with`], on a gateway of `scenario`.
+    pub async fn start_on(
+        scenario: vcdsim::Scenario,
+        config: ServiceControllerConfig,
+        seed: impl FnOnce(&mut Self),
+    ) -> Self {
+        let vcd = vcd::sim_from(scenario).await;
         let kube = KubeSim::start().await.expect("kubesim starts");
         let client = kube.client().expect("a kube client");
         let mut cluster = Self {
@@ -101,7 +110,8 @@ impl Cluster {
             .await
             .expect("kubesim has kube-system");
         let identity = lb::identity(&kube_system.metadata.uid.expect("a uid"));
-        let lb = lb::engine_of(&self.vcd, lb_config, registry, identity).await;
+        let journal = Arc::new(AnnotationJournal::new(self.client.clone()));
+        let lb = lb::journal_engine(&self.vcd, lb_config, registry, identity, journal).await;
         let recorder = EventRecorder::new(self.client.clone(), "service-controller", "test");
         let mut metrics = Registry::default();
         let mut nodes = Informer::new(Api::<Node>::all(self.client.clone()));

@@ -2,11 +2,15 @@
 //! engines in every mode, Services and nodes, and reading back what the
 //! gateway holds and what the calls cost.
 
-use std::collections::BTreeMap;
-use std::sync::{Arc, OnceLock};
+use std::collections::{BTreeMap, HashMap};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use futures::future::BoxFuture;
+
+use vcd_ccm::lb::journal::JournalError;
 use vcd_ccm::lb::{
-    ClusterIdentity, LbConfig, LoadBalancers, NodeSpec, OneArm, PortSpec, ServiceSpec,
+    AllocationJournal, ClusterIdentity, LbConfig, LoadBalancers, NodeSpec, OneArm, PortSpec,
+    ServiceSpec,
 };
 use vcd_ccm::policy::builtin;
 use vcd_ccm::policy::model::Protocol;
@@ -152,16 +156,64 @@ pub async fn engine_with(sim: &Sim, config: LbConfig, registry: Arc<Registry>) -
     engine_of(sim, config, registry, identity(KUBE_SYSTEM_UID)).await
 }
 
-/// The engine of the Kubernetes cluster whose kube-system Namespace has `identity`.
+/// The engine of the Kubernetes cluster whose kube-system Namespace has
+/// `identity`, with the journal its Services keep (shared by its engines,
+/// as annotations outlive a process).
 pub async fn engine_of(
     sim: &Sim,
     config: LbConfig,
     registry: Arc<Registry>,
     identity: ClusterIdentity,
 ) -> LoadBalancers {
-    LoadBalancers::new(client(sim).await, registry, config, identity)
+    let journal = journal_of(&identity);
+    journal_engine(sim, config, registry, identity, journal).await
+}
+
+pub async fn journal_engine(
+    sim: &Sim,
+    config: LbConfig,
+    registry: Arc<Registry>,
+    identity: ClusterIdentity,
+    journal: Arc<dyn AllocationJournal>,
+) -> LoadBalancers {
+    LoadBalancers::new(client(sim).await, registry, config, identity, journal)
         .await
         .expect("the load balancer engine starts")
+}
+
+/// Notes kept per Service uid, as the Services' annotations would keep them.
+#[derive(Default)]
+pub struct MemoryJournal(Mutex<HashMap<String, String>>);
+
+impl AllocationJournal for MemoryJournal {
+    fn noted(&self, service: &ServiceSpec) -> Option<String> {
+        self.0.lock().unwrap().get(&service.uid).cloned()
+    }
+
+    fn note<'a>(
+        &'a self,
+        service: &'a ServiceSpec,
+        note: String,
+    ) -> BoxFuture<'a, Result<(), JournalError>> {
+        self.0.lock().unwrap().insert(service.uid.clone(), note);
+        Box::pin(async { Ok(()) })
+    }
+}
+
+/// The journal of the cluster `identity` names, one per test thread's
+/// clusters: engines restarted in a test see what earlier ones noted.
+pub fn journal_of(identity: &ClusterIdentity) -> Arc<dyn AllocationJournal> {
+    thread_local! {
+        static JOURNALS: std::cell::RefCell<HashMap<String, Arc<MemoryJournal>>> =
+            Default::default();
+    }
+    JOURNALS.with(|journals| {
+        journals
+            .borrow_mut()
+            .entry(identity.as_str().to_string())
+            .or_default()
+            .clone()
+    })
 }
 
 /// The kube-system uid of the cluster the `engine*` helpers stand for.

@@ -1,0 +1,109 @@
+//! Deleting a Service's load balancer: its objects, the upstream CCM's
+//! objects a takeover had not replaced yet, its IP Space claims and an
+//! allocation the journal noted that was never claimed.
+
+use super::ipam;
+use super::journal::Noted;
+use super::plan;
+use super::rde::RdeRecord;
+use super::{LbError, LoadBalancers, ServiceSpec};
+
+impl LoadBalancers {
+    /// Removes every object the Service owns and releases its IP Space
+    /// allocations. Needs only namespace, name and uid of the Service.
+    pub async fn delete(&self, service: &ServiceSpec) -> Result<(), LbError> {
+        service.check()?;
+        let key = service.key();
+        let result = self.delete_owned(service).await;
+        match &result {
+            Ok(Some(ip)) => {
+                self.rde
+                    .record(RdeRecord::Deleted {
+                        service: key,
+                        ip: Some(ip.clone()),
+                    })
+                    .await
+            }
+            Ok(None) => {}
+            Err(error) => {
+                self.rde
+                    .record(RdeRecord::Failed {
+                        service: key,
+                        name: "DeleteLoadbalancerError",
+                        message: error.to_string(),
+                    })
+                    .await
+            }
+        }
+        result.map(|_| ())
+    }
+
+    async fn delete_owned(&self, service: &ServiceSpec) -> Result<Option<String>, LbError> {
+        let (view, observed) = self.observe(service).await?;
+        let upstream = self.upstream_objects(service, &view);
+        let ip = observed
+            .external_ip(self.mode.uses_nat())
+            .or(upstream.ip.clone());
+        let ops = plan::teardown(&observed);
+        let mut changed = !ops.is_empty() || !upstream.deletes.is_empty();
+        self.applier(service).apply(ops, &observed).await?;
+        // A takeover still waiting leaves the upstream CCM's objects: they
+        // go with the Service, as upstream would have deleted them.
+        if !upstream.deletes.is_empty() {
+            self.remove_upstream(service, upstream).await?;
+            self.adopt_upstream_claims(service).await?;
+        }
+        if self.source.is_spaces() {
+            let owner = self.owner(service);
+            let vcd = |a: &str| LbError::vcd(&service.key(), a.to_string());
+            let claims = ipam::find_claims(&self.client, self.source.spaces(), &owner)
+                .await
+                .map_err(vcd("finding the Service's IP Space allocations"))?;
+            for (space_id, allocation) in claims {
+                changed = true;
+                self.client
+                    .release_allocation(&space_id, &allocation)
+                    .await
+                    .map_err(vcd(&format!(
+                        "releasing IP Space allocation {}",
+                        allocation.value
+                    )))?;
+            }
+            changed |= self.release_noted(service).await?;
+        }
+        Ok(changed.then(|| ip.unwrap_or_default()))
+    }
+
+    /// Releases an allocation the journal noted that a crash or a lost
+    /// answer left unclaimed; whether there was one.
+    async fn release_noted(&self, service: &ServiceSpec) -> Result<bool, LbError> {
+        let Some(noted) = self
+            .journal
+            .noted(service)
+            .as_deref()
+            .and_then(Noted::parse)
+        else {
+            return Ok(false);
+        };
+        if !self.source.spaces().iter().any(|s| s.id == noted.space_id) {
+            return Ok(false);
+        }
+        let vcd = |a: String| LbError::vcd(&service.key(), a);
+        let ip = noted.ip.to_string();
+        let found = self
+            .client
+            .find_allocation_by_value(&noted.space_id, &ip)
+            .await
+            .map_err(vcd("looking up the noted IP Space allocation".into()))?;
+        match found.filter(ipam::unmarked) {
+            Some(allocation) => {
+                self.client
+                    .release_allocation(&noted.space_id, &allocation)
+                    .await
+                    .map_err(vcd(format!("releasing IP Space allocation {ip}")))?;
+                Ok(true)
+            }
+            None => Ok(false),
+        }
+    }
+}

@@ -1,0 +1,338 @@
+//! Nothing lost at any step: for each of the four address/exposure modes and
+//! each operation (create, port added, port removed, address change,
+//! delete), every VCD write the operation makes is hit in turn by a crash
+//! before it lands (an error) and by a lost answer after it landed (vcdsim's
+//! `loseAnswer`). A restarted engine then repeats the operation: it must
+//! converge to exactly what an undisturbed run leaves (same objects, same
+//! external address, same IP Space allocations), and another cluster's
+//! Service and someone's unused IP Space reservation stay untouched.
+//!
+//! `cargo test --test it lb_crash_matrix -- --nocapture` prints the steps covered.
+
+use std::collections::BTreeSet;
+use std::sync::Arc;
+
+use vcd_ccm::lb::{AllocationJournal, LbConfig, LoadBalancers, ServiceSpec};
+use vcdsim::{FaultAction, FaultRule, Scenario, Sim};
+
+use crate::support::lb::*;
+use crate::support::vcd;
+
+const UID: &str = "uid-matrix";
+const FOREIGN_UID: &str = "uid-foreign";
+
+#[derive(Debug, Clone, Copy)]
+enum Op {
+    Create,
+    PortAdded,
+    PortRemoved,
+    AddressChange,
+    Delete,
+}
+
+const OPS: [Op; 5] = [
+    Op::Create,
+    Op::PortAdded,
+    Op::PortRemoved,
+    Op::AddressChange,
+    Op::Delete,
+];
+
+#[derive(Debug, Clone, Copy)]
+struct Mode {
+    name: &'static str,
+    kind: ModeKind,
+    spaces: bool,
+    /// An address of the pool to move to.
+    other_ip: &'static str,
+}
+
+fn scenario(mode: Mode) -> Scenario {
+    if mode.spaces {
+        spaces_scenario()
+    } else {
+        blocks_scenario()
+    }
+}
+
+fn two_ports() -> ServiceSpec {
+    service("shop", "web", UID, vec![tcp(80, 30080), tcp(443, 30443)])
+}
+
+fn one_port() -> ServiceSpec {
+    service("shop", "web", UID, vec![tcp(80, 30080)])
+}
+
+/// (Service before, Service the operation ensures or deletes).
+fn specs(op: Op, mode: Mode) -> (Option<ServiceSpec>, ServiceSpec) {
+    match op {
+        Op::Create => (None, two_ports()),
+        Op::PortAdded => (Some(one_port()), two_ports()),
+        Op::PortRemoved => (Some(two_ports()), one_port()),
+        Op::AddressChange => {
+            let mut moved = two_ports();
+            moved.load_balancer_ip = Some(mode.other_ip.into());
+            (Some(two_ports()), moved)
+        }
+        Op::Delete => (Some(two_ports()), two_ports()),
+    }
+}
+
+/// What the gateway and the IP Spaces hold of the Service, for comparing
+/// runs, and someone's reservation.
+#[derive(Debug, PartialEq, Eq)]
+struct State {
+    ours: BTreeSet<(String, String, String)>,
+    allocations: BTreeSet<String>,
+    reservations: Vec<(String, String)>,
+}
+
+fn state(sim: &Sim, reserved: &str) -> State {
+    State {
+        ours: objects_of(sim, UID)
+            .into_iter()
+            .map(|o| (o.kind.to_string(), o.name, o.address))
+            .collect(),
+        allocations: allocations(sim)
+            .into_iter()
+            .filter(|(_, d)| d.contains(UID))
+            .map(|(v, _)| v)
+            .collect(),
+        reservations: allocations(sim)
+            .into_iter()
+            .filter(|(v, _)| v == reserved)
+            .collect(),
+    }
+}
+
+/// A world with another cluster's Service and, on IP Spaces, an address
+/// someone reserved; then the Service as it was before the operation.
+/// Returns the engine, the journal its Services keep, the reserved address
+/// and the Service's reported address.
+struct World {
+    sim: Sim,
+    lb: LoadBalancers,
+    journal: Arc<dyn AllocationJournal>,
+    reserved: String,
+    reported: Option<String>,
+    config: LbConfig,
+}
+
+async fn world(mode: Mode, before: Option<&ServiceSpec>) -> World {
+    let sim = vcd::sim_from(scenario(mode)).await;
+    let config = config(CLUSTER, mode.kind);
+    let other = other_cluster_engine(&sim, config.clone()).await;
+    let foreign = service("shop", "web", FOREIGN_UID, vec![tcp(80, 31080)]);
+    other
+        .ensure(&foreign, &nodes(1))
+        .await
+        .expect("another cluster's Service");
+    let mut reserved = String::new();
+    if mode.spaces {
+        let space = sim.with_world(|w| w.ip_spaces[0].id.clone());
+        reserved = client(&sim)
+            .await
+            .allocate_floating_ip(&space, None)
+            .await
+            .expect("a reservation")
+            .value;
+    }
+    let journal: Arc<dyn AllocationJournal> = Arc::new(MemoryJournal::default());
+    let lb = engine_with_journal(&sim, &config, journal.clone()).await;
+    let mut reported = None;
+    if let Some(before) = before {
+        let status = lb
+            .ensure(before, &nodes(2))
+            .await
+            .expect("the Service before");
+        reported = Some(status.ingress[0].ip.clone());
+    }
+    sim.reset_log();
+    World {
+        sim,
+        lb,
+        journal,
+        reserved,
+        reported,
+        config,
+    }
+}
+
+async fn engine_with_journal(
+    sim: &Sim,
+    config: &LbConfig,
+    journal: Arc<dyn AllocationJournal>,
+) -> LoadBalancers {
+    let registry = default_registry(config).await;
+    journal_engine(
+        sim,
+        config.clone(),
+        registry,
+        identity(KUBE_SYSTEM_UID),
+        journal,
+    )
+    .await
+}
+
+/// Runs the operation as the service controller would: the status the
+/// Service reports is the last address it was given.
+async fn run(
+    lb: &LoadBalancers,
+    op: Op,
+    spec: &ServiceSpec,
+    reported: &Option<String>,
+) -> Result<(), String> {
+    let mut spec = spec.clone();
+    spec.reported_ip = reported.clone();
+    match op {
+        Op::Delete => lb.delete(&spec).await.map_err(|e| e.to_string()),
+        _ => lb
+            .ensure(&spec, &nodes(2))
+            .await
+            .map(drop)
+            .map_err(|e| e.to_string()),
+    }
+}
+
+/// The writes an undisturbed run of `op` makes, as (method, route, occurrence).
+async fn writes_of(mode: Mode, op: Op) -> (Vec<(String, String, u32)>, State) {
+    let (before, spec) = specs(op, mode);
+    let w = world(mode, before.as_ref()).await;
+    run(&w.lb, op, &spec, &w.reported)
+        .await
+        .expect("an undisturbed run");
+    let mut seen = std::collections::HashMap::new();
+    let writes = w
+        .sim
+        .requests()
+        .into_iter()
+        .filter(|r| r.method != "GET")
+        .map(|r| {
+            let n = seen
+                .entry((r.method.clone(), r.template.clone()))
+                .or_insert(0);
+            *n += 1;
+            (r.method, r.template, *n - 1)
+        })
+        .collect();
+    (writes, state(&w.sim, &w.reserved))
+}
+
+async fn every_step(mode: Mode) -> Vec<String> {
+    let mut rows = Vec::new();
+    for op in OPS {
+        let (writes, expected) = writes_of(mode, op).await;
+        assert!(!writes.is_empty(), "{mode:?} {op:?} writes");
+        let lost_before = FaultAction::Error {
+            status: 503,
+            minor_error_code: "INJECTED_CRASH".into(),
+            message: "the process stops before this write lands".into(),
+        };
+        for (method, route, occurrence) in &writes {
+            for action in [lost_before.clone(), FaultAction::LoseAnswer] {
+                let step = format!(
+                    "{} {op:?}: {action:?} at {method} {route} #{occurrence}",
+                    mode.name
+                );
+                let (before, spec) = specs(op, mode);
+                let w = world(mode, before.as_ref()).await;
+                w.sim.add_fault(
+                    FaultRule::new(Some(method), route, action)
+                        .skip(*occurrence)
+                        .times(1),
+                );
+                let foreign = objects_of(&w.sim, FOREIGN_UID);
+                let _ = run(&w.lb, op, &spec, &w.reported).await;
+                w.sim.clear_faults();
+                drop(w.lb);
+                let restarted = engine_with_journal(&w.sim, &w.config, w.journal.clone()).await;
+                run(&restarted, op, &spec, &w.reported)
+                    .await
+                    .unwrap_or_else(|e| panic!("{step}: the restarted engine fails: {e}"));
+                assert_eq!(state(&w.sim, &w.reserved), expected, "{step}");
+                assert_eq!(
+                    objects_of(&w.sim, FOREIGN_UID),
+                    foreign,
+                    "{step}: another cluster's"
+                );
+                if !matches!(op, Op::Delete) {
+                    w.sim.reset_log();
+                    run(&restarted, op, &spec, &w.reported).await.unwrap();
+                    assert_eq!(
+                        calls(&w.sim).1,
+                        0,
+                        "{step}: not converged:\n{}",
+                        call_lines(&w.sim)
+                    );
+                }
+            }
+        }
+        rows.push(format!(
+            "| {} | {op:?} | {} | {} |",
+            mode.name,
+            writes.len(),
+            2 * writes.len()
+        ));
+    }
+    rows
+}
+
+fn print(rows: &[String]) {
+    println!("| mode | operation | writes | runs (crash before, answer lost after) |");
+    println!("|---|---|---|---|");
+    for row in rows {
+        println!("{row}");
+    }
+}
+
+#[tokio::test]
+async fn shared_vip_survives_a_crash_or_lost_answer_at_every_write() {
+    print(
+        &every_step(Mode {
+            name: "shared VIP",
+            kind: ModeKind::SharedVip,
+            spaces: false,
+            other_ip: "203.0.113.99",
+        })
+        .await,
+    );
+}
+
+#[tokio::test]
+async fn one_arm_survives_a_crash_or_lost_answer_at_every_write() {
+    print(
+        &every_step(Mode {
+            name: "one-arm",
+            kind: ModeKind::OneArm,
+            spaces: false,
+            other_ip: "203.0.113.99",
+        })
+        .await,
+    );
+}
+
+#[tokio::test]
+async fn shared_vip_one_arm_survives_a_crash_or_lost_answer_at_every_write() {
+    print(
+        &every_step(Mode {
+            name: "shared VIP + one-arm",
+            kind: ModeKind::SharedVipOneArm,
+            spaces: false,
+            other_ip: "203.0.113.99",
+        })
+        .await,
+    );
+}
+
+#[tokio::test]
+async fn ip_spaces_survive_a_crash_or_lost_answer_at_every_write() {
+    print(
+        &every_step(Mode {
+            name: "IP Spaces (shared VIP)",
+            kind: ModeKind::SharedVip,
+            spaces: true,
+            other_ip: "192.0.2.27",
+        })
+        .await,
+    );
+}
