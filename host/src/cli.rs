@@ -11,6 +11,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use crate::access::DEFAULT_ALWAYS_ALLOW_PATHS;
 use crate::config::{DEFAULT_CLOUD_CONFIG, DEFAULT_SECRET_DIR};
 use crate::controllers::leader::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
+use crate::logging::LogFormat;
 use crate::manager::DEFAULT_KUBE_API_RATE;
 use crate::serve::DEFAULT_SECURE_PORT;
 
@@ -192,6 +193,10 @@ pub struct RunArgs {
     /// trace (of vcd-ccm; dependencies log warnings). `RUST_LOG` overrides it.
     #[arg(short = 'v', long = "v", default_value_t = 2)]
     pub verbosity: u8,
+    /// Log lines as `text` (colour only on a terminal) or `json` (one object
+    /// per line: timestamp, level, target, fields, spans).
+    #[arg(long, value_enum, default_value_t = LogFormat::Text)]
+    pub logging_format: LogFormat,
 }
 
 impl RunArgs {

@@ -8,6 +8,7 @@ pub mod config;
 pub mod controllers;
 pub mod instances;
 pub mod lb;
+pub mod logging;
 pub mod manager;
 pub mod policy;
 pub mod ratelimit;

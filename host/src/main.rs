@@ -6,21 +6,17 @@ use std::process::ExitCode;
 use clap::Parser;
 use vcd_ccm::cli::{Cli, Command, PolicyCommand};
 use vcd_ccm::commands::{demo, policy, run};
+use vcd_ccm::logging::{self, LogFormat};
 
 fn main() -> ExitCode {
     let cli = Cli::parse();
     // A daemon logs what it does; the tools only their warnings.
     // `RUST_LOG` wins over both.
-    let default = match &cli.command {
-        Command::Run(args) => args.log_filter(),
-        _ => "warn",
+    let (format, default) = match &cli.command {
+        Command::Run(args) => (args.logging_format, args.log_filter()),
+        _ => (LogFormat::Text, "warn"),
     };
-    let filter = tracing_subscriber::EnvFilter::try_from_default_env()
-        .unwrap_or_else(|_| tracing_subscriber::EnvFilter::new(default));
-    tracing_subscriber::fmt()
-        .with_env_filter(filter)
-        .with_writer(std::io::stderr)
-        .init();
+    logging::init(format, default);
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Demo(args) => demo::demo(&args),

@@ -8,6 +8,7 @@
 //! measured handover and convergence times.
 
 mod hostile_policies;
+mod logs;
 
 use std::time::Duration;
 
