@@ -10,9 +10,10 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::Namespace;
 use kube::Api;
 
+use super::lb_side::LbSetup;
 use super::{Settings, SharedRegistry, StartError, write};
 use crate::instances::{Instances, InstancesError};
-use crate::lb::{AllocationJournal, ClusterIdentity, LbConfig, LbError, LoadBalancers};
+use crate::lb::{ClusterIdentity, LbConfig};
 use crate::policy::directory::{self, DirectoryWatcher};
 use crate::policy::metrics::register_policy_set;
 use crate::policy::registry::PolicySet;
@@ -22,22 +23,13 @@ use crate::vcd::{ClientConfig, ClientMetrics, VcdClient, VcdError};
 /// How long to wait between attempts to reach VCD at start.
 const SETUP_RETRY: Duration = Duration::from_secs(10);
 
-/// What ties the load balancer's VCD objects to this cluster: its identity
-/// in every tag, and the journal of IP Space allocations on its Services.
-pub struct LbOwnership {
-    pub identity: ClusterIdentity,
-    pub journal: Arc<dyn AllocationJournal>,
-}
-
-/// Why one attempt to set up the VCD side failed; the next attempt follows.
+/// Why one attempt to set up the node side failed; the next attempt follows.
 #[derive(Debug, thiserror::Error)]
 enum SetupError {
     #[error(transparent)]
     Connect(#[from] VcdError),
     #[error(transparent)]
     Instances(#[from] InstancesError),
-    #[error(transparent)]
-    LoadBalancers(#[from] LbError),
 }
 
 pub struct CloudSide {
@@ -50,11 +42,11 @@ pub struct CloudSide {
 }
 
 pub struct Components {
-    /// `None` when the service controller is disabled.
-    pub lb: Option<Arc<LoadBalancers>>,
     pub instances: Arc<Instances>,
     /// Keeps reloading the policy directory while the process runs.
     pub policy_watcher: Option<DirectoryWatcher>,
+    /// What the load-balancer side is built from, apart from the nodes'.
+    pub lb_setup: LbSetup,
 }
 
 impl CloudSide {
@@ -95,18 +87,21 @@ impl CloudSide {
         })
     }
 
-    /// Connects to VCD and builds the load balancer and the inventory,
-    /// retrying every 10 s with the reason logged until it works.
-    /// The load balancer is built only when given this cluster's identity
-    /// (the service controller runs).
-    pub async fn connect(self, lb: Option<LbOwnership>) -> Components {
+    /// Connects to VCD and builds the node inventory, retrying every 10 s
+    /// with the reason logged until it works. The load-balancer side is set
+    /// up apart ([`LbSetup::run`]), so nodes never wait for it.
+    pub async fn connect(self) -> Components {
         loop {
-            match self.try_connect(lb.as_ref()).await {
-                Ok((lb, instances)) => {
+            match self.try_connect().await {
+                Ok((client, instances)) => {
                     return Components {
-                        lb,
                         instances,
                         policy_watcher: self.watcher,
+                        lb_setup: LbSetup {
+                            client,
+                            policies: self.policies,
+                            config: self.lb_config,
+                        },
                     };
                 }
                 Err(reason) => {
@@ -117,27 +112,11 @@ impl CloudSide {
         }
     }
 
-    async fn try_connect(
-        &self,
-        lb: Option<&LbOwnership>,
-    ) -> Result<(Option<Arc<LoadBalancers>>, Arc<Instances>), SetupError> {
+    async fn try_connect(&self) -> Result<(VcdClient, Arc<Instances>), SetupError> {
         let client =
             VcdClient::connect(self.client_config.clone(), self.client_metrics.clone()).await?;
         let instances = Instances::new(client.clone(), self.instances_config.clone())?;
-        let lb = match lb {
-            None => None,
-            Some(lb) => Some(Arc::new(
-                LoadBalancers::new(
-                    client,
-                    self.policies.clone(),
-                    self.lb_config.clone(),
-                    lb.identity.clone(),
-                    lb.journal.clone(),
-                )
-                .await?,
-            )),
-        };
-        Ok((lb, Arc::new(instances)))
+        Ok((client, Arc::new(instances)))
     }
 }
 

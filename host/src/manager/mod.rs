@@ -4,6 +4,7 @@
 //! lost. `vcd-ccm run` and `vcd-ccm demo` both go through here.
 
 mod cloud;
+mod lb_side;
 mod settings;
 
 use std::sync::Arc;
@@ -15,6 +16,7 @@ use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::registry::Registry;
+use tokio::sync::watch;
 use tokio::task::JoinSet;
 
 use settings::kube_client;
@@ -24,11 +26,12 @@ use crate::access::Delegated;
 use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
 use crate::controllers::lifecycle::{self, LifecycleController};
 use crate::controllers::node::{self, CloudNodeController};
-use crate::controllers::service::{AnnotationJournal, ServiceController};
+use crate::controllers::service::{AnnotationJournal, LbSide, ServiceController};
 use crate::controllers::{CacheSync, EventRecorder, Informer};
 use crate::ratelimit::ThrottleMetrics;
 use crate::serve::{self, Authorize, Check, Probes, Server, SharedRegistry};
-use cloud::{CloudSide, Components, LbOwnership};
+use cloud::{CloudSide, Components};
+use lb_side::LbOwnership;
 
 #[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
 struct ControllerLabels {
@@ -75,6 +78,15 @@ impl Manager {
             }),
             false => None,
         };
+        let (lb_side, lb_watch) = watch::channel(LbSide::Pending(
+            "VMware Cloud Director has not been reached yet".to_string(),
+        ));
+        let lb_ready = Gauge::default();
+        write(&metrics).register(
+            "vcd_ccm_load_balancer_ready",
+            "1 once the load-balancer side (gateway, ALB, address source) is set up; 0 while it is retried",
+            lb_ready.clone(),
+        );
         let vcd_reached = Arc::new(AtomicBool::new(false));
         let caches = CacheSync::default();
         let server = match settings.serve.clone() {
@@ -95,6 +107,15 @@ impl Manager {
                     ],
                     ..Probes::default()
                 };
+                if lb.is_some() {
+                    let side = lb_watch.clone();
+                    probes
+                        .ready
+                        .push(Check::new("load-balancer", move || match &*side.borrow() {
+                            LbSide::Ready(_) => Ok(()),
+                            LbSide::Pending(reason) => Err(reason.clone()),
+                        }));
+                }
                 if let Some(elector) = &elector {
                     let health = elector.health();
                     probes
@@ -119,10 +140,15 @@ impl Manager {
         );
         let main = tokio::spawn(async move {
             let Components {
-                lb,
                 instances,
                 policy_watcher: _reloading,
-            } = cloud.connect(lb).await;
+                lb_setup,
+            } = cloud.connect().await;
+            // Standbys set it up too: they report it, and take over ready.
+            let policies = lb_setup.policies.clone();
+            let lb_task = lb.map(|ownership| {
+                AbortOnDrop(tokio::spawn(lb_setup.run(ownership, lb_side, lb_ready)))
+            });
             let leadership = match &elector {
                 Some(elector) => {
                     // A standby is ready once VCD answers.
@@ -135,13 +161,12 @@ impl Manager {
             // Every controller reads Nodes: one watch and one cache for all.
             let mut nodes = Informer::new(Api::<Node>::all(client.clone()));
             let s = &settings;
-            if s.controllers.service
-                && let Some(lb) = lb
-            {
+            if lb_task.is_some() {
                 let controller = ServiceController::new(
                     client.clone(),
                     &mut nodes,
-                    lb,
+                    policies,
+                    lb_watch,
                     recorder("service-controller"),
                     s.service.clone(),
                     &mut write(&metrics),
@@ -205,6 +230,15 @@ impl Manager {
     /// Stops at once, as a killed process would: nothing is cleaned up.
     pub fn abort(self) {
         self.main.abort();
+    }
+}
+
+/// A task that ends with its owner.
+struct AbortOnDrop(tokio::task::JoinHandle<()>);
+
+impl Drop for AbortOnDrop {
+    fn drop(&mut self) {
+        self.0.abort();
     }
 }
 

@@ -7,6 +7,7 @@
 //! `cargo test -p vcd-ccm --test e2e_run -- --nocapture` prints the
 //! measured handover and convergence times.
 
+mod degraded;
 mod hostile_policies;
 mod logs;
 

@@ -6,6 +6,7 @@
 mod journal;
 mod metrics;
 mod nodesync;
+mod pending;
 mod policies;
 mod predicates;
 mod spec;
@@ -24,7 +25,7 @@ use k8s_openapi::api::core::v1::{Namespace, Node, ObjectReference, Service};
 use kube::runtime::reflector::Store;
 use kube::{Api, Client};
 use prometheus_client::registry::Registry;
-use tokio::sync::Notify;
+use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
 use super::informer::{Change, Informer, Listed};
@@ -32,7 +33,9 @@ use super::leader::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
 use super::workqueue::{Backoff, WorkQueue};
 use super::{EventRecorder, EventType, SyncedFlag};
 use crate::lb::LoadBalancers;
+use crate::policy::Registry as PolicyRegistry;
 use metrics::ServiceMetrics;
+use pending::PendingReporter;
 use predicates::{ClassFilter, in_node_set, needs_cleanup, should_sync_updated_node};
 use spec::NodeKey;
 use sync::service_key;
@@ -97,10 +100,27 @@ pub(crate) struct Shared {
 
 type Watch = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
 
+/// The load-balancer side as the process brings it up: it may fail (ALB not
+/// enabled on the gateway, a misnamed network, missing rights) while the
+/// node side works, and is retried.
+#[derive(Clone)]
+pub enum LbSide {
+    /// Not working yet, and why.
+    Pending(String),
+    /// Ready to serve.
+    Ready(Arc<LoadBalancers>),
+}
+
+type MakeShared = Box<dyn FnOnce(Arc<LoadBalancers>) -> Shared + Send>;
+
 /// Upstream's service controller: a load balancer (and its status, finalizer
 /// and Events) for every Service of type LoadBalancer this CCM serves.
 pub struct ServiceController {
-    shared: Arc<Shared>,
+    /// Builds the workers' state once the load-balancer side is ready.
+    make_shared: MakeShared,
+    lb: watch::Receiver<LbSide>,
+    policies: Arc<PolicyRegistry>,
+    pending: PendingReporter,
     watches: Vec<Watch>,
     /// The Service, Node and Namespace caches.
     listed: [Listed; 3],
@@ -109,11 +129,13 @@ pub struct ServiceController {
 
 impl ServiceController {
     /// Watches Services and Namespaces itself; Nodes come from `nodes`,
-    /// which the caller runs.
+    /// which the caller runs. Until `lb` is ready, every LoadBalancer
+    /// Service gets a Warning Event saying why.
     pub fn new(
         client: Client,
         nodes: &mut Informer<Node>,
-        lb: Arc<LoadBalancers>,
+        policies: Arc<PolicyRegistry>,
+        lb: watch::Receiver<LbSide>,
         recorder: EventRecorder,
         config: ServiceControllerConfig,
         registry: &mut Registry,
@@ -157,18 +179,25 @@ impl ServiceController {
             services.store(),
             queue.clone(),
             class.clone(),
-            lb.policies().clone(),
+            policies.clone(),
         ));
-        let shared = Arc::new(Shared {
+        let pending = PendingReporter {
+            recorder: recorder.clone(),
+            services: services.store(),
+            class: class.clone(),
+        };
+        let (service_store, node_store, namespace_store) =
+            (services.store(), nodes.store(), namespaces.store());
+        let make_shared: MakeShared = Box::new(move |lb| Shared {
             lb,
             writes: ServiceWrites::new(client),
             recorder,
             events_on: config.events_on.clone(),
             class,
             workers: config.workers.max(1),
-            services: services.store(),
-            nodes: nodes.store(),
-            namespaces: namespaces.store(),
+            services: service_store,
+            nodes: node_store,
+            namespaces: namespace_store,
             synced: Mutex::default(),
             last_nodes: Mutex::default(),
             in_progress: Mutex::default(),
@@ -177,26 +206,33 @@ impl ServiceController {
             metrics,
         });
         Self {
-            shared,
+            make_shared,
+            lb,
+            policies,
+            pending,
             listed: [services.listed(), nodes.listed(), namespaces.listed()],
             watches: vec![Box::pin(services.run()), Box::pin(namespaces.run())],
             nodes_changed,
         }
     }
 
-    /// Runs until dropped: waits for the caches, sweeps objects of
-    /// Services that no longer exist, then serves the queues.
+    /// Runs until dropped: waits for the caches and the load-balancer side,
+    /// sweeps objects of Services that no longer exist, then serves the
+    /// queues.
     pub async fn run(self, synced: SyncedFlag) {
         let mut tasks = JoinSet::new();
         for watch in self.watches {
             tasks.spawn(watch);
         }
-        let shared = self.shared;
         for listed in self.listed {
             if !listed.wait().await {
                 return;
             }
         }
+        let Some(lb) = self.pending.until_ready(self.lb).await else {
+            return;
+        };
+        let shared = Arc::new((self.make_shared)(lb));
         shared.sweep().await;
         synced.set();
         for _ in 0..shared.workers {
@@ -204,8 +240,7 @@ impl ServiceController {
         }
         tasks.spawn(node_sync_loop(shared.clone(), self.nodes_changed));
         tasks.spawn(cleanup_resync_loop(shared.clone()));
-        let policies = shared.lb.policies().clone();
-        tasks.spawn(shared.clone().follow_policy_reloads(policies));
+        tasks.spawn(shared.clone().follow_policy_reloads(self.policies));
         while let Some(result) = tasks.join_next().await {
             if let Err(error) = result {
                 tracing::error!(%error, "a service controller task ended");

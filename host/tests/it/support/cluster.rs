@@ -13,7 +13,7 @@ use prometheus_client::registry::Registry;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 pub use vcd_ccm::controllers::service::ServiceControllerConfig;
-use vcd_ccm::controllers::service::{AnnotationJournal, ServiceController};
+use vcd_ccm::controllers::service::{AnnotationJournal, LbSide, ServiceController};
 use vcd_ccm::controllers::{CacheSync, EventRecorder, Informer};
 use vcd_ccm::lb::LbConfig;
 use vcd_ccm::policy::directory::{self, DirectoryWatcher};
@@ -111,14 +111,17 @@ impl Cluster {
             .expect("kubesim has kube-system");
         let identity = lb::identity(&kube_system.metadata.uid.expect("a uid"));
         let journal = Arc::new(AnnotationJournal::new(self.client.clone()));
-        let lb = lb::journal_engine(&self.vcd, lb_config, registry, identity, journal).await;
+        let lb =
+            lb::journal_engine(&self.vcd, lb_config, registry.clone(), identity, journal).await;
+        let ready = tokio::sync::watch::channel(LbSide::Ready(Arc::new(lb))).1;
         let recorder = EventRecorder::new(self.client.clone(), "service-controller", "test");
         let mut metrics = Registry::default();
         let mut nodes = Informer::new(Api::<Node>::all(self.client.clone()));
         let controller = ServiceController::new(
             self.client.clone(),
             &mut nodes,
-            Arc::new(lb),
+            registry,
+            ready,
             recorder,
             config,
             &mut metrics,

@@ -1,0 +1,91 @@
+//! A gateway without NSX ALB: `vcd-ccm run` still initialises Nodes, tells
+//! every LoadBalancer Service why it waits, says so on `/readyz` and in a
+//! metric, and serves the Services once ALB is turned on.
+
+use std::time::Duration;
+
+use k8s_openapi::api::core::v1::{Event, Node};
+use kube::Api;
+use kube::api::PostParams;
+use serde_json::json;
+
+use crate::support::poll::wait_until;
+use crate::support::run::{NODES, World};
+
+const WAIT: Duration = Duration::from_secs(60);
+
+fn set_alb(world: &World, enabled: bool) {
+    world.vcd.with_world(|w| {
+        for gateway in &mut w.gateways {
+            gateway.load_balancer.enabled = enabled;
+        }
+    });
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn nodes_are_initialised_while_the_load_balancer_side_waits_for_alb() {
+    let world = World::start().await;
+    set_alb(&world, false);
+    let nodes: Api<Node> = Api::all(world.client.clone());
+    for (name, ip) in NODES {
+        let node = serde_json::from_value(json!({
+            "metadata": {"name": name},
+            "spec": {"taints": [{"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}]},
+            "status": {"addresses": [{"type": "InternalIP", "address": ip}],
+                       "conditions": [{"type": "Ready", "status": "True"}]}
+        }))
+        .unwrap();
+        nodes.create(&PostParams::default(), &node).await.unwrap();
+    }
+    world.create_service("web", &[80]).await;
+    let ccm = world.spawn("degraded", &["--leader-elect=false"]);
+
+    wait_until("the Nodes initialised", WAIT, || async {
+        for (name, _) in NODES {
+            let node = nodes.get(name).await.map_err(|e| e.to_string())?;
+            let spec = node.spec.unwrap_or_default();
+            if spec.provider_id.is_none() || !spec.taints.unwrap_or_default().is_empty() {
+                return Err(format!("{name} not initialised yet"));
+            }
+        }
+        Ok(())
+    })
+    .await;
+    let events: Api<Event> = Api::namespaced(world.client.clone(), "default");
+    let (message, _) = wait_until("the Service's Warning Event", WAIT, || async {
+        let list = events
+            .list(&Default::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        list.items
+            .into_iter()
+            .find(|e| {
+                e.involved_object.name.as_deref() == Some("web")
+                    && e.reason.as_deref() == Some("LoadBalancerUnavailable")
+            })
+            .and_then(|e| e.message)
+            .ok_or_else(|| "no LoadBalancerUnavailable Event yet".to_string())
+    })
+    .await;
+    assert!(message.contains("load balancer"), "{message}");
+    let (status, body) = ccm.get("/readyz").await.unwrap();
+    assert_eq!(status, 500, "{body}");
+    assert!(body.contains("[-]load-balancer failed"), "{body}");
+    assert_eq!(
+        ccm.metric("vcd_ccm_load_balancer_ready").await.unwrap(),
+        0.0
+    );
+
+    set_alb(&world, true);
+    let (ip, waited) = wait_until("the Service's address once ALB is on", WAIT, || async {
+        world.external_ip("web").await
+    })
+    .await;
+    assert!(!ip.is_empty());
+    println!("address {waited:?} after ALB was turned on");
+    assert_eq!(
+        ccm.metric("vcd_ccm_load_balancer_ready").await.unwrap(),
+        1.0
+    );
+    ccm.ready().await.unwrap();
+}
