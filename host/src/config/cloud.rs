@@ -62,6 +62,12 @@ impl CloudConfig {
         Ok(config)
     }
 
+    /// `loadbalancer.enabled` (ours, default true): `false` runs the node
+    /// side only, for clusters without NSX ALB.
+    pub fn load_balancers_enabled(&self) -> bool {
+        self.file.loadbalancer.enabled
+    }
+
     /// Where the config came from (a path), as errors name it.
     pub fn origin(&self) -> &str {
         &self.origin
@@ -95,7 +101,9 @@ impl CloudConfig {
                 "the cluster's vApp (the vApps' name prefix when vcd.isZoneEnabledCluster is true)",
             ),
         ];
-        for (key, value, what) in required {
+        // Without load balancers no network needs naming.
+        let needed = |key: &str| key != "loadbalancer.network" || file.loadbalancer.enabled;
+        for (key, value, what) in required.into_iter().filter(|(key, ..)| needed(key)) {
             if value.trim().is_empty() {
                 return invalid(key, &format!("required: {what}"));
             }
@@ -124,14 +132,16 @@ impl CloudConfig {
         }
         // The load balancer's own rules, upstream's "shared IP or oneArm"
         // among them, so a bad file fails here and not at the first Service.
-        self.lb_config()
-            .check()
-            .map_err(|error| ConfigError::Invalid {
-                origin: self.origin.clone(),
-                line: None,
-                key: None,
-                message: error.to_string(),
-            })?;
+        if self.load_balancers_enabled() {
+            self.lb_config()
+                .check()
+                .map_err(|error| ConfigError::Invalid {
+                    origin: self.origin.clone(),
+                    line: None,
+                    key: None,
+                    message: error.to_string(),
+                })?;
+        }
         Ok(())
     }
 }
@@ -146,6 +156,26 @@ mod tests {
         CloudConfig::from_yaml_with_env(text, "f.yaml", None)
             .unwrap_err()
             .to_string()
+    }
+
+    #[test]
+    fn load_balancers_can_be_turned_off_and_then_need_no_network() {
+        let off = MINIMAL.replace(
+            "loadbalancer:\n  network: net1\n",
+            "loadbalancer:\n  enabled: false\n",
+        );
+        let config = CloudConfig::from_yaml_with_env(&off, "f.yaml", None).unwrap();
+        assert!(!config.load_balancers_enabled());
+        assert!(
+            CloudConfig::from_yaml_with_env(MINIMAL, "f.yaml", None)
+                .unwrap()
+                .load_balancers_enabled()
+        );
+        let absent = MINIMAL.replace(
+            "loadbalancer:\n  network: net1\n  enableVirtualServiceSharedIP: true\n",
+            "",
+        );
+        assert!(error(&absent).contains("loadbalancer.network: required"));
     }
 
     #[test]

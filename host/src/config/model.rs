@@ -63,9 +63,12 @@ pub(super) struct VcdSection {
     pub requests_per_second: Option<f64>,
 }
 
-#[derive(Debug, Clone, Default, Deserialize)]
+#[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields, expecting = "a mapping")]
 pub(super) struct LoadBalancerSection {
+    /// Ours: `false` runs the node side only, for clusters without NSX ALB.
+    #[serde(default = "enabled")]
+    pub enabled: bool,
     #[serde(default)]
     pub one_arm: Option<OneArmSection>,
     #[serde(default, rename = "ports")]
@@ -87,6 +90,26 @@ pub(super) struct OneArmSection {
     pub start_ip: Ipv4Addr,
     #[serde(rename = "endIP", deserialize_with = "values::ipv4")]
     pub end_ip: Ipv4Addr,
+}
+
+fn enabled() -> bool {
+    true
+}
+
+/// An absent `loadbalancer` section: load balancers on, nothing else set
+/// (the check then asks for `loadbalancer.network`).
+impl Default for LoadBalancerSection {
+    fn default() -> Self {
+        Self {
+            enabled: enabled(),
+            one_arm: None,
+            _ports: PortsSection::default(),
+            cert_alias: String::new(),
+            network: String::new(),
+            vip_subnet: None,
+            enable_virtual_service_shared_ip: false,
+        }
+    }
 }
 
 /// Accepted and, like upstream, never used.

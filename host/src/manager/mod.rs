@@ -71,7 +71,11 @@ impl Manager {
             None => None,
         };
         let cloud = CloudSide::prepare(&settings, &metrics).await?;
-        let lb = match settings.controllers.service {
+        let serve_lb = settings.controllers.service && settings.cloud.load_balancers_enabled();
+        if settings.controllers.service && !serve_lb {
+            tracing::info!("loadbalancer.enabled is false: no load balancers, the node side only");
+        }
+        let lb = match serve_lb {
             true => Some(LbOwnership {
                 identity: cloud::cluster_identity(&client).await?,
                 journal: Arc::new(AnnotationJournal::new(client.clone())),

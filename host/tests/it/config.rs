@@ -134,7 +134,7 @@ fn unknown_keys_are_named_with_their_full_path_and_line() {
     assert_eq!(
         error(&typo),
         format!(
-            "cloud config {ORIGIN}, line 15: loadbalancer.vipSubnett: unknown key; allowed: oneArm, ports, certAlias, network, vipSubnet, enableVirtualServiceSharedIP"
+            "cloud config {ORIGIN}, line 15: loadbalancer.vipSubnett: unknown key; allowed: enabled, oneArm, ports, certAlias, network, vipSubnet, enableVirtualServiceSharedIP"
         )
     );
     let top = format!("{UPSTREAM}vappName: x\n");

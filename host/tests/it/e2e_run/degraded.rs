@@ -89,3 +89,25 @@ async fn nodes_are_initialised_while_the_load_balancer_side_waits_for_alb() {
     );
     ccm.ready().await.unwrap();
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn load_balancers_turned_off_leave_a_ready_node_side() {
+    let world = World::start().await;
+    let text = std::fs::read_to_string(&world.files.cloud_config).unwrap();
+    let off = text.replace("loadbalancer:\n", "loadbalancer:\n  enabled: false\n");
+    assert_ne!(text, off);
+    std::fs::write(&world.files.cloud_config, off).unwrap();
+    world.add_nodes().await;
+    world.create_service("web", &[80]).await;
+    let ccm = world.spawn("nodes-only", &["--leader-elect=false"]);
+    wait_until("ready", WAIT, || ccm.ready()).await;
+    let (_, body) = ccm.get("/readyz?verbose").await.unwrap();
+    assert!(!body.contains("load-balancer"), "{body}");
+    assert!(ccm.metric("running_managed_controllers").await.is_ok());
+    let (_, metrics) = ccm.get("/metrics").await.unwrap();
+    assert!(
+        !metrics.contains("name=\"service\""),
+        "no service controller: {metrics}"
+    );
+    assert!(world.external_ip("web").await.is_err());
+}
