@@ -9,6 +9,7 @@ use std::sync::Arc;
 
 use k8s_openapi::api::apps::v1::Deployment;
 use k8s_openapi::api::core::v1::{ConfigMap, Secret, ServiceAccount};
+use k8s_openapi::api::policy::v1::PodDisruptionBudget;
 use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBinding};
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::json;
@@ -46,7 +47,8 @@ fn every_manifest_parses_into_its_kubernetes_type() {
         [
             "cloud-config.yaml: ConfigMap kube-system/vcloud-ccm-configmap",
             "deployment.yaml: Deployment kube-system/vcd-ccm",
-            "policies.yaml: ConfigMap kube-system/vcd-ccm-policies",
+            "components/policies/policies.yaml: ConfigMap kube-system/vcd-ccm-policies",
+            "pdb.yaml: PodDisruptionBudget kube-system/vcd-ccm",
             "rbac.yaml: ClusterRole system:cloud-controller-manager",
             "rbac.yaml: ClusterRole vcd-ccm-metrics-reader",
             "rbac.yaml: ClusterRoleBinding system:cloud-controller-manager",
@@ -69,6 +71,7 @@ fn every_manifest_parses_into_its_kubernetes_type() {
             "Role" => check::<Role>(document),
             "RoleBinding" => check::<RoleBinding>(document),
             "Deployment" => check::<Deployment>(document),
+            "PodDisruptionBudget" => check::<PodDisruptionBudget>(document),
             other => panic!("{}: unexpected kind {other}", document.file),
         }
     }
@@ -399,6 +402,80 @@ async fn rbac_grants_exactly_the_calls_the_controllers_make() {
         "Node lists, watches"
     );
     let calls = calls_of(&requests);
-    let grants = grants_of(&documents::all(), "kube-system", "cloud-controller-manager");
+    // What `kubectl apply -k manifests/` grants.
+    let grants = grants_of(
+        &documents::rendered("manifests"),
+        "kube-system",
+        "cloud-controller-manager",
+    );
     assert_grants_match(&calls, &grants);
+}
+
+#[test]
+fn every_kustomization_renders_and_each_component_does_what_it_says() {
+    let base = documents::rendered("manifests");
+    let names = |documents: &[Document]| -> BTreeSet<String> {
+        documents
+            .iter()
+            .map(|d| format!("{} {}", d.kind, d.name))
+            .collect()
+    };
+    let image = |documents: &[Document]| {
+        let deployment: Deployment = find(documents, "Deployment", "vcd-ccm");
+        let pod = deployment.spec.template.spec.unwrap();
+        (pod.containers[0].image.clone().unwrap_or_default(), pod)
+    };
+    assert!(names(&base).contains("PodDisruptionBudget vcd-ccm"));
+    assert!(names(&base).contains("ConfigMap vcloud-ccm-configmap"));
+    let (base_image, base_pod) = image(&base);
+    assert_eq!(base_image, "ghcr.io/vcd-ccm/vcd-ccm:0.1.0");
+    assert_eq!(
+        base_pod.priority_class_name.as_deref(),
+        Some("system-cluster-critical")
+    );
+    let pdb: PodDisruptionBudget = find(&base, "PodDisruptionBudget", "vcd-ccm");
+    assert_eq!(pdb.spec.unwrap().min_available, Some(IntOrString::Int(1)));
+
+    let full = documents::rendered("deploy/example");
+    let rendered = names(&full);
+    // capvcd: CAPVCD's ClusterResourceSet owns the cloud config and credentials.
+    assert!(
+        !rendered.contains("ConfigMap vcloud-ccm-configmap"),
+        "{rendered:?}"
+    );
+    assert!(
+        !rendered.contains("Secret vcloud-basic-auth"),
+        "{rendered:?}"
+    );
+    // policies: the policy ConfigMap the Deployment mounts.
+    assert!(
+        rendered.contains("ConfigMap vcd-ccm-policies"),
+        "{rendered:?}"
+    );
+    // private-ca: the CA bundle, mounted where vcd.caFile points.
+    let (full_image, pod) = image(&full);
+    assert_eq!(full_image, "registry.example.com/vcd-ccm:0.1.0");
+    let ca = pod
+        .volumes
+        .unwrap_or_default()
+        .into_iter()
+        .find(|v| v.name == "vcd-ccm-ca")
+        .expect("the CA volume");
+    let generated = ca.config_map.unwrap().name;
+    assert!(generated.starts_with("vcd-ccm-ca-"), "{generated}");
+    assert!(rendered.contains(&format!("ConfigMap {generated}")));
+    let mounts = pod.containers[0].volume_mounts.clone().unwrap_or_default();
+    assert!(
+        mounts
+            .iter()
+            .any(|m| m.name == "vcd-ccm-ca" && m.mount_path == "/etc/vcd-ccm/ca")
+    );
+    for document in full.iter().chain(&base) {
+        match document.kind.as_str() {
+            "ConfigMap" => check::<ConfigMap>(document),
+            "Deployment" => check::<Deployment>(document),
+            "PodDisruptionBudget" => check::<PodDisruptionBudget>(document),
+            _ => {}
+        }
+    }
 }

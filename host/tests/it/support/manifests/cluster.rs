@@ -235,7 +235,7 @@ fn write_credentials(dir: &std::path::Path, vcd: &Sim) -> std::path::PathBuf {
     secret_dir
 }
 
-/// The policy directory as the kubelet mounts manifests/policies.yaml: the
+/// The policy directory as the kubelet mounts the policies component's ConfigMap: the
 /// example as shipped (placeholder digest, no component) must not stop
 /// the manager.
 fn write_policy_dir(dir: &std::path::Path) -> std::path::PathBuf {

@@ -32,7 +32,7 @@ pub struct Mount {
 }
 
 pub fn vcd_ccm() -> CcmDeployment {
-    let deployment: Deployment = find(&documents::all(), "Deployment", "vcd-ccm");
+    let deployment: Deployment = find(&documents::rendered("manifests"), "Deployment", "vcd-ccm");
     let pod = deployment.spec.template.spec.expect("a pod spec");
     let [container] = pod.containers.as_slice() else {
         panic!("one container");

@@ -64,33 +64,73 @@ fn differences(read: &Value, kept: &Value, path: String, out: &mut Vec<String>) 
     }
 }
 
-/// Every document of every `*.yaml` file in `manifests/`, by file name.
+/// Every object of every `*.yaml` file under `manifests/` (kustomizations
+/// aside), named by its path there.
 pub fn all() -> Vec<Document> {
-    let mut files: Vec<PathBuf> = std::fs::read_dir(manifests_dir())
-        .expect("manifests/ is readable")
-        .map(|entry| entry.expect("a directory entry").path())
-        .filter(|path| path.extension().is_some_and(|e| e == "yaml"))
-        .collect();
+    let root = manifests_dir();
+    let mut files = Vec::new();
+    let mut dirs = vec![root.clone()];
+    while let Some(dir) = dirs.pop() {
+        for entry in std::fs::read_dir(&dir).expect("manifests/ is readable") {
+            let path = entry.expect("a directory entry").path();
+            if path.is_dir() {
+                dirs.push(path);
+            } else if path.extension().is_some_and(|e| e == "yaml")
+                && path.file_name().is_some_and(|n| n != "kustomization.yaml")
+            {
+                files.push(path);
+            }
+        }
+    }
     files.sort();
     files
         .iter()
         .flat_map(|path| {
-            let file = path.file_name().unwrap().to_string_lossy().to_string();
+            let file = path
+                .strip_prefix(&root)
+                .unwrap()
+                .to_string_lossy()
+                .to_string();
             let text = std::fs::read_to_string(path).expect("a manifest is readable");
-            serde_yaml_ng::Deserializer::from_str(&text)
-                .map(|document| {
-                    let body = Value::deserialize(document)
-                        .unwrap_or_else(|e| panic!("{file}: not YAML: {e}"));
-                    let field = |path: &str| body.pointer(path).and_then(Value::as_str);
-                    Document {
-                        kind: field("/kind").unwrap_or_default().to_string(),
-                        namespace: field("/metadata/namespace").map(str::to_string),
-                        name: field("/metadata/name").unwrap_or_default().to_string(),
-                        file: file.clone(),
-                        body,
-                    }
-                })
-                .collect::<Vec<_>>()
+            parse(&file, &text)
+        })
+        .collect()
+}
+
+/// What `kubectl kustomize <dir>` renders (`dir` relative to the repository).
+pub fn rendered(dir: &str) -> Vec<Document> {
+    let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+        .join("..")
+        .join(dir);
+    let output = std::process::Command::new("kubectl")
+        .arg("kustomize")
+        .arg(&path)
+        .output()
+        .expect("kubectl (with kustomize) is installed; .ci/run checks it");
+    assert!(
+        output.status.success(),
+        "kubectl kustomize {dir}: {}",
+        String::from_utf8_lossy(&output.stderr)
+    );
+    parse(
+        &format!("rendered {dir}"),
+        &String::from_utf8_lossy(&output.stdout),
+    )
+}
+
+fn parse(file: &str, text: &str) -> Vec<Document> {
+    serde_yaml_ng::Deserializer::from_str(text)
+        .map(|document| {
+            let body =
+                Value::deserialize(document).unwrap_or_else(|e| panic!("{file}: not YAML: {e}"));
+            let field = |path: &str| body.pointer(path).and_then(Value::as_str);
+            Document {
+                kind: field("/kind").unwrap_or_default().to_string(),
+                namespace: field("/metadata/namespace").map(str::to_string),
+                name: field("/metadata/name").unwrap_or_default().to_string(),
+                file: file.to_string(),
+                body,
+            }
         })
         .collect()
 }
