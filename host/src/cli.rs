@@ -34,6 +34,7 @@ pub enum Command {
     /// Run the cloud-controller-manager against a cluster and VCD.
     Run(Box<RunArgs>),
     /// Run the controllers against embedded VCD and Kubernetes simulators.
+    #[cfg(feature = "demo")]
     Demo(DemoArgs),
     /// Work with load-balancer policies.
     #[command(subcommand)]

@@ -5,7 +5,9 @@ use std::process::ExitCode;
 
 use clap::Parser;
 use vcd_ccm::cli::{Cli, Command, PolicyCommand};
-use vcd_ccm::commands::{demo, policy, run};
+#[cfg(feature = "demo")]
+use vcd_ccm::commands::demo;
+use vcd_ccm::commands::{policy, run};
 use vcd_ccm::logging::{self, LogFormat};
 
 fn main() -> ExitCode {
@@ -19,6 +21,7 @@ fn main() -> ExitCode {
     logging::init(format, default);
     match cli.command {
         Command::Run(args) => run::run(&args),
+        #[cfg(feature = "demo")]
         Command::Demo(args) => demo::demo(&args),
         Command::Policy(PolicyCommand::Test(args)) => policy::test(&args),
         Command::Policy(PolicyCommand::Eval(args)) => policy::eval(&args),

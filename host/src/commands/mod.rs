@@ -1,5 +1,6 @@
 //! What each command does; `main` only parses and dispatches.
 
+#[cfg(feature = "demo")]
 pub mod demo;
 pub mod policy;
 pub mod run;

@@ -171,7 +171,7 @@ fn the_container_is_non_root_read_only_and_bounded() {
     let ccm = vcd_ccm();
     let pod_security = ccm.pod.security_context.expect("a pod security context");
     assert_eq!(pod_security.run_as_non_root, Some(true));
-    assert_eq!(pod_security.run_as_user, Some(65534));
+    assert_eq!(pod_security.run_as_user, Some(65532), "the image's user");
     let seccomp = pod_security.seccomp_profile.expect("a seccomp profile");
     assert_eq!(seccomp.type_, "RuntimeDefault");
     let security = ccm
