@@ -124,6 +124,9 @@ OBJECTS
   if [[ -z $ok ]]; then
     echo "smoke test failed; vcd-ccm log:" >&2; tail -40 "$work/vcd-ccm.log" >&2; exit 1
   fi
+  local pid
+  pid=$(pgrep -f '^/vcd-ccm run' | head -1 || true)
+  [[ -n $pid ]] && echo "vcd-ccm in the image: peak resident memory $(awk '/VmHWM/ {print $2, $3}' "/proc/$pid/status")"
   echo "smoke test: Node worker-0 is $(kubectl get node worker-0 -o jsonpath='{.spec.providerID}'), Service web is at $(kubectl get svc web -o jsonpath='{.status.loadBalancer.ingress[0].ip}')"
 }
 
