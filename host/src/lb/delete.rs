@@ -49,9 +49,11 @@ impl LoadBalancers {
         self.applier(service).apply(ops, &observed).await?;
         // A takeover still waiting leaves the upstream CCM's objects: they
         // go with the Service, as upstream would have deleted them.
+        // Its claim is made ours first, so a crash after the deletes cannot
+        // leave an upstream-marked allocation that nothing finds again.
         if !upstream.deletes.is_empty() {
-            self.remove_upstream(service, upstream).await?;
             self.adopt_upstream_claims(service).await?;
+            self.remove_upstream(service, upstream).await?;
         }
         if self.source.is_spaces() {
             let owner = self.owner(service);

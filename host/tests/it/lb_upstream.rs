@@ -274,3 +274,21 @@ async fn an_ip_block_takeover_cut_short_keeps_the_address_from_the_status() {
 async fn an_ip_space_takeover_cut_short_keeps_the_claimed_address() {
     a_takeover_cut_short_keeps_the_address(spaces_scenario(), "192.0.2.23", true).await;
 }
+
+#[tokio::test]
+async fn a_service_deleted_while_its_takeover_waits_takes_the_upstream_objects_and_claim() {
+    let sim = vcd::sim_from(spaces_scenario()).await;
+    let svc = service("shop", "web", UID, vec![tcp(80, 30080)]);
+    upstream_load_balancer(&sim, ModeKind::SharedVip, &svc).await;
+    let upstream_marker = format!("cluster-{CLUSTER}-namespace-shop-service-web");
+    sim.with_world(|w| {
+        for allocation in &mut w.ip_allocations {
+            allocation.description = upstream_marker.clone();
+        }
+    });
+    assert_eq!(upstream_named(&sim).len(), 2);
+    let ours = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
+    ours.delete(&svc).await.expect("deleted");
+    assert!(upstream_named(&sim).is_empty(), "{:#?}", objects(&sim));
+    assert!(allocations(&sim).is_empty(), "{:?}", allocations(&sim));
+}
