@@ -8,6 +8,10 @@ use super::metrics::LeftAloneLabels;
 use super::predicates::has_finalizer;
 use crate::controllers::EventType;
 use crate::lb::SweepReport;
+use crate::text::sanitize;
+
+/// Room for a few identities or cluster ids in one message.
+const LIST_BYTES: usize = 512;
 
 impl Shared {
     /// Deletes objects tagged for Services that no longer exist (crash
@@ -71,6 +75,9 @@ impl Shared {
     }
 }
 
+/// The values as one list. They come from VCD descriptions, so the list is
+/// escaped and capped before it reaches a log line or an Event.
 fn joined(items: &std::collections::BTreeSet<String>) -> String {
-    items.iter().cloned().collect::<Vec<_>>().join(", ")
+    let list = items.iter().cloned().collect::<Vec<_>>().join(", ");
+    sanitize(&list, LIST_BYTES)
 }
