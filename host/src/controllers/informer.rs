@@ -25,8 +25,8 @@ pub enum Change<K> {
         /// The object now.
         new: Arc<K>,
     },
-    /// An object went away.
-    Deleted,
+    /// An object went away; the last cached copy of it.
+    Deleted(Arc<K>),
 }
 
 type Handler<K> = Box<dyn FnMut(&Change<K>) + Send>;
@@ -136,8 +136,8 @@ where
                         .cloned()
                         .collect();
                     for key in gone {
-                        if known.remove(&key).is_some() {
-                            notify(Change::Deleted);
+                        if let Some(old) = known.remove(&key) {
+                            notify(Change::Deleted(old));
                         }
                     }
                     listed.send_replace(true);
@@ -145,8 +145,8 @@ where
                 watcher::Event::Apply(object) => applied(&mut known, object, &mut notify),
                 watcher::Event::Delete(object) => {
                     let key = ObjectRef::from_obj(&object);
-                    known.remove(&key);
-                    notify(Change::Deleted);
+                    let old = known.remove(&key).unwrap_or_else(|| Arc::new(object));
+                    notify(Change::Deleted(old));
                 }
             }
         }

@@ -14,7 +14,7 @@ use super::naming::{Names, PortKey, short_hash};
 use super::observe::ServiceObjects;
 use super::ownership::{OwnerTag, Tagged};
 use super::service::{NodeSpec, ServiceSpec};
-use crate::policy::model::{AppProfile, Decision, HealthMonitor, PortDecision, TrafficPolicy};
+use crate::policy::model::{AppProfile, Decision, HealthMonitor, PortDecision};
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
 use crate::vcd::resources::nat::NatRule;
@@ -90,25 +90,11 @@ fn algorithm(decision: &PortDecision) -> String {
         .to_uppercase()
 }
 
-fn monitors(target: &Target<'_>, decision: &PortDecision) -> Vec<PoolMonitor> {
-    let local_check = match (
-        target.service.external_traffic_policy,
-        target.service.health_check_node_port,
-    ) {
-        (TrafficPolicy::Local, Some(port)) if port > 0 => Some(port),
-        _ => None,
-    };
-    if let Some(port) = local_check {
-        // kube-proxy answers 200 on this port only where the Service has
-        // local endpoints, so only those nodes receive traffic.
-        let mut extra = Map::new();
-        extra.insert("monitorPort".into(), json!(port));
-        extra.insert("httpRequest".into(), json!("GET /healthz HTTP/1.0"));
-        return vec![PoolMonitor {
-            monitor_type: "HTTP".into(),
-            extra,
-        }];
-    }
+/// The monitor the policy chose, by type: VCD's system monitors have no
+/// per-pool settings such as a port or an HTTP request. `Local` Services
+/// need none of their own, as their members are already only the nodes
+/// with a ready endpoint.
+fn monitors(decision: &PortDecision) -> Vec<PoolMonitor> {
     let kind = match decision.health_monitor {
         HealthMonitor::None => return Vec::new(),
         HealthMonitor::Tcp => "TCP",
@@ -194,7 +180,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
             default_port: Some(u32::from(node_port)),
             algorithm: Some(algorithm(decision)),
             members: members(target.nodes, node_port),
-            health_monitors: monitors(target, decision),
+            health_monitors: monitors(decision),
             gateway_ref: target.gateway.clone(),
             extra: Map::new(),
         };

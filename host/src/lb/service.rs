@@ -49,9 +49,12 @@ pub struct ServiceSpec {
     pub load_balancer_class: Option<String>,
     /// `spec.externalTrafficPolicy`.
     pub external_traffic_policy: TrafficPolicy,
-    /// `spec.healthCheckNodePort`: with `externalTrafficPolicy: Local`, pools
-    /// monitor it so only nodes with local endpoints get traffic.
+    /// `spec.healthCheckNodePort` (policy input).
     pub health_check_node_port: Option<u16>,
+    /// How many ready endpoints the Service's EndpointSlices list (policy
+    /// input). With `externalTrafficPolicy: Local` the controller passes only
+    /// the nodes running them as members.
+    pub ready_endpoints: u32,
     /// `spec.ipFamilies`.
     pub ip_families: Vec<IpFamily>,
 }

@@ -115,7 +115,7 @@ const REGARDING: [(&str, &str); 9] = [
     ("type", "type"),
 ];
 
-pub static RESOURCES: [ResourceType; 10] = [
+pub static RESOURCES: [ResourceType; 11] = [
     ResourceType {
         group: "",
         version: "v1",
@@ -245,6 +245,22 @@ pub static RESOURCES: [ResourceType; 10] = [
         field_labels: &REGARDING,
         list_merges: &[],
         rules: &EventsV1Rules,
+    },
+    // Written by tests in the role of the EndpointSlice controller.
+    ResourceType {
+        group: "discovery.k8s.io",
+        version: "v1",
+        kind: "EndpointSlice",
+        plural: "endpointslices",
+        singular: "endpointslice",
+        namespaced: true,
+        short_names: &[],
+        categories: &[],
+        has_status: false,
+        bucket: "endpointslices",
+        field_labels: &[("addressType", "addressType")],
+        list_merges: &[],
+        rules: &PlainRules,
     },
     // RBAC, for SubjectAccessReview (see `access.rs`).
     ResourceType {

@@ -3,6 +3,7 @@
 //! the parent folder): which Services and changes count, the cleanup
 //! finalizer, the node set, Events, backoff, and node changes → `update`.
 
+mod endpoints;
 mod journal;
 mod metrics;
 mod nodesync;
@@ -22,6 +23,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Namespace, Node, ObjectReference, Service};
+use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::runtime::reflector::Store;
 use kube::{Api, Client};
 use prometheus_client::registry::Registry;
@@ -34,6 +36,7 @@ use super::workqueue::{Backoff, WorkQueue};
 use super::{EventRecorder, EventType, SyncedFlag};
 use crate::lb::LoadBalancers;
 use crate::policy::Registry as PolicyRegistry;
+use endpoints::{EndpointChanges, endpoint_sync_loop, is_local, ready_endpoints};
 use metrics::ServiceMetrics;
 use pending::PendingReporter;
 use predicates::{ClassFilter, in_node_set, needs_cleanup, should_sync_updated_node};
@@ -86,9 +89,10 @@ pub(crate) struct Shared {
     services: Store<Service>,
     nodes: Store<Node>,
     namespaces: Store<Namespace>,
+    endpoint_slices: Store<EndpointSlice>,
     /// Services synced since start (upstream's serviceCache).
     synced: Mutex<HashMap<String, Arc<Service>>>,
-    /// The node set each Service's load balancer was last given.
+    /// The members each Service's load balancer was last given.
     last_nodes: Mutex<HashMap<String, Vec<NodeKey>>>,
     /// A Service's sync and its node update never run at the same time:
     /// both write the same VCD objects.
@@ -122,9 +126,10 @@ pub struct ServiceController {
     policies: Arc<PolicyRegistry>,
     pending: PendingReporter,
     watches: Vec<Watch>,
-    /// The Service, Node and Namespace caches.
-    listed: [Listed; 3],
+    /// The Service, Node, Namespace and EndpointSlice caches.
+    listed: [Listed; 4],
     nodes_changed: Arc<Notify>,
+    endpoints_changed: EndpointChanges,
 }
 
 impl ServiceController {
@@ -155,7 +160,7 @@ impl ServiceController {
                         class.needs_update(old, new) || needs_cleanup(new)
                     }
                     // Deletion arrives as an update setting deletionTimestamp.
-                    Change::Deleted => false,
+                    Change::Deleted(_) => false,
                 };
                 if let (true, Change::Added(s) | Change::Updated { new: s, .. }) = (enqueue, change)
                 {
@@ -167,7 +172,7 @@ impl ServiceController {
             let changed = nodes_changed.clone();
             nodes.on_change(move |change| {
                 if match change {
-                    Change::Added(_) | Change::Deleted => true,
+                    Change::Added(_) | Change::Deleted(_) => true,
                     Change::Updated { old, new } => should_sync_updated_node(old, new),
                 } {
                     changed.notify_one();
@@ -181,13 +186,20 @@ impl ServiceController {
             class.clone(),
             policies.clone(),
         ));
+        let endpoints_changed = EndpointChanges::default();
+        let mut slices = Informer::new(Api::<EndpointSlice>::all(client.clone()));
+        slices.on_change(endpoints_changed.handler());
         let pending = PendingReporter {
             recorder: recorder.clone(),
             services: services.store(),
             class: class.clone(),
         };
-        let (service_store, node_store, namespace_store) =
-            (services.store(), nodes.store(), namespaces.store());
+        let (service_store, node_store, namespace_store, slice_store) = (
+            services.store(),
+            nodes.store(),
+            namespaces.store(),
+            slices.store(),
+        );
         let make_shared: MakeShared = Box::new(move |lb| Shared {
             lb,
             writes: ServiceWrites::new(client),
@@ -198,6 +210,7 @@ impl ServiceController {
             services: service_store,
             nodes: node_store,
             namespaces: namespace_store,
+            endpoint_slices: slice_store,
             synced: Mutex::default(),
             last_nodes: Mutex::default(),
             in_progress: Mutex::default(),
@@ -210,9 +223,19 @@ impl ServiceController {
             lb,
             policies,
             pending,
-            listed: [services.listed(), nodes.listed(), namespaces.listed()],
-            watches: vec![Box::pin(services.run()), Box::pin(namespaces.run())],
+            listed: [
+                services.listed(),
+                nodes.listed(),
+                namespaces.listed(),
+                slices.listed(),
+            ],
+            watches: vec![
+                Box::pin(services.run()),
+                Box::pin(namespaces.run()),
+                Box::pin(slices.run()),
+            ],
             nodes_changed,
+            endpoints_changed,
         }
     }
 
@@ -239,6 +262,7 @@ impl ServiceController {
             tasks.spawn(worker(shared.clone()));
         }
         tasks.spawn(node_sync_loop(shared.clone(), self.nodes_changed));
+        tasks.spawn(endpoint_sync_loop(shared.clone(), self.endpoints_changed));
         tasks.spawn(cleanup_resync_loop(shared.clone()));
         tasks.spawn(shared.clone().follow_policy_reloads(self.policies));
         while let Some(result) = tasks.join_next().await {
@@ -313,6 +337,47 @@ impl Shared {
             .collect();
         nodes.sort();
         nodes
+    }
+
+    /// The nodes a Service's load balancer sends traffic to: the node set,
+    /// narrowed to the nodes with a ready endpoint for `Local` Services.
+    fn members_of(&self, service: &Service) -> Vec<NodeKey> {
+        let mut nodes = self.node_set();
+        if is_local(service) {
+            let ready = self.ready_endpoints_of(service);
+            nodes.retain(|n| ready.nodes.contains(&n.name));
+        }
+        nodes
+    }
+
+    fn ready_endpoints_of(&self, service: &Service) -> endpoints::ReadyEndpoints {
+        ready_endpoints(
+            &self.endpoint_slices,
+            service.metadata.namespace.as_deref().unwrap_or_default(),
+            service.metadata.name.as_deref().unwrap_or_default(),
+        )
+    }
+
+    /// Why a Service's load balancer has no members, as an Event's reason
+    /// and message; `None` when it has some.
+    fn no_members(
+        &self,
+        service: &Service,
+        members: &[NodeKey],
+    ) -> Option<(&'static str, &'static str)> {
+        if !members.is_empty() {
+            None
+        } else if self.node_set().is_empty() || !is_local(service) {
+            Some((
+                "UnAvailableLoadBalancer",
+                "There are no available nodes for LoadBalancer",
+            ))
+        } else {
+            Some((
+                "NoReadyEndpoints",
+                "externalTrafficPolicy is Local and no node of the load balancer runs a ready endpoint of the Service: the load balancer has no members, and its traffic is dropped as kube-proxy would drop it",
+            ))
+        }
     }
 
     fn cache(&self) -> MutexGuard<'_, HashMap<String, Arc<Service>>> {

@@ -1,5 +1,6 @@
-//! Node changes: every Service this controller has synced whose node set
-//! changed gets `update`, as upstream's `syncNodes`. A failed update sends
+//! Node changes: every Service this controller has synced whose members
+//! changed gets `update`, as upstream's `syncNodes` (endpoint changes of
+//! `Local` Services take the same path). A failed update sends
 //! the Service back to the service queue for a full ensure.
 
 use std::sync::Arc;
@@ -44,7 +45,7 @@ impl Shared {
     }
 
     /// Returns the Service's key when it must be retried.
-    async fn sync_service_nodes(&self, service: &Service) -> Option<String> {
+    pub(super) async fn sync_service_nodes(&self, service: &Service) -> Option<String> {
         let key = service_key(service);
         let _exclusive = self.exclusive(&key).await;
         // As its last sync saw it, which may be newer than the pass's copy.
@@ -56,7 +57,7 @@ impl Shared {
         // Read under the lock, not once per pass: a sync that ran meanwhile
         // may have given the load balancer a newer set (upstream's
         // TestSlowNodeSync).
-        let nodes = self.node_set();
+        let nodes = self.members_of(&service);
         {
             let mut synced = self.last_synced();
             // Not ensured yet (its finalizer may not be set): its own sync
@@ -80,9 +81,9 @@ impl Shared {
         let reference = object_ref(&service);
         match result {
             Ok(()) if nodes.is_empty() => {
-                let message = "There are no available nodes for LoadBalancer";
-                self.event(&reference, Warning, "UnAvailableLoadBalancer", message)
-                    .await;
+                if let Some((reason, message)) = self.no_members(&service, &nodes) {
+                    self.event(&reference, Warning, reason, message).await;
+                }
                 None
             }
             Ok(()) => {

@@ -82,7 +82,7 @@ pub(super) fn on_namespace_change(
             Change::Updated { old, new } if old.metadata.labels != new.metadata.labels => {
                 (Some(old.metadata.labels.clone().unwrap_or_default()), new)
             }
-            Change::Updated { .. } | Change::Deleted => return,
+            Change::Updated { .. } | Change::Deleted(_) => return,
         };
         let name = namespace.metadata.name.as_deref();
         let after = namespace.metadata.labels.clone().unwrap_or_default();

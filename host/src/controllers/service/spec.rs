@@ -46,6 +46,7 @@ pub fn service_spec(service: &Service, namespace_labels: BTreeMap<String, String
             _ => TrafficPolicy::Cluster,
         },
         health_check_node_port: spec.health_check_node_port.and_then(port),
+        ready_endpoints: 0,
         ip_families: spec
             .ip_families
             .unwrap_or_default()

@@ -206,15 +206,9 @@ impl Shared {
             .add_finalizer(service)
             .await
             .map_err(SyncError::AddFinalizer)?;
-        let nodes = self.node_set();
-        if nodes.is_empty() {
-            self.event(
-                &reference,
-                Warning,
-                "UnAvailableLoadBalancer",
-                "There are no available nodes for LoadBalancer",
-            )
-            .await;
+        let nodes = self.members_of(service);
+        if let Some((reason, message)) = self.no_members(service, &nodes) {
+            self.event(&reference, Warning, reason, message).await;
         }
         let key = service_key(service);
         self.last_synced().insert(key, nodes.clone());
@@ -241,7 +235,10 @@ impl Shared {
 
     /// The Service with its namespace's labels (policies select on them).
     pub(super) fn spec_of(&self, service: &Service) -> ServiceSpec {
-        service_spec(service, self.namespace_labels(service).unwrap_or_default())
+        ServiceSpec {
+            ready_endpoints: self.ready_endpoints_of(service).count,
+            ..service_spec(service, self.namespace_labels(service).unwrap_or_default())
+        }
     }
 
     /// The labels of the Service's Namespace; `None` until it is cached.
