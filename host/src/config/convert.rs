@@ -44,6 +44,7 @@ impl CloudConfig {
             }),
             vip_subnet: lb.vip_subnet,
             cert_alias: (!cert_alias.is_empty()).then(|| cert_alias.to_string()),
+            manage_firewall: lb.manage_firewall,
         }
     }
 

@@ -81,6 +81,9 @@ pub(super) struct LoadBalancerSection {
     pub vip_subnet: Option<Ipv4Range>,
     #[serde(default, rename = "enableVirtualServiceSharedIP")]
     pub enable_virtual_service_shared_ip: bool,
+    /// Ours: an allow rule per Service on the gateway firewall.
+    #[serde(default)]
+    pub manage_firewall: bool,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -108,6 +111,7 @@ impl Default for LoadBalancerSection {
             network: String::new(),
             vip_subnet: None,
             enable_virtual_service_shared_ip: false,
+            manage_firewall: false,
         }
     }
 }

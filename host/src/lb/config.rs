@@ -35,6 +35,9 @@ pub struct LbConfig {
     pub vip_subnet: Option<Ipv4Range>,
     /// `loadbalancer.certAlias`; `None` means `<clusterid>-cert`.
     pub cert_alias: Option<String>,
+    /// `loadbalancer.manageFirewall` (ours, default off): an allow rule per
+    /// Service on the gateway firewall, from its source ranges.
+    pub manage_firewall: bool,
 }
 
 /// An inclusive IPv4 range.
@@ -110,6 +113,7 @@ impl LbConfig {
             one_arm: None,
             vip_subnet: None,
             cert_alias: None,
+            manage_firewall: false,
         }
     }
 

@@ -46,6 +46,13 @@ impl LoadBalancers {
             .or(upstream.ip.clone());
         let ops = plan::teardown(&observed);
         let mut changed = !ops.is_empty() || !upstream.deletes.is_empty();
+        // The rule goes first: it must not outlive the address it lets in.
+        if self.config.manage_firewall {
+            changed |= self
+                .remove_firewall(&self.owner(service), &self.names(service))
+                .await?
+                > 0;
+        }
         self.applier(service).apply(ops, &observed).await?;
         // A takeover still waiting leaves the upstream CCM's objects: they
         // go with the Service, as upstream would have deleted them.

@@ -13,6 +13,7 @@ mod current;
 mod decide;
 mod delete;
 pub mod errors;
+mod firewall;
 mod input;
 mod internal;
 mod ipam;
@@ -24,6 +25,7 @@ mod plan;
 mod rde;
 mod reconcile;
 pub mod service;
+mod source_ranges;
 mod sweep;
 mod upstream;
 
@@ -34,6 +36,7 @@ pub use errors::LbError;
 pub use journal::AllocationJournal;
 pub use ownership::ClusterIdentity;
 pub use service::{Ingress, IpMode, LbStatus, NodeSpec, PortSpec, ServiceSpec};
+pub use source_ranges::SOURCE_RANGES_ANNOTATION;
 pub use sweep::SweepReport;
 
 use catalog::{Catalog, Features};
@@ -56,6 +59,9 @@ pub struct LoadBalancers {
     journal: Arc<dyn AllocationJournal>,
     mode: Mode,
     gateway: EntityRef,
+    /// The org and VDC, which own the firewall's port profiles.
+    org: EntityRef,
+    vdc: EntityRef,
     cluster: Cluster,
     source: IpSource,
     features: Features,
@@ -105,6 +111,8 @@ impl LoadBalancers {
         let rde = RdeStatus::new(client.clone(), &config.cluster_id);
         Ok(Self {
             gateway: EntityRef::new(gateway.name.clone(), gateway.id.clone()),
+            org: placement.org.clone(),
+            vdc: placement.vdc.clone(),
             client,
             registry,
             config,

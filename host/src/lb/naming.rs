@@ -7,6 +7,9 @@ use sha2::{Digest, Sha256};
 
 use crate::policy::model::Protocol;
 
+/// How the names of firewall objects begin.
+pub const FIREWALL_PREFIX: &str = "ingress-fw-";
+
 /// Longest `namespace.name` part kept in a name.
 const MAX_SERVICE_PART: usize = 40;
 
@@ -57,6 +60,26 @@ impl Names {
 
     pub fn dnat(&self, key: PortKey) -> String {
         format!("dnat-ingress-vs-{}-{key}", self.base)
+    }
+
+    /// The Service's gateway firewall rule.
+    pub fn firewall_rule(&self) -> String {
+        format!("{FIREWALL_PREFIX}{}", self.base)
+    }
+
+    /// The IP set of its source ranges.
+    pub fn firewall_sources(&self) -> String {
+        format!("{FIREWALL_PREFIX}src-{}", self.base)
+    }
+
+    /// The IP set of its addresses.
+    pub fn firewall_destinations(&self) -> String {
+        format!("{FIREWALL_PREFIX}dst-{}", self.base)
+    }
+
+    /// The port profile of its ports.
+    pub fn firewall_ports(&self) -> String {
+        format!("{FIREWALL_PREFIX}ports-{}", self.base)
     }
 }
 

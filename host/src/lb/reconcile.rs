@@ -8,11 +8,13 @@ use std::net::Ipv4Addr;
 use super::apply::Applier;
 use super::current::{Current, Found};
 use super::decide::{Address, AddressContext, run_policy};
+use super::firewall::Exposure;
 use super::input::{InputParts, build};
 use super::ipam;
 use super::observe::{GatewayView, ServiceObjects};
 use super::plan::{self, Target};
 use super::rde::RdeRecord;
+use super::source_ranges::source_ranges;
 use super::upstream::UpstreamObjects;
 use super::{LbError, LbStatus, LoadBalancers, NodeSpec, ServiceSpec};
 use crate::policy::errors::EvalError;
@@ -25,6 +27,8 @@ const MAX_CLAIM_ATTEMPTS: u32 = 4;
 /// What a converged reconcile reports.
 struct Converged {
     ip: String,
+    /// One-arm internal VIPs of the Service's virtual services.
+    internal: Vec<Ipv4Addr>,
     writes: usize,
     /// Whether the Service had objects before.
     existed: bool,
@@ -37,6 +41,8 @@ struct Planned {
     address: Address,
     /// New one-arm internal VIPs: nothing reserves them until verified.
     unreserved: Vec<Ipv4Addr>,
+    /// Every one-arm internal VIP of the Service.
+    internal: Vec<Ipv4Addr>,
     warnings: Vec<String>,
 }
 
@@ -44,6 +50,7 @@ struct Planned {
 enum Pass {
     Done {
         ip: String,
+        internal: Vec<Ipv4Addr>,
         writes: usize,
         /// The policy's warnings, for Events on the Service.
         warnings: Vec<String>,
@@ -91,7 +98,26 @@ impl LoadBalancers {
         service: &ServiceSpec,
         nodes: &[NodeSpec],
     ) -> Result<LbStatus, LbError> {
-        let result = self.converge(service, nodes).await;
+        // Checked before anything is written.
+        let ranges = source_ranges(service)?;
+        let mut result = self.converge(service, nodes).await;
+        if let Ok(done) = &mut result
+            && self.config.manage_firewall
+        {
+            let exposure = Exposure::of(service, &done.ip, &done.internal);
+            match self
+                .ensure_firewall(
+                    &self.owner(service),
+                    &self.names(service),
+                    &exposure,
+                    &ranges,
+                )
+                .await
+            {
+                Ok(made) => done.writes += made,
+                Err(error) => result = Err(error),
+            }
+        }
         match &result {
             Ok(Converged {
                 ip,
@@ -125,6 +151,7 @@ impl LoadBalancers {
         }
         result.map(|done| LbStatus {
             warnings: done.warnings,
+            source_ranges_unenforced: !ranges.is_empty() && !self.config.manage_firewall,
             ..LbStatus::at(&done.ip)
         })
     }
@@ -194,11 +221,13 @@ impl LoadBalancers {
             match pass {
                 Pass::Done {
                     ip,
+                    internal,
                     writes: made,
                     warnings,
                 } => {
                     return Ok(Converged {
                         ip,
+                        internal,
                         writes: writes + made,
                         existed: existed.unwrap_or(false),
                         warnings,
@@ -319,6 +348,7 @@ impl LoadBalancers {
             ops,
             address,
             mut unreserved,
+            internal,
             warnings,
         } = planned;
         if address.verify_claim || current == Current::Remembered(address.ip) {
@@ -363,6 +393,7 @@ impl LoadBalancers {
         }
         Ok(Pass::Done {
             ip: address.ip.to_string(),
+            internal,
             writes,
             warnings,
         })
@@ -426,6 +457,7 @@ impl LoadBalancers {
             ops: plan::diff(&desired, observed),
             address,
             unreserved,
+            internal: internal_ips.values().copied().collect(),
             warnings: decision.warnings,
         })
     }

@@ -57,6 +57,8 @@ pub struct ServiceSpec {
     pub ready_endpoints: u32,
     /// `spec.ipFamilies`.
     pub ip_families: Vec<IpFamily>,
+    /// `spec.loadBalancerSourceRanges`, verbatim (checked by the load balancer).
+    pub source_ranges: Vec<String>,
 }
 
 impl ServiceSpec {
@@ -177,6 +179,9 @@ pub struct LbStatus {
     pub ingress: Vec<Ingress>,
     /// The policy's warnings about the Service (Events, not status).
     pub warnings: Vec<String>,
+    /// The Service names source ranges, but `loadbalancer.manageFirewall`
+    /// is off: nothing enforces them (a Warning Event, not status).
+    pub source_ranges_unenforced: bool,
 }
 
 impl LbStatus {
@@ -187,6 +192,7 @@ impl LbStatus {
                 ip_mode: IpMode::Proxy,
             }],
             warnings: Vec::new(),
+            source_ranges_unenforced: false,
         }
     }
 }

@@ -10,6 +10,7 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
+use super::naming::Names;
 use super::observe::GatewayView;
 use super::ownership::OwnerTag;
 use super::plan;
@@ -20,7 +21,7 @@ use super::{LbError, LoadBalancers};
 pub struct SweepReport {
     /// `namespace/name (uid)` of each Service whose leftovers were removed.
     pub services: Vec<String>,
-    /// Virtual services, pools and NAT rules deleted.
+    /// Virtual services, pools, NAT rules and firewall objects deleted.
     pub objects: usize,
     /// IP Space allocations released.
     pub released: usize,
@@ -67,6 +68,21 @@ impl LoadBalancers {
             .chain(view.nat_rules.iter().map(|r| r.description.as_deref()));
         let mut report = SweepReport::default();
         let mut stale = BTreeMap::new();
+        let mut firewall_stale = BTreeMap::new();
+        if self.config.manage_firewall {
+            for owner in self.firewall_owners().await? {
+                match self.verdict(&owner, live_uids) {
+                    Verdict::Stale => {
+                        firewall_stale.insert(owner.uid.clone(), owner);
+                    }
+                    other => report.note(other),
+                }
+            }
+        }
+        for owner in firewall_stale.values() {
+            let names = Names::new(&owner.cluster_id, &owner.namespace, &owner.name, &owner.uid);
+            report.objects += self.remove_firewall(owner, &names).await?;
+        }
         for owner in descriptions.filter_map(|d| Some(OwnerTag::parse(d?)?.owner)) {
             match self.verdict(&owner, live_uids) {
                 Verdict::Stale => {
@@ -90,6 +106,14 @@ impl LoadBalancers {
                 "{}/{} ({})",
                 owner.namespace, owner.name, owner.uid
             ));
+        }
+        for owner in firewall_stale.values() {
+            if !stale.contains_key(&owner.uid) {
+                report.services.push(format!(
+                    "{}/{} ({})",
+                    owner.namespace, owner.name, owner.uid
+                ));
+            }
         }
         for space in self.source.spaces() {
             let allocations = self

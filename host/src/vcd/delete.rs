@@ -21,6 +21,8 @@ pub enum DeleteRight {
     PortProfiles,
     /// IP Space allocations.
     IpSpaces,
+    /// Gateway firewall rules and IP sets.
+    Firewall,
 }
 
 impl DeleteRight {
@@ -31,6 +33,7 @@ impl DeleteRight {
             DeleteRight::Nat => "NAT Configure",
             DeleteRight::PortProfiles => "NAT Configure (application port profiles)",
             DeleteRight::IpSpaces => "IP Spaces Manage",
+            DeleteRight::Firewall => "Configure Firewall",
         }
     }
 }

@@ -85,6 +85,7 @@ fn the_upstream_config_converts_into_every_setting() {
                 last: "203.0.113.63".parse().unwrap(),
             }),
             cert_alias: Some("cluster1-cert".into()),
+            manage_firewall: false,
         }
     );
 

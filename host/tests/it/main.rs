@@ -15,6 +15,7 @@ mod e2e_run;
 mod e2e_scale;
 mod e2e_service_failures;
 mod e2e_services;
+mod e2e_source_ranges;
 mod e2e_traffic_policy;
 mod instances_cache;
 mod instances_lifecycle;

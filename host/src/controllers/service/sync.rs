@@ -20,6 +20,9 @@ use crate::lb::{LbError, ServiceSpec};
 /// Our reason for a warning the Service's policy returned with its decision.
 pub const POLICY_WARNING: &str = "LoadBalancerPolicyWarning";
 
+/// The Warning for source ranges nothing enforces.
+const SOURCE_RANGES_UNENFORCED: &str = "spec.loadBalancerSourceRanges (or the service.beta.kubernetes.io/load-balancer-source-ranges annotation) is not enforced: the CCM does not manage the edge gateway firewall, so the load balancer is reachable from anywhere the gateway firewall allows. Set loadbalancer.manageFirewall: true in the cloud config (the role then needs the gateway firewall rights) to enforce it, or restrict the gateway firewall yourself";
+
 /// Why a sync failed, worded as upstream's error chain.
 #[derive(Debug, thiserror::Error)]
 pub enum SyncError {
@@ -222,6 +225,15 @@ impl Shared {
         for warning in &status.warnings {
             self.event(&reference, Warning, POLICY_WARNING, warning)
                 .await;
+        }
+        if status.source_ranges_unenforced {
+            self.event(
+                &reference,
+                Warning,
+                "SourceRangesNotEnforced",
+                SOURCE_RANGES_UNENFORCED,
+            )
+            .await;
         }
         self.event(
             &reference,

@@ -3,7 +3,9 @@
 //! so a PUT never drops what VCD (or another tool) set.
 
 pub mod certificate;
+pub mod firewall;
 pub mod gateway;
+pub mod ip_set;
 pub mod ipspace;
 pub mod nat;
 pub mod network;

@@ -102,6 +102,14 @@ impl VcdClient {
         )
     }
 
+    /// Every profile of `scope`.
+    #[tracing::instrument(skip(self))]
+    pub async fn list_port_profiles(&self, scope: &str) -> Result<Vec<PortProfile>, VcdError> {
+        let filter = Filter::eq("scope", scope);
+        self.list_all("list_port_profiles", PROFILES, Some(&filter), MAX_PAGE_SIZE)
+            .await
+    }
+
     /// The port profile with this id.
     #[tracing::instrument(skip(self))]
     pub async fn get_port_profile(&self, profile_id: &str) -> Result<PortProfile, VcdError> {

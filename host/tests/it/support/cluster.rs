@@ -32,6 +32,8 @@ pub struct Cluster {
     pub registry: Registry,
     /// Provider policies, watched, when set before the controller starts.
     pub policy_dir: Option<PathBuf>,
+    /// `loadbalancer.manageFirewall`, when set before the controller starts.
+    pub manage_firewall: bool,
     watcher: Option<DirectoryWatcher>,
     controller: Option<JoinHandle<()>>,
 }
@@ -79,6 +81,7 @@ impl Cluster {
             client,
             registry: Registry::default(),
             policy_dir: None,
+            manage_firewall: false,
             watcher: None,
             controller: None,
         };
@@ -92,7 +95,10 @@ impl Cluster {
         if let Some(task) = self.controller.take() {
             task.abort();
         }
-        let lb_config = LbConfig::new(CLUSTER, "vdc1", "net1");
+        let lb_config = LbConfig {
+            manage_firewall: self.manage_firewall,
+            ..LbConfig::new(CLUSTER, "vdc1", "net1")
+        };
         let mut registry = lb::default_registry(&lb_config).await;
         if let Some(dir) = &self.policy_dir {
             let engine = lb::policy_engine();

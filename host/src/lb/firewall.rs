@@ -1,0 +1,389 @@
+//! The managed gateway firewall (`loadbalancer.manageFirewall: true`): per
+//! Service, one allow rule from its source ranges (any source when none)
+//! to its addresses on its ports, built from two IP sets and a port profile
+//! as the API requires, all tagged with the ownership tag. The rule is
+//! appended to the user-defined rules, so it comes after the rules already
+//! there and before the gateway's default rules.
+
+use std::net::Ipv4Addr;
+
+use serde_json::{Map, Value};
+
+use super::naming::{FIREWALL_PREFIX, Names};
+use super::ownership::OwnerTag;
+use super::source_ranges::SourceRange;
+use super::{LbError, LoadBalancers, ServiceSpec};
+use crate::policy::model::Protocol;
+use crate::vcd::VcdError;
+use crate::vcd::resources::EntityRef;
+use crate::vcd::resources::firewall::{FirewallRule, ListEdit};
+use crate::vcd::resources::ip_set::IpSet;
+use crate::vcd::resources::profiles::{ApplicationPort, PortProfile};
+
+/// Where a Service is reachable: what its rule lets in.
+#[derive(Debug, Clone)]
+pub(super) struct Exposure {
+    /// The external address and, in one-arm modes, the internal VIPs the
+    /// DNAT rules translate it to (the firewall may match either).
+    pub addresses: Vec<Ipv4Addr>,
+    /// The ports with objects (those with a node port).
+    pub ports: Vec<(Protocol, u16)>,
+}
+
+impl Exposure {
+    /// The Service at `ip` (and `internal` VIPs), on its ports with a node port.
+    pub fn of(service: &ServiceSpec, ip: &str, internal: &[Ipv4Addr]) -> Self {
+        let mut addresses: Vec<Ipv4Addr> = ip
+            .parse()
+            .into_iter()
+            .chain(internal.iter().copied())
+            .collect();
+        addresses.sort_unstable();
+        addresses.dedup();
+        let ports = service
+            .ports
+            .iter()
+            .filter(|p| p.node_port.is_some_and(|n| n > 0))
+            .map(|p| (p.protocol, p.port))
+            .collect();
+        Self { addresses, ports }
+    }
+}
+
+/// The firewall objects of one Service, as found on the gateway.
+#[derive(Default)]
+struct Found {
+    rule: Option<FirewallRule>,
+    sources: Option<IpSet>,
+    destinations: Option<IpSet>,
+    ports: Option<PortProfile>,
+}
+
+fn vcd(owner: &OwnerTag, action: &str) -> impl FnOnce(VcdError) -> LbError {
+    LbError::vcd(
+        &format!("{}/{}", owner.namespace, owner.name),
+        action.to_string(),
+    )
+}
+
+fn application_ports(ports: &[(Protocol, u16)]) -> Vec<ApplicationPort> {
+    [(Protocol::Tcp, "TCP"), (Protocol::Udp, "UDP")]
+        .into_iter()
+        .filter_map(|(protocol, name)| {
+            let mut numbers: Vec<u16> = ports
+                .iter()
+                .filter(|(p, _)| *p == protocol)
+                .map(|(_, n)| *n)
+                .collect();
+            numbers.sort_unstable();
+            numbers.dedup();
+            (!numbers.is_empty()).then(|| ApplicationPort {
+                protocol: name.to_string(),
+                destination_ports: numbers.iter().map(ToString::to_string).collect(),
+            })
+        })
+        .collect()
+}
+
+impl LoadBalancers {
+    fn is_ours(&self, description: Option<&str>, owner: &OwnerTag) -> bool {
+        description
+            .and_then(OwnerTag::parse)
+            .is_some_and(|t| t.owner.same_service(owner) && t.owner.identity == owner.identity)
+    }
+
+    /// The Service's firewall objects. An object carrying one of its names
+    /// but not its tag belongs to someone else: an error, nothing changed.
+    async fn find_firewall(&self, owner: &OwnerTag, names: &Names) -> Result<Found, LbError> {
+        let gateway = &self.gateway.id;
+        let rules = self
+            .client
+            .list_user_firewall_rules(gateway)
+            .await
+            .map_err(vcd(owner, "reading the gateway firewall rules"))?;
+        let rule = rules
+            .iter()
+            .filter_map(|r| serde_json::from_value::<FirewallRule>(r.clone()).ok())
+            .find(|r| self.is_ours(r.description.as_deref(), owner));
+        let sets = self
+            .client
+            .list_ip_sets(gateway, FIREWALL_PREFIX)
+            .await
+            .map_err(vcd(owner, "reading the gateway's IP sets"))?;
+        let profile = self
+            .client
+            .find_port_profile("TENANT", &names.firewall_ports())
+            .await
+            .map_err(vcd(owner, "reading the firewall port profile"))?;
+        let mut found = Found {
+            rule,
+            ports: profile,
+            ..Found::default()
+        };
+        for set in sets {
+            let slot = if set.name == names.firewall_sources() {
+                &mut found.sources
+            } else if set.name == names.firewall_destinations() {
+                &mut found.destinations
+            } else {
+                continue;
+            };
+            *slot = Some(set);
+        }
+        let foreign = [
+            found
+                .sources
+                .as_ref()
+                .map(|s| (&s.name, s.description.as_deref())),
+            found
+                .destinations
+                .as_ref()
+                .map(|s| (&s.name, s.description.as_deref())),
+            found
+                .ports
+                .as_ref()
+                .map(|p| (&p.name, p.description.as_deref())),
+        ]
+        .into_iter()
+        .flatten()
+        .find(|(_, description)| !self.is_ours(*description, owner));
+        if let Some((name, _)) = foreign {
+            return Err(LbError::InvalidService {
+                service: format!("{}/{}", owner.namespace, owner.name),
+                problem: format!(
+                    "the gateway holds {name}, which the Service's firewall rule needs, without this Service's ownership tag; rename or delete it"
+                ),
+            });
+        }
+        Ok(found)
+    }
+
+    /// Converges the Service's firewall rule; returns how many writes it took.
+    pub(super) async fn ensure_firewall(
+        &self,
+        owner: &OwnerTag,
+        names: &Names,
+        exposure: &Exposure,
+        ranges: &[SourceRange],
+    ) -> Result<usize, LbError> {
+        let found = self.find_firewall(owner, names).await?;
+        let tag = owner.format();
+        let mut writes = 0;
+        let addresses: Vec<String> = exposure.addresses.iter().map(ToString::to_string).collect();
+        let destinations = self
+            .ensure_ip_set(
+                owner,
+                found.destinations,
+                &names.firewall_destinations(),
+                addresses,
+                &mut writes,
+            )
+            .await?;
+        let sources = match ranges.is_empty() {
+            true => None,
+            false => {
+                let ranges = ranges.iter().map(ToString::to_string).collect();
+                Some(
+                    self.ensure_ip_set(
+                        owner,
+                        found.sources.clone(),
+                        &names.firewall_sources(),
+                        ranges,
+                        &mut writes,
+                    )
+                    .await?,
+                )
+            }
+        };
+        let ports = self
+            .ensure_ports(owner, found.ports, names, exposure, &mut writes)
+            .await?;
+        let mut wanted = FirewallRule {
+            id: None,
+            name: names.firewall_rule(),
+            description: Some(tag),
+            source_firewall_groups: sources.iter().map(IpSet::reference).collect(),
+            destination_firewall_groups: vec![destinations.reference()],
+            application_port_profiles: vec![EntityRef {
+                name: Some(ports.name.clone()),
+                id: ports.id.clone().unwrap_or_default(),
+            }],
+            ip_protocol: Some(
+                if ranges.iter().any(SourceRange::is_ipv6) {
+                    "IPV4_IPV6"
+                } else {
+                    "IPV4"
+                }
+                .into(),
+            ),
+            action_value: Some("ALLOW".into()),
+            direction: Some("IN".into()),
+            logging: false,
+            enabled: true,
+            version: None,
+            extra: Map::new(),
+        };
+        match found.rule {
+            None => {
+                let body = serde_json::to_value(&wanted).unwrap_or(Value::Null);
+                let edit = |rules: &[Value]| {
+                    if rules
+                        .iter()
+                        .any(|r| self.is_ours(r.get("description").and_then(Value::as_str), owner))
+                    {
+                        return ListEdit::Keep;
+                    }
+                    let mut rules = rules.to_vec();
+                    rules.push(body.clone());
+                    ListEdit::Replace(rules)
+                };
+                self.client
+                    .edit_user_firewall_rules(&self.gateway.id, edit)
+                    .await
+                    .map_err(vcd(owner, "adding the Service's gateway firewall rule"))?;
+                writes += 1;
+            }
+            Some(current) => {
+                wanted.id = current.id.clone();
+                wanted.version = current.version;
+                wanted.extra = current.extra.clone();
+                if wanted != current {
+                    self.client
+                        .update_firewall_rule(&self.gateway.id, &wanted)
+                        .await
+                        .map_err(vcd(owner, "updating the Service's gateway firewall rule"))?;
+                    writes += 1;
+                }
+            }
+        }
+        if let (None, Some(stale)) = (sources, found.sources) {
+            self.delete_ip_set(owner, &stale).await?;
+            writes += 1;
+        }
+        Ok(writes)
+    }
+
+    async fn ensure_ip_set(
+        &self,
+        owner: &OwnerTag,
+        current: Option<IpSet>,
+        name: &str,
+        addresses: Vec<String>,
+        writes: &mut usize,
+    ) -> Result<IpSet, LbError> {
+        let set = match current {
+            Some(set) if set.ip_addresses == addresses => return Ok(set),
+            Some(mut set) => {
+                set.ip_addresses = addresses;
+                self.client.update_ip_set(&set).await
+            }
+            None => {
+                let set = IpSet::new(name, &owner.format(), &self.gateway, addresses);
+                self.client.create_ip_set(&set).await
+            }
+        };
+        *writes += 1;
+        set.map_err(vcd(owner, &format!("writing IP set {name}")))
+    }
+
+    async fn ensure_ports(
+        &self,
+        owner: &OwnerTag,
+        current: Option<PortProfile>,
+        names: &Names,
+        exposure: &Exposure,
+        writes: &mut usize,
+    ) -> Result<PortProfile, LbError> {
+        let ports = application_ports(&exposure.ports);
+        let profile = match current {
+            Some(profile) if profile.application_ports == ports => return Ok(profile),
+            Some(mut profile) => {
+                profile.application_ports = ports;
+                self.client.update_port_profile(&profile).await
+            }
+            None => {
+                let mut profile =
+                    PortProfile::tenant(&names.firewall_ports(), &self.org, &self.vdc, ports);
+                profile.description = Some(owner.format());
+                self.client.create_port_profile(&profile).await
+            }
+        };
+        *writes += 1;
+        profile.map_err(vcd(owner, "writing the firewall port profile"))
+    }
+
+    async fn delete_ip_set(&self, owner: &OwnerTag, set: &IpSet) -> Result<(), LbError> {
+        let id = set.id.as_deref().unwrap_or_default();
+        self.client
+            .delete_ip_set(&self.gateway.id, id)
+            .await
+            .map_err(vcd(owner, &format!("deleting IP set {}", set.name)))
+    }
+
+    /// The owners named by the tags of firewall objects on the gateway.
+    pub(super) async fn firewall_owners(&self) -> Result<Vec<OwnerTag>, LbError> {
+        let sweep = |action: &str| LbError::vcd("(sweep)", action.to_string());
+        let rules = self
+            .client
+            .list_user_firewall_rules(&self.gateway.id)
+            .await
+            .map_err(sweep("reading the gateway firewall rules"))?;
+        let sets = self
+            .client
+            .list_ip_sets(&self.gateway.id, FIREWALL_PREFIX)
+            .await
+            .map_err(sweep("reading the gateway's IP sets"))?;
+        let profiles = self
+            .client
+            .list_port_profiles("TENANT")
+            .await
+            .map_err(sweep("reading the port profiles"))?;
+        let descriptions = rules
+            .iter()
+            .filter_map(|r| {
+                r.get("description")
+                    .and_then(Value::as_str)
+                    .map(str::to_string)
+            })
+            .chain(sets.into_iter().filter_map(|s| s.description))
+            .chain(
+                profiles
+                    .into_iter()
+                    .filter(|p| p.name.starts_with(FIREWALL_PREFIX))
+                    .filter_map(|p| p.description),
+            );
+        Ok(descriptions
+            .filter_map(|d| OwnerTag::parse(&d).map(|t| t.owner))
+            .collect())
+    }
+
+    /// Removes the Service's rule, then the sets and the profile it named;
+    /// returns how many objects went.
+    pub(super) async fn remove_firewall(
+        &self,
+        owner: &OwnerTag,
+        names: &Names,
+    ) -> Result<usize, LbError> {
+        let found = self.find_firewall(owner, names).await?;
+        let mut removed = 0;
+        if let Some(id) = found.rule.as_ref().and_then(|r| r.id.as_deref()) {
+            self.client
+                .delete_firewall_rule(&self.gateway.id, id)
+                .await
+                .map_err(vcd(owner, "deleting the Service's gateway firewall rule"))?;
+            removed += 1;
+        }
+        for set in found.sources.iter().chain(&found.destinations) {
+            self.delete_ip_set(owner, set).await?;
+            removed += 1;
+        }
+        if let Some(id) = found.ports.as_ref().and_then(|p| p.id.as_deref()) {
+            self.client
+                .delete_port_profile(id)
+                .await
+                .map_err(vcd(owner, "deleting the firewall port profile"))?;
+            removed += 1;
+        }
+        Ok(removed)
+    }
+}

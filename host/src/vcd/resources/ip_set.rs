@@ -1,0 +1,153 @@
+//! NSX-T IP sets: firewall groups of type `IP_SET` owned by an edge
+//! gateway, which gateway firewall rules name as sources and destinations.
+
+use reqwest::Method;
+use serde::{Deserialize, Serialize};
+use serde_json::{Map, Value};
+
+use super::EntityRef;
+use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::delete::DeleteRight;
+use crate::vcd::errors::{CallSite, VcdError};
+use crate::vcd::fiql::Filter;
+use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::tasks::Task;
+
+const GROUPS: &str = "/cloudapi/1.0.0/firewallGroups";
+
+/// An IP set (`FirewallGroupDetails` with `typeValue: IP_SET`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct IpSet {
+    /// The group's id; `None` until VCD has created it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub id: Option<String>,
+    /// Unique per owner.
+    pub name: String,
+    /// Free text; the CCM's ownership tag on its sets.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub description: Option<String>,
+    /// The edge gateway the set belongs to.
+    pub owner_ref: EntityRef,
+    /// Always `IP_SET` here.
+    pub type_value: String,
+    /// Addresses, ranges or CIDRs.
+    #[serde(default)]
+    pub ip_addresses: Vec<String>,
+    /// Every other field, kept so a PUT sends back what VCD set.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
+impl IpSet {
+    /// A new set of `gateway` holding `addresses`.
+    pub fn new(name: &str, description: &str, gateway: &EntityRef, addresses: Vec<String>) -> Self {
+        Self {
+            id: None,
+            name: name.to_string(),
+            description: Some(description.to_string()),
+            owner_ref: gateway.clone(),
+            type_value: "IP_SET".to_string(),
+            ip_addresses: addresses,
+            extra: Map::new(),
+        }
+    }
+
+    /// A reference to the set, for a firewall rule.
+    pub fn reference(&self) -> EntityRef {
+        EntityRef {
+            name: Some(self.name.clone()),
+            id: self.id.clone().unwrap_or_default(),
+        }
+    }
+}
+
+fn encode(call: &CallSite, set: &IpSet) -> Result<Value, VcdError> {
+    serde_json::to_value(set).map_err(|error| VcdError::Unexpected {
+        call: call.clone(),
+        detail: format!("cannot encode IP set {}: {error}", set.name),
+    })
+}
+
+impl VcdClient {
+    /// The IP sets of the gateway whose name starts with `prefix`.
+    #[tracing::instrument(skip(self))]
+    pub async fn list_ip_sets(
+        &self,
+        gateway_id: &str,
+        prefix: &str,
+    ) -> Result<Vec<IpSet>, VcdError> {
+        let filter = Filter::eq("ownerRef.id", gateway_id).and(Filter::eq("typeValue", "IP_SET"));
+        let summaries: Vec<IpSet> = self
+            .list_all(
+                "list_ip_sets",
+                &format!("{GROUPS}/summaries"),
+                Some(&filter),
+                MAX_PAGE_SIZE,
+            )
+            .await?;
+        // Summaries carry no addresses.
+        let mut sets = Vec::with_capacity(summaries.len());
+        for summary in summaries.iter().filter(|s| s.name.starts_with(prefix)) {
+            if let Some(id) = summary.id.as_deref() {
+                sets.push(self.get_ip_set(id).await?);
+            }
+        }
+        Ok(sets)
+    }
+
+    /// The IP set with this id.
+    #[tracing::instrument(skip(self))]
+    pub async fn get_ip_set(&self, id: &str) -> Result<IpSet, VcdError> {
+        self.fetch(ApiRequest::get("get_ip_set", format!("{GROUPS}/{id}")))
+            .await
+    }
+
+    /// Creates the set; a create whose answer was lost is found by name.
+    #[tracing::instrument(skip(self, set), fields(set = %set.name))]
+    pub async fn create_ip_set(&self, set: &IpSet) -> Result<IpSet, VcdError> {
+        let call = self.call_of("create_ip_set", GROUPS);
+        let body = encode(&call, set)?;
+        let (body, call, gateway_id) = (&body, &call, set.owner_ref.id.as_str());
+        self.create_checked(
+            "create_ip_set",
+            || async move {
+                let request =
+                    ApiRequest::new("create_ip_set", Method::POST, GROUPS).json(body.clone());
+                let task = self.write_on_gateway(gateway_id, request).await?;
+                self.get_ip_set(&Task::created_id(task, call, "IP set")?)
+                    .await
+            },
+            || async move {
+                let found = self.list_ip_sets(gateway_id, &set.name).await?;
+                Ok(found.into_iter().find(|s| s.name == set.name))
+            },
+        )
+        .await
+    }
+
+    /// PUTs the whole set and returns it as VCD stored it.
+    #[tracing::instrument(skip(self, set), fields(set = %set.name))]
+    pub async fn update_ip_set(&self, set: &IpSet) -> Result<IpSet, VcdError> {
+        let id = set.id.as_deref().ok_or_else(|| VcdError::Missing {
+            what: "IP set id",
+            name: set.name.clone(),
+            scope: "(update a set read from VCD)".to_string(),
+        })?;
+        let path = format!("{GROUPS}/{id}");
+        let body = encode(&self.call_of("update_ip_set", &path), set)?;
+        let request = ApiRequest::new("update_ip_set", Method::PUT, &path).json(body);
+        self.write_on_gateway(&set.owner_ref.id, request).await?;
+        self.get_ip_set(id).await
+    }
+
+    /// Deletes the set; one already gone counts as deleted.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete_ip_set(&self, gateway_id: &str, id: &str) -> Result<(), VcdError> {
+        let request = ApiRequest::new("delete_ip_set", Method::DELETE, format!("{GROUPS}/{id}"));
+        self.delete_object(Some(gateway_id), request, DeleteRight::Firewall, || {
+            self.get_ip_set(id)
+        })
+        .await
+    }
+}
