@@ -13,6 +13,7 @@ use crate::policy::model::AppProfile;
 use crate::vcd::client::ApiRequest;
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
+use crate::vcd::version::ApiVersion;
 use crate::vcd::{VcdClient, VcdError};
 
 /// How long a read of the certificate library is trusted.
@@ -29,14 +30,21 @@ pub struct Catalog {
 struct GatewayLoadBalancer {
     enabled: Option<bool>,
     supported_feature_set: Option<String>,
+    /// API 37.1+: whether virtual services may preserve client addresses.
+    transparent_mode_enabled: Option<bool>,
 }
 
-/// The gateway's load-balancer features: the profiles it offers and
-/// whether PREMIUM (L4 TLS, more algorithms) is on.
+/// The first API version with transparent mode.
+const TRANSPARENT_MODE: ApiVersion = ApiVersion::new(37, 1);
+
+/// The gateway's load-balancer features: the profiles it offers, whether
+/// PREMIUM (L4 TLS, more algorithms) is on, and whether virtual services
+/// may run in transparent mode (preserving client addresses).
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Features {
     pub profiles: Vec<AppProfile>,
     pub premium: bool,
+    pub transparent_mode: bool,
 }
 
 impl Features {
@@ -62,7 +70,13 @@ impl Features {
         if premium {
             profiles.push(AppProfile::L4Tls);
         }
-        Ok(Self { profiles, premium })
+        let transparent_mode = client.api_version() >= TRANSPARENT_MODE
+            && config.transparent_mode_enabled == Some(true);
+        Ok(Self {
+            profiles,
+            premium,
+            transparent_mode,
+        })
     }
 }
 

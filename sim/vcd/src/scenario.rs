@@ -252,6 +252,9 @@ pub struct LoadBalancerSpec {
     pub service_network_definition: String,
     #[serde(default = "premium")]
     pub supported_feature_set: String,
+    /// Virtual services may preserve client addresses (VCD 10.4.1+).
+    #[serde(default)]
+    pub transparent_mode_enabled: bool,
 }
 
 impl Default for LoadBalancerSpec {
@@ -260,6 +263,7 @@ impl Default for LoadBalancerSpec {
             enabled: true,
             service_network_definition: service_network(),
             supported_feature_set: premium(),
+            transparent_mode_enabled: false,
         }
     }
 }

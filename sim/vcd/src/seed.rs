@@ -340,6 +340,7 @@ fn add_gateway(world: &mut World, org_id: &str, spec: &GatewaySpec) -> Result<()
             enabled: spec.load_balancer.enabled,
             service_network_definition: spec.load_balancer.service_network_definition.clone(),
             supported_feature_set: spec.load_balancer.supported_feature_set.clone(),
+            transparent_mode_enabled: spec.load_balancer.transparent_mode_enabled,
         },
         busy: None,
     });

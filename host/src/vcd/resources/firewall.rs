@@ -40,13 +40,25 @@ pub struct FirewallRule {
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub description: Option<String>,
     /// IP sets the traffic comes from; empty means any source.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_empty"
+    )]
     pub source_firewall_groups: Vec<EntityRef>,
     /// IP sets the traffic goes to; empty means any destination.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_empty"
+    )]
     pub destination_firewall_groups: Vec<EntityRef>,
     /// Port profiles the rule matches; empty means any port.
-    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    #[serde(
+        default,
+        skip_serializing_if = "Vec::is_empty",
+        deserialize_with = "null_as_empty"
+    )]
     pub application_port_profiles: Vec<EntityRef>,
     /// `IPV4`, `IPV6` or `IPV4_IPV6`.
     pub ip_protocol: Option<String>,
@@ -54,8 +66,8 @@ pub struct FirewallRule {
     pub action_value: Option<String>,
     /// `IN`, `OUT` or `IN_OUT`.
     pub direction: Option<String>,
-    /// Whether packets are logged.
-    #[serde(default)]
+    /// Whether packets are logged; absent or null is false.
+    #[serde(default, deserialize_with = "null_as_empty")]
     pub logging: bool,
     /// Whether the rule applies; true when absent.
     #[serde(default = "enabled")]
@@ -66,6 +78,15 @@ pub struct FirewallRule {
     /// Every other field, kept so a PUT sends back what VCD set.
     #[serde(flatten)]
     pub extra: Map<String, Value>,
+}
+
+/// VCD writes `null` for an absent list or flag.
+fn null_as_empty<'de, D, T>(deserializer: D) -> Result<T, D::Error>
+where
+    D: serde::Deserializer<'de>,
+    T: Default + Deserialize<'de>,
+{
+    Ok(Option::<T>::deserialize(deserializer)?.unwrap_or_default())
 }
 
 /// What an edit of the user-defined list does with the list it was given.
@@ -92,6 +113,16 @@ fn user_rules(call: &CallSite, body: &Value) -> Result<Vec<Value>, VcdError> {
             call,
             format!("userDefinedRules is not a list: {other}"),
         )),
+    }
+}
+
+/// A write refused because a rule changed since it was read: VCD answers
+/// a stale `version` with a 400 naming the version (409/412 elsewhere).
+fn is_stale(error: &VcdError) -> bool {
+    match error {
+        VcdError::Conflict { .. } => true,
+        VcdError::Rejected { message, .. } => message.to_ascii_lowercase().contains("version"),
+        _ => false,
     }
 }
 
@@ -158,7 +189,10 @@ impl VcdClient {
             let request = ApiRequest::new("update_firewall_rules", Method::PUT, &path)
                 .json(json!({ "userDefinedRules": wanted }));
             match self.write(request).await {
-                Err(VcdError::Conflict { .. }) if attempt < EDIT_ATTEMPTS => continue,
+                Err(error) if attempt < EDIT_ATTEMPTS && is_stale(&error) => {
+                    tracing::info!(gateway = gateway_id, %error, "the firewall rules changed since they were read; reading them again");
+                    continue;
+                }
                 other => other?,
             };
             let after = self.list_user_firewall_rules(gateway_id).await?;

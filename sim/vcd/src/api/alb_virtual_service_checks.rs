@@ -30,6 +30,13 @@ pub(super) fn validate(world: &World, vs: &VirtualService, strict: bool) -> ApiR
             gateway.name
         )));
     }
+    if vs.transparent_mode_enabled == Some(true) && !gateway.load_balancer.transparent_mode_enabled
+    {
+        return Err(bad(format!(
+            "Transparent mode is not enabled on the load balancer of edge gateway {}.",
+            gateway.name
+        )));
+    }
     let scope = format!("edge gateway {}", gateway.name);
     let others: Vec<&VirtualService> = world
         .virtual_services

@@ -183,7 +183,7 @@ fn load_balancer_view(gateway: &EdgeGateway) -> Value {
         "loadBalancerCloudRef": {"name": "nsx-alb-cloud", "id": "urn:vcloud:loadBalancerCloud:00000000-0000-0000-0000-000000000001"},
         "licenseType": if lb.supported_feature_set == "PREMIUM" { "ENTERPRISE" } else { "BASIC" },
         "supportedFeatureSet": lb.supported_feature_set,
-        "transparentModeEnabled": false,
+        "transparentModeEnabled": lb.transparent_mode_enabled,
     })
 }
 
@@ -203,6 +203,7 @@ struct LoadBalancerUpdate {
     enabled: bool,
     service_network_definition: Option<String>,
     supported_feature_set: Option<String>,
+    transparent_mode_enabled: Option<bool>,
 }
 
 async fn put_load_balancer(
@@ -241,6 +242,9 @@ async fn put_load_balancer(
         }
         if let Some(feature_set) = update.supported_feature_set {
             lb.supported_feature_set = feature_set;
+        }
+        if let Some(transparent) = update.transparent_mode_enabled {
+            lb.transparent_mode_enabled = transparent;
         }
         Ok(None)
     });

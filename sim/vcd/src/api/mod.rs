@@ -6,6 +6,8 @@ mod alb_virtual_service_checks;
 mod alb_virtual_services;
 mod certificates;
 mod entities;
+mod firewall;
+mod firewall_groups;
 mod gateways;
 mod ip_allocations;
 mod ip_spaces;
@@ -41,6 +43,8 @@ pub fn router() -> Router<AppState> {
         .merge(ip_spaces::routes())
         .merge(ip_allocations::routes())
         .merge(nat::routes())
+        .merge(firewall::routes())
+        .merge(firewall_groups::routes())
         .merge(port_profiles::routes())
         .merge(segs::routes())
         .merge(certificates::routes())

@@ -3,6 +3,7 @@
 
 pub mod alb;
 pub mod compute;
+pub mod firewall;
 pub mod hooks;
 pub mod identity;
 pub mod ip;
@@ -24,6 +25,7 @@ use compute::{VApp, Vdc, Vm};
 use identity::{AccessToken, ApiToken, Org, User};
 use ip_space::{IpAllocation, IpSpace};
 use library::{Certificate, Entity};
+use firewall::{FirewallGroup, FirewallRule};
 use nat::{AppPortProfile, NatRule};
 use network::{EdgeGateway, OrgVdcNetwork};
 use task::Task;
@@ -77,6 +79,9 @@ pub struct World {
     pub pools: Vec<Pool>,
     pub virtual_services: Vec<VirtualService>,
     pub nat_rules: Vec<NatRule>,
+    /// User-defined gateway firewall rules, in each gateway's order.
+    pub firewall_rules: Vec<FirewallRule>,
+    pub firewall_groups: Vec<FirewallGroup>,
     pub entities: Vec<Entity>,
     pub vapps: Vec<VApp>,
     pub vms: Vec<Vm>,
@@ -114,6 +119,8 @@ keyed! {
     Pool => |p| p.id.as_deref().unwrap_or_default();
     VirtualService => |v| v.id.as_deref().unwrap_or_default();
     NatRule => |r| r.body.id.as_deref().unwrap_or_default();
+    FirewallRule => |r| r.body.id.as_deref().unwrap_or_default();
+    FirewallGroup => |g| g.body.id.as_deref().unwrap_or_default();
     Entity => |e| e.body.id.as_deref().unwrap_or_default();
     VApp => |a| &a.id;
     Vm => |v| &v.id;
@@ -164,6 +171,8 @@ impl World {
             pools: Vec::new(),
             virtual_services: Vec::new(),
             nat_rules: Vec::new(),
+            firewall_rules: Vec::new(),
+            firewall_groups: Vec::new(),
             entities: Vec::new(),
             vapps: Vec::new(),
             vms: Vec::new(),

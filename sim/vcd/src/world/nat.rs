@@ -4,7 +4,7 @@ use serde::{Deserialize, Serialize};
 
 use super::Ref;
 
-#[derive(Debug, Clone, Serialize, Deserialize)]
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ObjectVersion {
     pub version: i64,
 }

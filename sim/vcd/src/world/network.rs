@@ -56,6 +56,8 @@ pub struct LoadBalancerConfig {
     pub enabled: bool,
     pub service_network_definition: String,
     pub supported_feature_set: String,
+    /// Virtual services may enable transparent mode (API 37.1+).
+    pub transparent_mode_enabled: bool,
 }
 
 /// A gateway write in flight (and its cool-down afterwards).

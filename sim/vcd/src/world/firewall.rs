@@ -1,0 +1,96 @@
+//! The edge gateway firewall: user-defined rules per gateway (system and
+//! default rules are fixed and read-only here) and IP-set firewall groups,
+//! kept in their wire form. Bodies refuse properties the 37.2 spec does not
+//! define, as VCD's deserializer does.
+
+use serde::{Deserialize, Serialize};
+
+use super::Ref;
+use super::nat::ObjectVersion;
+
+/// The API's limit on user-defined rules per gateway.
+pub const MAX_USER_RULES: usize = 1000;
+
+/// `EdgeFirewallRule` (all of `FirewallRule`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FirewallRuleBody {
+    pub id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    pub source_firewall_groups: Option<Vec<Ref>>,
+    pub destination_firewall_groups: Option<Vec<Ref>>,
+    pub application_port_profiles: Option<Vec<Ref>>,
+    pub ip_protocol: Option<String>,
+    pub action: Option<String>,
+    pub action_value: Option<String>,
+    pub direction: Option<String>,
+    pub logging: Option<bool>,
+    pub network_context_profiles: Option<Vec<Ref>>,
+    pub enabled: Option<bool>,
+    pub version: Option<ObjectVersion>,
+    pub comments: Option<String>,
+    pub applied_to: Option<Ref>,
+}
+
+impl FirewallRuleBody {
+    /// Every firewall group the rule names.
+    pub fn groups(&self) -> impl Iterator<Item = &Ref> {
+        self.source_firewall_groups
+            .iter()
+            .chain(&self.destination_firewall_groups)
+            .flatten()
+    }
+}
+
+/// `EdgeFirewallRules` as written: only `userDefinedRules` can change.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FirewallRulesBody {
+    #[serde(default)]
+    pub system_rules: Option<serde_json::Value>,
+    #[serde(default)]
+    pub user_defined_rules: Option<Vec<FirewallRuleBody>>,
+    #[serde(default)]
+    pub default_rules: Option<serde_json::Value>,
+    #[serde(default)]
+    pub status: Option<serde_json::Value>,
+}
+
+/// A user-defined rule of a gateway; the gateway's list keeps their order.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FirewallRule {
+    pub gateway_id: String,
+    pub body: FirewallRuleBody,
+}
+
+/// `FirewallGroupDetails`.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct FirewallGroupBody {
+    pub id: Option<String>,
+    pub name: String,
+    pub description: Option<String>,
+    pub org_ref: Option<Ref>,
+    pub edge_gateway_ref: Option<Ref>,
+    pub owner_ref: Option<Ref>,
+    pub context_entity_id: Option<String>,
+    pub network_provider_scope: Option<String>,
+    pub status: Option<String>,
+    #[serde(rename = "type")]
+    pub group_type: Option<String>,
+    pub type_value: Option<String>,
+    pub ip_addresses: Option<Vec<String>>,
+    pub members: Option<Vec<Ref>>,
+    pub vm_criteria: Option<Vec<serde_json::Value>>,
+}
+
+/// A firewall group and the gateway that owns it.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FirewallGroup {
+    pub gateway_id: String,
+    pub org_id: String,
+    pub body: FirewallGroupBody,
+}
