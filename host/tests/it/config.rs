@@ -135,7 +135,7 @@ fn unknown_keys_are_named_with_their_full_path_and_line() {
     assert_eq!(
         error(&typo),
         format!(
-            "cloud config {ORIGIN}, line 15: loadbalancer.vipSubnett: unknown key; allowed: enabled, oneArm, ports, certAlias, network, vipSubnet, enableVirtualServiceSharedIP"
+            "cloud config {ORIGIN}, line 15: loadbalancer.vipSubnett: unknown key; allowed: enabled, oneArm, ports, certAlias, network, vipSubnet, enableVirtualServiceSharedIP, manageFirewall"
         )
     );
     let top = format!("{UPSTREAM}vappName: x\n");

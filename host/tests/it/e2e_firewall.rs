@@ -32,7 +32,7 @@ fn foreign_rule(gateway_id: &str) -> FirewallRule {
 async fn start() -> (Cluster, FirewallRule) {
     let mut foreign = None;
     let cluster = Cluster::start_with(fast_config(), |c| {
-        c.manage_firewall = true;
+        c.lb_config.manage_firewall = true;
         foreign = Some(c.vcd.with_world(|w| {
             let rule = foreign_rule(&w.gateways[0].id);
             w.firewall_rules.push(rule.clone());

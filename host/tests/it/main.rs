@@ -18,6 +18,7 @@ mod e2e_service_failures;
 mod e2e_services;
 mod e2e_source_ranges;
 mod e2e_traffic_policy;
+mod e2e_wire;
 mod instances_cache;
 mod instances_lifecycle;
 mod instances_metadata;

@@ -13,6 +13,7 @@ pub mod ids;
 pub mod knobs;
 mod middleware;
 pub mod observe;
+pub mod openapi;
 mod paging;
 mod respond;
 pub mod scenario;

@@ -21,7 +21,7 @@ use vcdsim::Sim;
 
 use crate::support::objects::ServiceEdits;
 pub use crate::support::poll::wait_for;
-use crate::support::{lb, objects, vcd};
+use crate::support::{lb, objects, vcd, wire};
 
 pub use crate::support::CLUSTER;
 
@@ -32,8 +32,8 @@ pub struct Cluster {
     pub registry: Registry,
     /// Provider policies, watched, when set before the controller starts.
     pub policy_dir: Option<PathBuf>,
-    /// `loadbalancer.manageFirewall`, when set before the controller starts.
-    pub manage_firewall: bool,
+    /// The load balancer's settings, when changed before the controller starts.
+    pub lb_config: LbConfig,
     watcher: Option<DirectoryWatcher>,
     controller: Option<JoinHandle<()>>,
 }
@@ -42,6 +42,10 @@ impl Drop for Cluster {
     fn drop(&mut self) {
         if let Some(task) = self.controller.take() {
             task.abort();
+        }
+        // Every end-to-end test holds what it sent VCD to the spec.
+        if !std::thread::panicking() {
+            wire::assert_requests_follow_the_spec(&self.vcd);
         }
     }
 }
@@ -81,7 +85,7 @@ impl Cluster {
             client,
             registry: Registry::default(),
             policy_dir: None,
-            manage_firewall: false,
+            lb_config: LbConfig::new(CLUSTER, "vdc1", "net1"),
             watcher: None,
             controller: None,
         };
@@ -95,10 +99,7 @@ impl Cluster {
         if let Some(task) = self.controller.take() {
             task.abort();
         }
-        let lb_config = LbConfig {
-            manage_firewall: self.manage_firewall,
-            ..LbConfig::new(CLUSTER, "vdc1", "net1")
-        };
+        let lb_config = self.lb_config.clone();
         let mut registry = lb::default_registry(&lb_config).await;
         if let Some(dir) = &self.policy_dir {
             let engine = lb::policy_engine();

@@ -17,3 +17,4 @@ pub mod policies;
 pub mod poll;
 pub mod run;
 pub mod vcd;
+pub mod wire;

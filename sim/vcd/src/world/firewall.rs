@@ -75,7 +75,6 @@ pub struct FirewallGroupBody {
     pub org_ref: Option<Ref>,
     pub edge_gateway_ref: Option<Ref>,
     pub owner_ref: Option<Ref>,
-    pub context_entity_id: Option<String>,
     pub network_provider_scope: Option<String>,
     pub status: Option<String>,
     #[serde(rename = "type")]

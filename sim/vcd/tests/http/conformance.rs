@@ -7,7 +7,7 @@ use std::collections::BTreeSet;
 use vcdsim::{LogEntry, Scenario};
 
 use crate::exercise::{exercise_ip_blocks, exercise_ip_space};
-use crate::spec::Spec;
+use vcdsim::openapi::Spec;
 use crate::support::{CLOUDAPI, start};
 
 /// Per endpoint: method, path under `/cloudapi/1.0.0`, and the spec

@@ -12,7 +12,7 @@ mod legacy;
 mod nat;
 mod observe;
 mod scenarios;
-mod spec;
+
 mod support;
 mod tasks;
 mod tenancy;

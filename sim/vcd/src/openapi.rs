@@ -1,14 +1,18 @@
-//! A validator for JSON bodies against the definitions of the CloudAPI
-//! Swagger 2.0 spec: `$ref`, `allOf`, required properties, types, enums,
-//! arrays and maps. Strict on properties the spec does not declare; lenient
-//! on `null`, which VCD sends for absent optional fields.
+//! A validator for JSON bodies against the CloudAPI Swagger 2.0 spec:
+//! definitions (`$ref`, `allOf`, required properties, types, enums, arrays
+//! and maps) and the request body each operation takes. Strict on
+//! properties the spec does not declare; lenient on `null`, which VCD sends
+//! for absent optional fields. Tests of vcdsim and of its clients use it to
+//! hold both sides of the wire to the spec.
 
 use std::collections::{BTreeMap, BTreeSet};
 use std::path::PathBuf;
 
 use serde_json::{Value, json};
 
-fn spec_path() -> PathBuf {
+/// Where the spec is read from: `VCDSIM_OPENAPI`, else the copy beside the
+/// repository.
+pub fn default_path() -> PathBuf {
     std::env::var_os("VCDSIM_OPENAPI")
         .map(PathBuf::from)
         .unwrap_or_else(|| {
@@ -17,28 +21,113 @@ fn spec_path() -> PathBuf {
         })
 }
 
+/// One operation that takes a JSON body.
+struct Operation {
+    method: String,
+    /// The path under `basePath`, split at `/`.
+    segments: Vec<String>,
+    body: Option<Value>,
+}
+
+/// The spec's definitions and the request body of each operation.
 pub struct Spec {
     definitions: BTreeMap<String, Value>,
+    base_path: String,
+    operations: Vec<Operation>,
+}
+
+fn segments(path: &str) -> Vec<String> {
+    path.split('/')
+        .filter(|s| !s.is_empty())
+        .map(|s| {
+            if s.starts_with('{') {
+                "{}".to_string()
+            } else {
+                s.to_string()
+            }
+        })
+        .collect()
 }
 
 impl Spec {
+    /// The spec at [`default_path`]; `None` (and a line saying the checks
+    /// are skipped) when it is absent.
     pub fn load() -> Option<Self> {
-        let path = spec_path();
-        let Ok(text) = std::fs::read_to_string(&path) else {
+        let path = default_path();
+        if !path.exists() {
             eprintln!(
                 "conformance: SKIPPED, the CloudAPI spec is absent at {} (set VCDSIM_OPENAPI)",
                 path.display()
             );
             return None;
-        };
-        let spec: Value = serde_yaml_ng::from_str(&text).expect("the spec is valid YAML");
+        }
+        Some(Self::load_from(&path).unwrap_or_else(|e| panic!("{e}")))
+    }
+
+    /// Reads and indexes the spec at `path`.
+    pub fn load_from(path: &std::path::Path) -> Result<Self, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        let spec: Value = serde_yaml_ng::from_str(&text)
+            .map_err(|e| format!("{} is not valid YAML: {e}", path.display()))?;
         let definitions = spec["definitions"]
             .as_object()
-            .expect("definitions")
+            .ok_or("the spec has no definitions")?
             .clone()
             .into_iter()
             .collect();
-        Some(Self { definitions })
+        let mut operations = Vec::new();
+        for (path, item) in spec["paths"].as_object().into_iter().flatten() {
+            for (method, operation) in item.as_object().into_iter().flatten() {
+                let body = operation["parameters"]
+                    .as_array()
+                    .into_iter()
+                    .flatten()
+                    .find(|p| p["in"] == "body")
+                    .map(|p| p["schema"].clone());
+                operations.push(Operation {
+                    method: method.to_ascii_uppercase(),
+                    segments: segments(path),
+                    body,
+                });
+            }
+        }
+        Ok(Self {
+            definitions,
+            base_path: spec["basePath"].as_str().unwrap_or("/cloudapi").to_string(),
+            operations,
+        })
+    }
+
+    /// Checks a request body sent to `method template` (a route such as
+    /// `/cloudapi/1.0.0/loadBalancer/pools/{id}`) against the body the
+    /// operation takes. Paths outside `basePath` are not the spec's business.
+    pub fn check_request(
+        &self,
+        method: &str,
+        template: &str,
+        body: &Value,
+        errors: &mut Vec<String>,
+    ) {
+        let Some(path) = template.strip_prefix(&self.base_path) else {
+            return;
+        };
+        let wanted = segments(path);
+        let what = format!("{method} {template} request");
+        match self
+            .operations
+            .iter()
+            .find(|o| o.method == method && o.segments == wanted)
+        {
+            None => errors.push(format!("{what}: the spec has no such operation")),
+            Some(Operation { body: None, .. }) if !body.is_null() => {
+                errors.push(format!("{what}: the operation takes no body"))
+            }
+            Some(Operation { body: None, .. }) => {}
+            Some(Operation {
+                body: Some(schema), ..
+            }) => self.validate(schema, body, &what, errors),
+        }
     }
 
     fn resolve<'a>(&'a self, schema: &'a Value) -> &'a Value {

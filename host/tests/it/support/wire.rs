@@ -1,0 +1,42 @@
+//! Wire truth: every request body a test sent vcdsim, checked strictly
+//! (unknown property = failure) against the CloudAPI 37.2 spec.
+
+use std::sync::OnceLock;
+
+use vcdsim::Sim;
+use vcdsim::openapi::Spec;
+
+fn spec() -> Option<&'static Spec> {
+    static SPEC: OnceLock<Option<Spec>> = OnceLock::new();
+    SPEC.get_or_init(Spec::load).as_ref()
+}
+
+/// The spec violations of every CloudAPI request `sim` has logged.
+pub fn violations(sim: &Sim) -> Vec<String> {
+    let Some(spec) = spec() else {
+        return Vec::new();
+    };
+    let mut errors = Vec::new();
+    for entry in sim.requests() {
+        spec.check_request(
+            &entry.method,
+            &entry.template,
+            &entry.request_body,
+            &mut errors,
+        );
+    }
+    errors.sort();
+    errors.dedup();
+    errors
+}
+
+/// Panics listing every request body that is not what the spec defines.
+pub fn assert_requests_follow_the_spec(sim: &Sim) {
+    let errors = violations(sim);
+    assert!(
+        errors.is_empty(),
+        "{} request bodies the CloudAPI 37.2 spec does not define:\n{}",
+        errors.len(),
+        errors.join("\n")
+    );
+}
