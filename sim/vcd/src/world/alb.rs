@@ -36,18 +36,38 @@ fn enabled_by_default() -> bool {
     true
 }
 
+/// A read-only property: accepted in a write (clients PUT back what they
+/// read) and ignored, as VCD does.
+type ReadOnly = Option<serde::de::IgnoredAny>;
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct PoolMember {
     pub ip_address: String,
     pub port: Option<u32>,
     pub ratio: Option<u32>,
     #[serde(default = "enabled_by_default")]
     pub enabled: bool,
+    #[serde(default, skip_serializing, rename = "healthStatus")]
+    _health_status: ReadOnly,
+    #[serde(default, skip_serializing, rename = "detailedHealthMessage")]
+    _detailed_health_message: ReadOnly,
+    #[serde(default, skip_serializing, rename = "markedDownBy")]
+    _marked_down_by: ReadOnly,
+}
+
+/// `EdgeLoadBalancerHealthMonitor`: a system monitor, by type.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct HealthMonitor {
+    #[serde(rename = "type")]
+    pub monitor_type: String,
+    pub name: Option<String>,
+    pub system_defined: Option<bool>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Pool {
     pub id: Option<String>,
     pub name: String,
@@ -59,7 +79,7 @@ pub struct Pool {
     pub graceful_timeout_period: Option<i64>,
     pub algorithm: Option<String>,
     #[serde(default)]
-    pub health_monitors: Vec<Value>,
+    pub health_monitors: Vec<HealthMonitor>,
     pub persistence_profile: Option<Value>,
     #[serde(default)]
     pub members: Vec<PoolMember>,
@@ -74,6 +94,20 @@ pub struct Pool {
     /// Member health (`UP`, `DOWN`, ...) by member IP, driven by test hooks.
     #[serde(skip)]
     pub member_health: BTreeMap<String, String>,
+    #[serde(default, skip_serializing, rename = "status")]
+    _status: ReadOnly,
+    #[serde(default, skip_serializing, rename = "healthStatus")]
+    _health_status: ReadOnly,
+    #[serde(default, skip_serializing, rename = "healthMessage")]
+    _health_message: ReadOnly,
+    #[serde(default, skip_serializing, rename = "memberCount")]
+    _member_count: ReadOnly,
+    #[serde(default, skip_serializing, rename = "enabledMemberCount")]
+    _enabled_member_count: ReadOnly,
+    #[serde(default, skip_serializing, rename = "upMemberCount")]
+    _up_member_count: ReadOnly,
+    #[serde(default, skip_serializing, rename = "virtualServiceRefs")]
+    _virtual_service_refs: ReadOnly,
 }
 
 impl Pool {
@@ -95,7 +129,7 @@ impl Pool {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServicePort {
     pub port_start: u32,
     pub port_end: Option<u32>,
@@ -127,7 +161,7 @@ impl ServicePort {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApplicationProfile {
     pub name: Option<String>,
     #[serde(rename = "type")]
@@ -136,7 +170,7 @@ pub struct ApplicationProfile {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct VirtualService {
     pub id: Option<String>,
     pub name: String,
@@ -155,4 +189,12 @@ pub struct VirtualService {
     /// Until then the VS reports `PENDING` health (service engines deploying).
     #[serde(skip)]
     pub pending_until: Option<Instant>,
+    #[serde(default, skip_serializing, rename = "status")]
+    _status: ReadOnly,
+    #[serde(default, skip_serializing, rename = "healthStatus")]
+    _health_status: ReadOnly,
+    #[serde(default, skip_serializing, rename = "healthMessage")]
+    _health_message: ReadOnly,
+    #[serde(default, skip_serializing, rename = "detailedHealthMessage")]
+    _detailed_health_message: ReadOnly,
 }

@@ -14,7 +14,7 @@ fn enabled_by_default() -> bool {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct NatRuleBody {
     pub id: Option<String>,
     pub name: String,

@@ -7,8 +7,8 @@ use std::collections::BTreeSet;
 use vcdsim::{LogEntry, Scenario};
 
 use crate::exercise::{exercise_ip_blocks, exercise_ip_space};
-use vcdsim::openapi::Spec;
 use crate::support::{CLOUDAPI, start};
+use vcdsim::openapi::Spec;
 
 /// Per endpoint: method, path under `/cloudapi/1.0.0`, and the spec
 /// definitions of its response and request bodies ("" when none).
@@ -24,6 +24,34 @@ const CONTRACTS: &[(&str, &str, &str, &str)] = &[
     ("GET", "/orgVdcNetworks/{id}", "VdcNetwork", ""),
     ("GET", "/edgeGateways", "EdgeGateways", ""),
     ("GET", "/edgeGateways/{id}", "EdgeGateway", ""),
+    (
+        "GET",
+        "/edgeGateways/{id}/firewall/rules",
+        "EdgeFirewallRules",
+        "",
+    ),
+    (
+        "PUT",
+        "/edgeGateways/{id}/firewall/rules",
+        "",
+        "EdgeFirewallRules",
+    ),
+    (
+        "GET",
+        "/edgeGateways/{id}/firewall/rules/{rule}",
+        "EdgeFirewallRule",
+        "",
+    ),
+    (
+        "PUT",
+        "/edgeGateways/{id}/firewall/rules/{rule}",
+        "",
+        "EdgeFirewallRule",
+    ),
+    ("POST", "/firewallGroups", "", "FirewallGroupDetails"),
+    ("GET", "/firewallGroups/summaries", "FirewallGroups", ""),
+    ("GET", "/firewallGroups/{id}", "FirewallGroupDetails", ""),
+    ("PUT", "/firewallGroups/{id}", "", "FirewallGroupDetails"),
     (
         "GET",
         "/edgeGateways/{id}/usedIpAddresses",

@@ -6,6 +6,7 @@ mod conformance;
 mod entities;
 mod exercise;
 mod faults;
+mod firewall;
 mod gateways;
 mod ip_spaces;
 mod legacy;
