@@ -1,5 +1,6 @@
 //! The Kubernetes objects the demo creates: a Node per VM, as a kubelet with
-//! `--cloud-provider=external` registers it, and four Services.
+//! `--cloud-provider=external` registers it, and four Services (one limited
+//! to source ranges, which the managed gateway firewall enforces).
 
 use anyhow::Context;
 use k8s_openapi::api::core::v1::{Namespace, Node, Service};
@@ -43,15 +44,24 @@ fn service(name: &str, annotations: Value, ports: Value) -> Value {
     })
 }
 
+/// `service`, reachable only from `ranges` (the gateway firewall enforces them).
+fn restricted(mut service: Value, ranges: &[&str]) -> Value {
+    service["spec"]["loadBalancerSourceRanges"] = json!(ranges);
+    service
+}
+
 /// (namespace, Service).
 pub fn services() -> Vec<(&'static str, Value)> {
     vec![
         (
             "default",
-            service(
-                "web",
-                json!({}),
-                json!([{"name": "http", "port": 80, "protocol": "TCP", "appProtocol": "http"}]),
+            restricted(
+                service(
+                    "web",
+                    json!({}),
+                    json!([{"name": "http", "port": 80, "protocol": "TCP", "appProtocol": "http"}]),
+                ),
+                &["198.51.100.0/24", "192.0.2.0/24"],
             ),
         ),
         (

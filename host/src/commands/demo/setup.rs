@@ -82,6 +82,7 @@ loadbalancer:
   network: net1
   enableVirtualServiceSharedIP: true
   certAlias: my-cert
+  manageFirewall: true
 clusterid: NO_RDE_vcd-ccm-demo
 vAppName: cluster1
 nodes:

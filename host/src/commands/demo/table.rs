@@ -18,6 +18,8 @@ pub struct ServiceRow {
     pub pools: usize,
     /// The smallest member count of the Service's pools.
     pub members: usize,
+    /// Who the Service's gateway firewall rule lets in, once it has one.
+    pub firewall: Option<String>,
 }
 
 pub struct NodeRow {
@@ -61,6 +63,7 @@ impl Snapshot {
         let nodes = self.nodes.len();
         self.services.iter().all(|s| {
             s.ip.is_some()
+                && s.firewall.is_some()
                 && s.virtual_services == s.ports.split(", ").count()
                 && s.members == nodes
         }) && self
@@ -80,13 +83,14 @@ impl Snapshot {
         for s in &self.services {
             let _ = writeln!(
                 out,
-                "{:<16} {:<22} {:<15} {} virtual service(s), {} pool(s) with {} member(s)",
+                "{:<16} {:<22} {:<15} {} virtual service(s), {} pool(s) with {} member(s), firewall: {}",
                 s.key,
                 s.ports,
                 dash(&s.ip),
                 s.virtual_services,
                 s.pools,
-                s.members
+                s.members,
+                dash(&s.firewall)
             );
         }
         let _ = writeln!(
@@ -139,6 +143,30 @@ fn service_row(service: &Service, sim: &Sim) -> ServiceRow {
     let tag = format!(" uid={}", meta.uid.as_deref().unwrap_or("?"));
     let owned =
         |description: &Option<String>| description.as_deref().is_some_and(|d| d.contains(&tag));
+    let firewall = sim.with_world(|w| {
+        let rule = w
+            .firewall_rules
+            .iter()
+            .find(|r| owned(&r.body.description))?;
+        let sources: Vec<String> = rule
+            .body
+            .source_firewall_groups
+            .iter()
+            .flatten()
+            .filter_map(|g| {
+                w.firewall_groups
+                    .iter()
+                    .find(|s| s.body.id.as_deref() == Some(g.id.as_str()))
+            })
+            .flat_map(|s| s.body.ip_addresses.clone().unwrap_or_default())
+            .collect();
+        let from = if sources.is_empty() {
+            "any".to_string()
+        } else {
+            sources.join(" ")
+        };
+        Some(format!("allow from {from}"))
+    });
     let (virtual_services, pools, members) = sim.with_world(|w| {
         let pools: Vec<usize> = w
             .pools
@@ -164,6 +192,7 @@ fn service_row(service: &Service, sim: &Sim) -> ServiceRow {
         virtual_services,
         pools,
         members,
+        firewall,
     }
 }
 
