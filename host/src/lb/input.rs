@@ -21,7 +21,8 @@ pub struct InputParts<'a> {
 }
 
 /// The current decision carries the address only: that is what a policy
-/// needs to keep it stable; the ports are decided afresh every time.
+/// needs to keep it stable; the ports (and whether client addresses are
+/// preserved) are decided afresh every time.
 pub fn build(parts: InputParts<'_>) -> DecisionInput {
     let (service, namespace) = parts.service.to_policy();
     DecisionInput {
@@ -41,6 +42,8 @@ pub fn build(parts: InputParts<'_>) -> DecisionInput {
             address: AddressChoice::Specific(IpAddress::from(IpAddr::V4(ip))),
             ports: Vec::new(),
             warnings: Vec::new(),
+            preserve_client_ip: false,
         }),
+        ready_endpoints: parts.service.ready_endpoints,
     }
 }

@@ -106,6 +106,7 @@ impl LoadBalancers {
                 ip_spaces: source.is_spaces(),
                 one_arm: config.one_arm.is_some(),
                 premium: features.premium,
+                transparent_mode: features.transparent_mode,
             },
         };
         let rde = RdeStatus::new(client.clone(), &config.cluster_id);

@@ -109,6 +109,16 @@ fn monitors(decision: &PortDecision) -> Vec<PoolMonitor> {
     }]
 }
 
+/// `transparentModeEnabled` only when asked for: the field exists from API
+/// 37.1, and absent means off on every version.
+fn transparent_mode(decision: &Decision) -> Map<String, serde_json::Value> {
+    let mut extra = Map::new();
+    if decision.preserve_client_ip {
+        extra.insert("transparentModeEnabled".into(), json!(true));
+    }
+    extra
+}
+
 fn members(nodes: &[NodeSpec], node_port: u16) -> Vec<PoolMember> {
     let mut ips: Vec<&str> = nodes
         .iter()
@@ -221,7 +231,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
                 extra: port_extra,
             }],
             application_profile,
-            extra: Map::new(),
+            extra: transparent_mode(target.decision),
         };
         virtual_service.description = Some(target.owner.describe(&digest(&virtual_service)));
 

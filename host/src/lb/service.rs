@@ -115,6 +115,10 @@ impl ServiceSpec {
             external_traffic_policy: self.external_traffic_policy,
             health_check_node_port: self.health_check_node_port,
             ip_families: self.ip_families.clone(),
+            // A bad range fails the reconcile before the policy is asked.
+            load_balancer_source_ranges: super::source_ranges::source_ranges(self)
+                .map(|ranges| ranges.iter().map(ToString::to_string).collect())
+                .unwrap_or_default(),
         };
         let namespace = model::Namespace {
             name: self.namespace.clone(),

@@ -10,6 +10,7 @@ use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::capacity::{Capacity, POOL_SLOTS};
+use super::contract::Contract;
 use super::metrics::EvaluationMetrics;
 use super::model::LogLevel;
 use super::sandbox::Sandbox;
@@ -20,11 +21,6 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// The largest memory cap a policy may ask for (`memoryLimitMiB` ≤ 1024).
 pub const MAX_MEMORY_BYTES: usize = 1 << 30;
-
-/// The host interface policies may import.
-pub const HOST_INTERFACE: &str = "vcd:lb-policy/host@0.1.0";
-/// The contract's types; policies import it, but it holds no functions.
-const TYPES_INTERFACE: &str = "vcd:lb-policy/types@0.1.0";
 
 /// The engine and linker every policy is compiled and instantiated with.
 pub struct PolicyEngine {
@@ -63,18 +59,22 @@ impl PolicyEngine {
         let engine = Engine::new(&config).map_err(fail)?;
         let mut linker: Linker<Sandbox> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(fail)?;
-        linker
-            .instance(HOST_INTERFACE)
-            .and_then(|mut host| {
-                // The message is lifted under the store's hostcall fuel, so
-                // its size is bounded before it is copied.
-                host.func_wrap("log", |mut cx, (level, message): (LogLevel, String)| {
-                    cx.data_mut().log(level, &message);
-                    Ok(())
+        // Each contract version has its own host and types instances: 0.x
+        // versions are not semver-compatible with each other.
+        for contract in Contract::ALL {
+            linker
+                .instance(&contract.host_interface())
+                .and_then(|mut host| {
+                    // The message is lifted under the store's hostcall fuel, so
+                    // its size is bounded before it is copied.
+                    host.func_wrap("log", |mut cx, (level, message): (LogLevel, String)| {
+                        cx.data_mut().log(level, &message);
+                        Ok(())
+                    })
                 })
-            })
-            .map_err(fail)?;
-        linker.instance(TYPES_INTERFACE).map_err(fail)?;
+                .map_err(fail)?;
+            linker.instance(&contract.types_interface()).map_err(fail)?;
+        }
         spawn_ticker(engine.weak())
             .map_err(|e| EngineError(format!("epoch ticker thread: {e}")))?;
         runtime()?;

@@ -9,6 +9,8 @@ use wasmtime::component::Component;
 const ALLOWED: &[(&str, &str)] = &[
     ("vcd:lb-policy/host", "0.1."),
     ("vcd:lb-policy/types", "0.1."),
+    ("vcd:lb-policy/host", "0.2."),
+    ("vcd:lb-policy/types", "0.2."),
     ("wasi:cli/environment", "0.2."),
     ("wasi:cli/exit", "0.2."),
     ("wasi:cli/stdin", "0.2."),

@@ -12,14 +12,12 @@ use wasmtime::component::{Component, ComponentExportIndex, InstancePre};
 
 use super::builtin::{self, DEFAULT_POLICY_NAME};
 use super::capacity::{Lane, Share};
+use super::contract::Contract;
 use super::engine::PolicyEngine;
 use super::errors::LoadError;
 use super::imports;
 use super::model::PolicyInfo;
 use super::sandbox::{Limits, Sandbox};
-
-/// The exported interface every policy implements.
-pub const POLICY_INTERFACE: &str = "vcd:lb-policy/policy@0.1.0";
 
 /// Where a policy comes from and how it is to run.
 pub struct PolicySource<'a> {
@@ -48,6 +46,8 @@ pub struct Compiled {
 }
 
 pub(super) struct Exports {
+    /// The contract version the component implements.
+    pub contract: Contract,
     pub describe: ComponentExportIndex,
     pub validate_config: ComponentExportIndex,
     pub decide: ComponentExportIndex,
@@ -74,6 +74,11 @@ impl Policy {
     /// sha256 of the component's bytes, lowercase hex.
     pub fn digest(&self) -> &str {
         &self.compiled.digest
+    }
+
+    /// The contract version the policy implements.
+    pub fn contract(&self) -> Contract {
+        self.compiled.exports.contract
     }
 }
 
@@ -117,15 +122,25 @@ pub fn compile(
         policy: policy.clone(),
         reason,
     };
-    let interface = component
-        .get_export_index(None, POLICY_INTERFACE)
-        .ok_or_else(|| wrong_world(format!("it does not export {POLICY_INTERFACE}")))?;
+    let (contract, interface) = Contract::ALL
+        .into_iter()
+        .find_map(|c| Some((c, component.get_export_index(None, c.policy_interface())?)))
+        .ok_or_else(|| {
+            let served: Vec<String> = Contract::ALL.iter().map(|c| c.policy_interface()).collect();
+            wrong_world(format!("it exports none of {}", served.join(", ")))
+        })?;
     let function = |name: &str| {
         component
             .get_export_index(Some(&interface), name)
-            .ok_or_else(|| wrong_world(format!("{POLICY_INTERFACE} has no function {name}")))
+            .ok_or_else(|| {
+                wrong_world(format!(
+                    "{} has no function {name}",
+                    contract.policy_interface()
+                ))
+            })
     };
     let exports = Exports {
+        contract,
         describe: function("describe")?,
         validate_config: function("validate-config")?,
         decide: function("decide")?,

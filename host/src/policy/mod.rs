@@ -3,7 +3,8 @@
 //!
 //! One module per concern: [`engine`] (shared engine, epoch ticker, the
 //! runtime behind call deadlines), [`capacity`] (each policy's share of the
-//! instance pool), [`loader`] (bytes → checked, linked policy), [`imports`]
+//! instance pool), [`contract`] (the contract versions served side by
+//! side), [`loader`] (bytes → checked, linked policy), [`imports`]
 //! (allow-list), [`sandbox`] (per-call store state and budgets), `runtime`
 //! (calls, deadlines and error mapping), `output` (policy text made safe),
 //! [`validate`] (contract checks on decisions), [`registry`] (which policy
@@ -13,6 +14,7 @@
 
 pub mod builtin;
 pub mod capacity;
+pub mod contract;
 pub mod directory;
 pub mod engine;
 pub mod errors;

@@ -315,6 +315,11 @@ pub struct Service {
     /// `spec.ipFamilies`, most preferred first.
     #[component(name = "ip-families")]
     pub ip_families: Vec<IpFamily>,
+    /// The CIDRs allowed to connect (checked and normalised by the host);
+    /// empty means anywhere. Contract 0.2.0.
+    #[component(name = "load-balancer-source-ranges")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub load_balancer_source_ranges: Vec<String>,
 }
 
 /// The Service's namespace.
@@ -348,6 +353,11 @@ pub struct Capabilities {
     /// The ALB feature set is PREMIUM: [`AppProfile::L4Tls`] and the non-basic
     /// [`PoolAlgorithm`]s are available.
     pub premium: bool,
+    /// Virtual services may run in transparent mode (VCD API 37.1+ and
+    /// enabled on the gateway), so `preserve_client_ip` can be honoured.
+    /// Contract 0.2.0.
+    #[component(name = "transparent-mode")]
+    pub transparent_mode: bool,
 }
 
 /// The cluster and the VCD objects it lives in.
@@ -481,6 +491,11 @@ pub struct Decision {
     /// Non-fatal remarks, reported as Events on the Service.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub warnings: Vec<String>,
+    /// Clients' source addresses reach the pods (NSX ALB transparent mode).
+    /// Contract 0.2.0; always false from 0.1.0 policies.
+    #[component(name = "preserve-client-ip")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub preserve_client_ip: bool,
 }
 
 /// Everything a decision may depend on, so a policy never needs to call the host.
@@ -503,6 +518,9 @@ pub struct DecisionInput {
     /// What is live in VCD for this Service now, as the host reads it back (its
     /// address always [`AddressChoice::Specific`]); `None` for a new Service.
     pub current: Option<Decision>,
+    /// How many ready endpoints the Service's EndpointSlices list. Contract 0.2.0.
+    #[component(name = "ready-endpoints")]
+    pub ready_endpoints: u32,
 }
 
 /// An annotation (or other Service field) whose value the policy cannot use.

@@ -76,6 +76,7 @@ mod tests {
             address: AddressChoice::FromPool("public\u{1b}[2J".into()),
             ports: Vec::new(),
             warnings: vec!["ok\nINFO forged line".into(), "w".repeat(100_000)],
+            preserve_client_ip: false,
         })
         .unwrap();
         assert_eq!(decided.warnings[0], "ok\\nINFO forged line");
@@ -98,6 +99,7 @@ mod tests {
             address: AddressChoice::KeepCurrent,
             ports: Vec::new(),
             warnings: vec![String::new(); MAX_WARNINGS + 1],
+            preserve_client_ip: false,
         })
         .unwrap_err();
         assert_eq!(

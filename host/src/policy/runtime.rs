@@ -15,6 +15,7 @@ use std::time::Instant;
 use wasmtime::component::{Instance, TypedFunc};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
+use super::contract::{self as v0_1, Contract};
 use super::errors::{CallError, EvalError};
 use super::loader::{Compiled, Exports, Policy};
 use super::metrics::Outcome;
@@ -25,6 +26,8 @@ use super::validate;
 use crate::text::sanitize;
 
 type DecideFn<'a> = TypedFunc<(&'a str, &'a DecisionInput), (Result<Decision, DecisionError>,)>;
+type DecideFnV0_1<'a> =
+    TypedFunc<(&'a str, &'a v0_1::DecisionInput), (Result<v0_1::Decision, DecisionError>,)>;
 
 /// How much of a trap's description an error quotes.
 const TRAP_TEXT_BYTES: usize = 512;
@@ -106,10 +109,20 @@ impl Compiled {
         limits: Limits,
     ) -> Result<(), CallError> {
         self.run(name, limits, async |store, instance, exports| {
-            instance.get_typed_func::<(&str, &DecisionInput), (Result<Decision, DecisionError>,)>(
-                &mut *store,
-                &exports.decide,
-            )?;
+            match exports.contract {
+                Contract::V0_2 => {
+                    instance.get_typed_func::<(&str, &DecisionInput), (Result<Decision, DecisionError>,)>(
+                        &mut *store,
+                        &exports.decide,
+                    )?;
+                }
+                Contract::V0_1 => {
+                    instance.get_typed_func::<(&str, &v0_1::DecisionInput), (Result<v0_1::Decision, DecisionError>,)>(
+                        &mut *store,
+                        &exports.decide,
+                    )?;
+                }
+            }
             Ok(())
         })
         .await
@@ -138,11 +151,21 @@ impl Policy {
         let outcome = self
             .compiled
             .run(&self.name, self.limits, async |store, instance, exports| {
-                let decide: DecideFn<'_> = instance.get_typed_func(&mut *store, exports.decide)?;
-                Ok(decide
-                    .call_async(&mut *store, (self.config.as_str(), input))
-                    .await?
-                    .0)
+                let config = self.config.as_str();
+                Ok(match exports.contract {
+                    Contract::V0_2 => {
+                        let decide: DecideFn<'_> =
+                            instance.get_typed_func(&mut *store, exports.decide)?;
+                        decide.call_async(&mut *store, (config, input)).await?.0
+                    }
+                    Contract::V0_1 => {
+                        let input = v0_1::DecisionInput::from(input);
+                        let decide: DecideFnV0_1<'_> =
+                            instance.get_typed_func(&mut *store, exports.decide)?;
+                        let output = decide.call_async(&mut *store, (config, &input)).await?.0;
+                        output.map(Decision::from)
+                    }
+                })
             })
             .await
             .map_err(call_failed)?;

@@ -20,6 +20,12 @@ pub fn check(input: &DecisionInput, decision: &Decision) -> Result<(), String> {
     for port in &decision.ports {
         check_port(input, port, &mut problems);
     }
+    if decision.preserve_client_ip && !input.cluster.capabilities.transparent_mode {
+        problems.push(format!(
+            "preserve-client-ip needs NSX ALB transparent mode, which edge gateway {} does not offer (VCD API {}): it needs VCD 10.4.1 or later (API 37.1+) and transparentModeEnabled in the gateway's load-balancer settings; ask the provider to enable it, or leave client addresses unpreserved",
+            input.cluster.gateway, input.cluster.vcd_api_version
+        ));
+    }
     if decision.warnings.len() > MAX_WARNINGS {
         problems.push(format!(
             "{} warnings (at most {MAX_WARNINGS})",

@@ -139,7 +139,7 @@ async fn the_managed_rule_follows_the_service_and_leaves_other_rules_alone() {
     })
     .await;
     assert_eq!(first.sources, Some(vec!["192.0.2.0/24".to_string()]));
-    assert_eq!(first.destinations, [ip.clone()]);
+    assert_eq!(first.destinations, [ip]);
     assert_eq!(
         first.ports,
         json!([{"name": null, "protocol": "TCP", "destinationPorts": ["80", "443"]}])

@@ -9,6 +9,7 @@ mod support;
 
 mod config;
 mod demo;
+mod e2e_client_ip;
 mod e2e_firewall;
 mod e2e_nodes;
 mod e2e_policy_reload;

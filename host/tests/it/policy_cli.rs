@@ -242,10 +242,17 @@ fn inspect_reports_interfaces_and_acceptance() {
     let output = vcd_ccm(&["policy", "inspect", &default]);
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
-    assert!(text.contains("contract:  vcd:lb-policy@0.1.0"), "{text}");
+    assert!(text.contains("contract:  vcd:lb-policy@0.2.0"), "{text}");
     assert!(text.contains("policy:    default 0.1.0"), "{text}");
     assert!(text.contains("accepted:  yes"), "{text}");
     assert!(text.contains("sha256:    "), "{text}");
+    // The example provider policy stays on the first contract and is served too.
+    let example = format!("{ARTIFACTS_DIR}/namespace_pools.wasm");
+    let output = vcd_ccm(&["policy", "inspect", &example]);
+    let text = stdout(&output);
+    assert!(output.status.success(), "{text}");
+    assert!(text.contains("contract:  vcd:lb-policy@0.1.0"), "{text}");
+    assert!(text.contains("accepted:  yes"), "{text}");
 
     let dir = tempfile::tempdir().unwrap();
     let sneaky = dir.path().join("sneaky.wat");

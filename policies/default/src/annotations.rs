@@ -21,6 +21,8 @@ pub const ADDRESS_POOL: &str = "vcd-ccm.io/address-pool";
 pub const HEALTH_MONITOR: &str = "vcd-ccm.io/health-monitor";
 /// The pool algorithm for every port, overriding the `algorithm` setting.
 pub const POOL_ALGORITHM: &str = "vcd-ccm.io/pool-algorithm";
+/// `"true"`: clients' source addresses reach the pods (NSX ALB transparent mode).
+pub const PRESERVE_CLIENT_IP: &str = "vcd-ccm.io/preserve-client-ip";
 
 /// What the annotations ask for, validated.
 pub struct Annotations {
@@ -32,6 +34,22 @@ pub struct Annotations {
     pub address_pool: Option<String>,
     pub health_monitor: Option<HealthMonitor>,
     pub algorithm: Option<PoolAlgorithm>,
+    pub preserve_client_ip: bool,
+}
+
+/// A boolean annotation: `"true"` or `"false"` (any case); absent or empty is false.
+fn flag(service: &Service, key: &str) -> Result<bool, DecisionError> {
+    match get(service, key) {
+        None => Ok(false),
+        Some(value) => match value.trim().to_ascii_lowercase().as_str() {
+            "true" => Ok(true),
+            "false" | "" => Ok(false),
+            _ => Err(invalid(
+                key,
+                format!("{value:?} is not a boolean: use \"true\" or \"false\""),
+            )),
+        },
+    }
 }
 
 fn invalid(key: &str, message: String) -> DecisionError {
@@ -51,19 +69,7 @@ fn get<'a>(service: &'a Service, key: &str) -> Option<&'a str> {
 
 impl Annotations {
     pub fn read(service: &Service) -> Result<Annotations, DecisionError> {
-        let no_termination = match get(service, SSL_NO_TERMINATION) {
-            None => false,
-            Some(value) => match value.trim().to_ascii_lowercase().as_str() {
-                "true" => true,
-                "false" | "" => false,
-                _ => {
-                    return Err(invalid(
-                        SSL_NO_TERMINATION,
-                        format!("{value:?} is not a boolean: use \"true\" or \"false\""),
-                    ));
-                }
-            },
-        };
+        let no_termination = flag(service, SSL_NO_TERMINATION)?;
         Ok(Annotations {
             ssl_ports: ssl_ports(service)?,
             cert_alias: get(service, SSL_CERT_ALIAS)
@@ -78,6 +84,7 @@ impl Annotations {
                 .map(String::from),
             health_monitor: parse_named(service, HEALTH_MONITOR, parse_health_monitor)?,
             algorithm: parse_named(service, POOL_ALGORITHM, parse_algorithm)?,
+            preserve_client_ip: flag(service, PRESERVE_CLIENT_IP)?,
         })
     }
 }

@@ -3,7 +3,8 @@
 //! It makes the decisions the upstream Go CCM made from the same inputs
 //! (`appProtocol`, the `service.beta.kubernetes.io/vcloud-avi-ssl-*` annotations,
 //! `spec.loadBalancerIP`, the `certAlias` setting) and adds UDP ports, health
-//! monitors, requested addresses and pools by annotation, and a stable address.
+//! monitors, requested addresses and pools by annotation, a stable address,
+//! and preserved client addresses by annotation (contract 0.2.0).
 
 wit_bindgen::generate!({ path: "../../wit", world: "lb-policy" });
 
@@ -40,6 +41,7 @@ impl Guest for DefaultPolicy {
             address,
             ports,
             warnings,
+            preserve_client_ip: annotations.preserve_client_ip,
         })
     }
 }

@@ -7,7 +7,7 @@
 //!   certificate `<namespace><suffix>`;
 //! - `udpLabel` (default `vcd-ccm.io/allow-udp`): UDP ports need this label set to `true`.
 
-wit_bindgen::generate!({ path: "../../../wit", world: "lb-policy" });
+wit_bindgen::generate!({ path: "../../../wit/0.1.0", world: "lb-policy" });
 
 use exports::vcd::lb_policy::policy::Guest;
 use serde::Deserialize;

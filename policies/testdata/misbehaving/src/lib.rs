@@ -1,7 +1,7 @@
 //! A policy that misbehaves on request, to prove the sandbox contains it.
 //! The config picks the behaviour: a bare word or a JSON string.
 
-wit_bindgen::generate!({ path: "../../../wit", world: "lb-policy" });
+wit_bindgen::generate!({ path: "../../../wit/0.1.0", world: "lb-policy" });
 
 use exports::vcd::lb_policy::policy::Guest;
 use vcd::lb_policy::host::{Level, log};

@@ -1,7 +1,7 @@
 //! A policy that never finishes `describe`: it sleeps in a WASI call, so
 //! only a deadline that covers host calls can stop its load.
 
-wit_bindgen::generate!({ path: "../../../wit", world: "lb-policy" });
+wit_bindgen::generate!({ path: "../../../wit/0.1.0", world: "lb-policy" });
 
 use exports::vcd::lb_policy::policy::Guest;
 use vcd::lb_policy::types::{Decision, DecisionError, DecisionInput, PolicyInfo};

@@ -22,10 +22,10 @@ pub use usage::{AllocationUse, UsedIp};
 
 use alb::{Pool, SegAssignment, ServiceEngineGroup, VirtualService};
 use compute::{VApp, Vdc, Vm};
+use firewall::{FirewallGroup, FirewallRule};
 use identity::{AccessToken, ApiToken, Org, User};
 use ip_space::{IpAllocation, IpSpace};
 use library::{Certificate, Entity};
-use firewall::{FirewallGroup, FirewallRule};
 use nat::{AppPortProfile, NatRule};
 use network::{EdgeGateway, OrgVdcNetwork};
 use task::Task;
