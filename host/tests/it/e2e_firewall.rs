@@ -244,3 +244,44 @@ async fn a_start_sweeps_the_firewall_objects_of_services_deleted_while_down() {
     assert_eq!(user_rules(&cluster), [foreign.body.name]);
     assert_eq!(cluster.vcd.with_world(|w| w.firewall_groups.len()), 0);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_edited_during_the_list_write_is_kept_and_the_write_tried_again() {
+    const RULES: &str = "/cloudapi/1.0.0/edgeGateways/{id}/firewall/rules";
+    let (cluster, foreign) = start().await;
+    // The list PUT is held up while someone edits the other rule.
+    cluster.vcd.add_fault(vcdsim::FaultRule {
+        times: Some(1),
+        ..vcdsim::FaultRule::new(Some("PUT"), RULES, vcdsim::FaultAction::Delay { ms: 1500 })
+    });
+    let uid = cluster
+        .create_service("default", lb_service("web", &[(80, 30080)]))
+        .await;
+    let reads = || cluster.vcd.count(&format!("GET {RULES}"));
+    // The second read is the one the list write is built from.
+    wait_for("the list read before the write", || async {
+        (reads() >= 2).then_some(())
+    })
+    .await;
+    let edited = cluster.vcd.with_world(|w| {
+        let rule = &mut w.firewall_rules[0].body;
+        rule.comments = Some("edited meanwhile".into());
+        rule.version = Some(vcdsim::world::nat::ObjectVersion { version: 8 });
+        rule.clone()
+    });
+    let ours = wait_for("the Service's rule", || async { seen(&cluster, &uid) }).await;
+    assert_eq!(
+        cluster.vcd.count(&format!("PUT {RULES}")),
+        2,
+        "refused once, then written"
+    );
+    let rules = cluster.vcd.with_world(|w| {
+        w.firewall_rules
+            .iter()
+            .map(|r| r.body.clone())
+            .collect::<Vec<_>>()
+    });
+    assert_eq!(rules[0], edited, "the edit made meanwhile survives");
+    assert_ne!(rules[0], foreign.body);
+    assert_eq!(rules[1].name, ours.rule.name);
+}
