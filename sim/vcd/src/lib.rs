@@ -20,6 +20,7 @@ pub mod scenario;
 mod seed;
 mod server;
 mod state;
+mod strict;
 mod tasks;
 mod tls;
 pub mod world;

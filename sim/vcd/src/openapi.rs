@@ -1,41 +1,34 @@
-//! A validator for JSON bodies against the CloudAPI Swagger 2.0 spec:
-//! definitions (`$ref`, `allOf`, required properties, types, enums, arrays
-//! and maps) and the request body each operation takes. Strict on
-//! properties the spec does not declare; lenient on `null`, which VCD sends
-//! for absent optional fields. Tests of vcdsim and of its clients use it to
-//! hold both sides of the wire to the spec.
+//! A validator of JSON bodies against the CloudAPI Swagger 2.0 spec:
+//! definitions (`$ref`, `allOf`, required properties, types, enums, item
+//! and range limits, arrays and maps) and the request body each operation
+//! takes. Strict on properties the spec does not declare; lenient on
+//! `null`, which VCD sends for absent optional fields. vcdsim's tests and
+//! its clients' tests use it to hold both sides of the wire to the spec;
+//! the simulator itself never needs the file.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
-/// Where the spec is read from: `VCDSIM_OPENAPI`, else the copy beside the
-/// repository.
-pub fn default_path() -> PathBuf {
-    std::env::var_os("VCDSIM_OPENAPI")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| {
-            PathBuf::from(env!("CARGO_MANIFEST_DIR"))
-                .join("../../../shared/vcd-openapi/cloudapi-37.2.yaml")
-        })
-}
-
-/// One operation that takes a JSON body.
+/// One operation of the spec.
 struct Operation {
     method: String,
-    /// The path under `basePath`, split at `/`.
+    /// The path under `basePath`, split at `/`, every `{…}` as `{}`.
     segments: Vec<String>,
-    body: Option<Value>,
+    /// The schema of the `in: body` parameter, and whether it is required.
+    body: Option<(Value, bool)>,
 }
 
-/// The spec's definitions and the request body of each operation.
+/// The spec's definitions and operations, indexed for validation.
 pub struct Spec {
     definitions: BTreeMap<String, Value>,
     base_path: String,
     operations: Vec<Operation>,
 }
 
+/// A path's segments, with every template parameter as `{}` so that
+/// `{id}` in a route matches `{poolId}` in the spec.
 fn segments(path: &str) -> Vec<String> {
     path.split('/')
         .filter(|s| !s.is_empty())
@@ -50,29 +43,28 @@ fn segments(path: &str) -> Vec<String> {
 }
 
 impl Spec {
-    /// The spec at [`default_path`]; `None` (and a line saying the checks
-    /// are skipped) when it is absent.
-    pub fn load() -> Option<Self> {
-        let path = default_path();
-        if !path.exists() {
-            eprintln!(
-                "conformance: SKIPPED, the CloudAPI spec is absent at {} (set VCDSIM_OPENAPI)",
-                path.display()
-            );
-            return None;
-        }
-        Some(Self::load_from(&path).unwrap_or_else(|e| panic!("{e}")))
+    /// Where the spec is read from: `VCDSIM_OPENAPI`, else the shared copy
+    /// beside the repository (`../../../shared/vcd-openapi/cloudapi-37.2.yaml`
+    /// from this crate).
+    pub fn default_path() -> PathBuf {
+        std::env::var_os("VCDSIM_OPENAPI")
+            .map(PathBuf::from)
+            .unwrap_or_else(|| {
+                PathBuf::from(env!("CARGO_MANIFEST_DIR"))
+                    .join("../../../shared/vcd-openapi/cloudapi-37.2.yaml")
+            })
     }
 
     /// Reads and indexes the spec at `path`.
-    pub fn load_from(path: &std::path::Path) -> Result<Self, String> {
+    pub fn load(path: impl AsRef<Path>) -> Result<Self, String> {
+        let path = path.as_ref();
         let text = std::fs::read_to_string(path)
             .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
         let spec: Value = serde_yaml_ng::from_str(&text)
             .map_err(|e| format!("{} is not valid YAML: {e}", path.display()))?;
         let definitions = spec["definitions"]
             .as_object()
-            .ok_or("the spec has no definitions")?
+            .ok_or_else(|| format!("{} has no definitions", path.display()))?
             .clone()
             .into_iter()
             .collect();
@@ -84,7 +76,7 @@ impl Spec {
                     .into_iter()
                     .flatten()
                     .find(|p| p["in"] == "body")
-                    .map(|p| p["schema"].clone());
+                    .map(|p| (p["schema"].clone(), p["required"] == true));
                 operations.push(Operation {
                     method: method.to_ascii_uppercase(),
                     segments: segments(path),
@@ -99,50 +91,77 @@ impl Spec {
         })
     }
 
-    /// Checks a request body sent to `method template` (a route such as
-    /// `/cloudapi/1.0.0/loadBalancer/pools/{id}`) against the body the
-    /// operation takes. Paths outside `basePath` are not the spec's business.
+    /// Checks `value` against the definition named `definition` (a response
+    /// body, say), adding one line per violation to `errors`, each starting
+    /// with `what`.
+    pub fn check(&self, definition: &str, value: &Value, what: &str, errors: &mut Vec<String>) {
+        let schema = json!({"$ref": format!("#/definitions/{definition}")});
+        self.validate(&schema, value, &format!("{what} ({definition})"), errors);
+    }
+
+    /// Checks a request body sent to `method template`, where `template`
+    /// is a route such as `/cloudapi/1.0.0/loadBalancer/pools/{id}` (any
+    /// `{…}` matches any `{…}` of the spec's path under its `basePath`),
+    /// against the body that operation takes. Each error names the JSON
+    /// path (`$.healthMonitors[0]`) and what is wrong there: a property the
+    /// spec does not define, a wrong type, a value outside an enum, a
+    /// missing required property. An operation the spec lacks, or one
+    /// that takes no body, is an error too.
     pub fn check_request(
         &self,
         method: &str,
         template: &str,
         body: &Value,
-        errors: &mut Vec<String>,
-    ) {
+    ) -> Result<(), Vec<String>> {
+        let what = format!("{} {template}", method.to_ascii_uppercase());
         let Some(path) = template.strip_prefix(&self.base_path) else {
-            return;
+            return Err(vec![format!(
+                "{what}: not under the spec's basePath {}",
+                self.base_path
+            )]);
         };
         let wanted = segments(path);
-        let what = format!("{method} {template} request");
-        match self
+        let operation = self
             .operations
             .iter()
-            .find(|o| o.method == method && o.segments == wanted)
-        {
-            None => errors.push(format!("{what}: the spec has no such operation")),
-            Some(Operation { body: None, .. }) if !body.is_null() => {
-                errors.push(format!("{what}: the operation takes no body"))
-            }
-            Some(Operation { body: None, .. }) => {}
-            Some(Operation {
-                body: Some(schema), ..
-            }) => self.validate(schema, body, &what, errors),
+            .find(|o| o.method.eq_ignore_ascii_case(method) && o.segments == wanted)
+            .ok_or_else(|| vec![format!("{what}: the spec defines no such operation")])?;
+        let Some((schema, required)) = &operation.body else {
+            return Err(vec![format!("{what}: the operation takes no request body")]);
+        };
+        if body.is_null() {
+            return match required {
+                true => Err(vec![format!("{what}: the request body is missing")]),
+                false => Ok(()),
+            };
+        }
+        let mut errors = Vec::new();
+        self.validate(schema, body, "$", &mut errors);
+        if errors.is_empty() {
+            Ok(())
+        } else {
+            Err(errors.into_iter().map(|e| format!("{what}: {e}")).collect())
         }
     }
 
+    /// The definition a `$ref` names.
+    fn reference<'a>(&'a self, schema: &'a Value) -> Option<&'a str> {
+        let reference = schema.get("$ref")?.as_str()?;
+        Some(
+            reference
+                .rsplit("#/definitions/")
+                .next()
+                .unwrap_or(reference),
+        )
+    }
+
     fn resolve<'a>(&'a self, schema: &'a Value) -> &'a Value {
-        match schema.get("$ref").and_then(Value::as_str) {
-            Some(reference) => {
-                let name = reference
-                    .rsplit("#/definitions/")
-                    .next()
-                    .unwrap_or(reference);
-                self.resolve(
-                    self.definitions
-                        .get(name)
-                        .unwrap_or_else(|| panic!("unknown definition {name}")),
-                )
-            }
+        match self.reference(schema) {
+            Some(name) => self.resolve(
+                self.definitions
+                    .get(name)
+                    .unwrap_or_else(|| panic!("unknown definition {name}")),
+            ),
             None => schema,
         }
     }
@@ -176,7 +195,16 @@ impl Spec {
         }
     }
 
+    /// `{type: object, properties: {}}` is how the spec writes "any JSON".
+    fn is_any(schema: &Value) -> bool {
+        schema
+            .get("properties")
+            .and_then(Value::as_object)
+            .is_some_and(|p| p.is_empty())
+    }
+
     fn validate(&self, schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+        let class = self.reference(schema);
         let schema = self.resolve(schema);
         if value.is_null() {
             return; // VCD sends null for absent optional fields.
@@ -187,12 +215,7 @@ impl Spec {
             }
             return;
         }
-        // `{type: object, properties: {}}` is how the spec writes "any JSON value".
-        if schema
-            .get("properties")
-            .and_then(Value::as_object)
-            .is_some_and(|p| p.is_empty())
-        {
+        if Self::is_any(schema) {
             return;
         }
         let kind = schema.get("type").and_then(Value::as_str);
@@ -210,8 +233,13 @@ impl Spec {
             Some("number") if !value.is_number() => {
                 errors.push(format!("{at}: expected a number, got {value}"))
             }
+            Some("integer" | "number") => Self::check_range(schema, value, at, errors),
             Some("array") => match value.as_array() {
                 Some(items) => {
+                    let limit = schema.get("maxItems").and_then(Value::as_u64);
+                    if let Some(max) = limit.filter(|max| items.len() as u64 > *max) {
+                        errors.push(format!("{at}: {} items, at most {max}", items.len()));
+                    }
                     for (i, item) in items.iter().enumerate() {
                         self.validate(&schema["items"], item, &format!("{at}[{i}]"), errors);
                     }
@@ -219,13 +247,34 @@ impl Spec {
                 None => errors.push(format!("{at}: expected an array, got {value}")),
             },
             _ if has_shape || kind == Some("object") => {
-                self.validate_object(schema, value, at, errors)
+                self.validate_object(schema, class, value, at, errors)
             }
             _ => {}
         }
     }
 
-    fn validate_object(&self, schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+    fn check_range(schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
+        let number = value.as_f64().unwrap_or_default();
+        if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
+            && number < min
+        {
+            errors.push(format!("{at}: {value} is below the minimum {min}"));
+        }
+        if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
+            && number > max
+        {
+            errors.push(format!("{at}: {value} is above the maximum {max}"));
+        }
+    }
+
+    fn validate_object(
+        &self,
+        schema: &Value,
+        class: Option<&str>,
+        value: &Value,
+        at: &str,
+        errors: &mut Vec<String>,
+    ) {
         let Some(object) = value.as_object() else {
             errors.push(format!("{at}: expected an object, got {value}"));
             return;
@@ -248,26 +297,73 @@ impl Spec {
         for (key, item) in object {
             match properties.get(key) {
                 Some(property) => self.validate(property, item, &format!("{at}.{key}"), errors),
-                None => errors.push(format!("{at}: property {key} is not in the spec")),
+                None => errors.push(format!(
+                    "{at}.{key}: property {key} is not defined by {}",
+                    class.unwrap_or("the spec")
+                )),
             }
         }
     }
 
-    pub fn check(&self, definition: &str, value: &Value, what: &str, errors: &mut Vec<String>) {
-        let schema = json!({"$ref": format!("#/definitions/{definition}")});
-        self.validate(&schema, value, &format!("{what} ({definition})"), errors);
+    /// The body of `method template` with every property the spec defines
+    /// set to a value of its type (an enum's first value), nested objects
+    /// filled the same way: what a maximal client may send.
+    #[cfg(test)]
+    pub(crate) fn request_example(&self, method: &str, template: &str) -> Option<Value> {
+        let wanted = segments(template.strip_prefix(&self.base_path)?);
+        let operation = self
+            .operations
+            .iter()
+            .find(|o| o.method == method && o.segments == wanted)?;
+        Some(self.example_of(&operation.body.as_ref()?.0, 0))
+    }
+
+    #[cfg(test)]
+    fn example_of(&self, schema: &Value, depth: usize) -> Value {
+        let schema = self.resolve(schema);
+        if let Some(first) = schema.pointer("/enum/0") {
+            return first.clone();
+        }
+        if Self::is_any(schema) || depth > 8 {
+            return json!({});
+        }
+        match schema.get("type").and_then(Value::as_str) {
+            Some("string") => json!("x"),
+            Some("boolean") => json!(true),
+            Some("integer" | "number") => json!(schema.get("minimum").cloned().unwrap_or(json!(1))),
+            Some("array") => json!([self.example_of(&schema["items"], depth + 1)]),
+            _ => {
+                let (mut properties, mut required) = (BTreeMap::new(), BTreeSet::new());
+                self.shape(schema, &mut properties, &mut required);
+                properties
+                    .iter()
+                    .map(|(name, property)| (name.clone(), self.example_of(property, depth + 1)))
+                    .collect::<serde_json::Map<_, _>>()
+                    .into()
+            }
+        }
     }
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     use serde_json::json;
 
     use super::Spec;
 
+    /// The spec, or `None` (the checks are skipped) when it is absent.
+    pub(crate) fn spec() -> Option<Spec> {
+        let path = Spec::default_path();
+        if !path.exists() {
+            eprintln!("SKIPPED: the CloudAPI spec is absent at {}", path.display());
+            return None;
+        }
+        Some(Spec::load(&path).unwrap_or_else(|e| panic!("{e}")))
+    }
+
     #[test]
     fn the_validator_catches_what_it_should() {
-        let Some(spec) = Spec::load() else {
+        let Some(spec) = spec() else {
             return;
         };
         let mut errors = Vec::new();
@@ -296,5 +392,62 @@ mod tests {
             &mut errors,
         );
         assert_eq!(errors.len(), 1, "{errors:?}");
+    }
+
+    #[test]
+    fn request_bodies_are_checked_against_their_operation() {
+        let Some(spec) = spec() else {
+            return;
+        };
+        let pool =
+            json!({"name": "p", "gatewayRef": {"id": "g"}, "healthMonitors": [{"type": "TCP"}]});
+        let route = "/cloudapi/1.0.0/loadBalancer/pools/{id}";
+        assert_eq!(spec.check_request("PUT", route, &pool), Ok(()));
+        assert_eq!(
+            spec.check_request("post", "/cloudapi/1.0.0/loadBalancer/pools", &pool),
+            Ok(())
+        );
+
+        let mut bad = pool.clone();
+        bad["healthMonitors"][0]["monitorPort"] = json!(32000);
+        bad["algorithm"] = json!(7);
+        bad["members"] = json!([{"port": 80}]);
+        let errors = spec.check_request("PUT", route, &bad).unwrap_err();
+        let expected = [
+            "$.algorithm: expected a string, got 7",
+            "$.healthMonitors[0].monitorPort: property monitorPort is not defined by EdgeLoadBalancerHealthMonitor",
+            "$.members[0]: required property ipAddress is missing",
+        ];
+        assert_eq!(errors.len(), expected.len(), "{errors:#?}");
+        for needle in expected {
+            assert!(
+                errors.iter().any(|e| e.ends_with(needle)),
+                "{needle}: {errors:#?}"
+            );
+        }
+
+        let rule = json!({"userDefinedRules": [{"name": "r", "direction": "SIDEWAYS"}]});
+        let errors = spec
+            .check_request(
+                "PUT",
+                "/cloudapi/1.0.0/edgeGateways/{id}/firewall/rules",
+                &rule,
+            )
+            .unwrap_err();
+        assert!(
+            errors[0].contains("$.userDefinedRules[0].direction"),
+            "{errors:?}"
+        );
+
+        for (method, route) in [
+            ("PATCH", "/cloudapi/1.0.0/loadBalancer/pools/{id}"),
+            ("DELETE", "/cloudapi/1.0.0/loadBalancer/pools/{id}"),
+            ("POST", "/api/sessions"),
+        ] {
+            let errors = spec.check_request(method, route, &pool).unwrap_err();
+            assert_eq!(errors.len(), 1, "{errors:?}");
+        }
+        let missing = spec.check_request("PUT", route, &serde_json::Value::Null);
+        assert!(missing.unwrap_err()[0].contains("missing"));
     }
 }

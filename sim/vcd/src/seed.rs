@@ -13,7 +13,7 @@ use crate::world::identity::{ApiToken, Org, SYSTEM_ORG, User};
 use crate::world::ip::{Cidr, IpRange, parse_ip};
 use crate::world::ip_space::{IpSpace, IpSpaceRange};
 use crate::world::library::{Certificate, CertificateItem, DefinedEntity, Entity};
-use crate::world::nat::{AppPortProfile, ApplicationPort};
+use crate::world::nat::AppPortProfile;
 use crate::world::network::{
     EdgeGateway, GatewaySubnet, LoadBalancerConfig, OrgVdcNetwork, Subnet, Uplink,
 };
@@ -105,20 +105,9 @@ fn add_user(world: &mut World, org_id: &str, spec: &UserSpec) {
 /// The built-in NSX profiles every tenant sees.
 fn seed_system_profiles(world: &mut World) {
     for (name, port) in [("HTTP", "80"), ("HTTPS", "443"), ("SSH", "22")] {
-        world.port_profiles.push(AppPortProfile {
-            id: Some(new_urn("applicationPortProfile")),
-            name: name.to_string(),
-            description: Some(format!("System profile {name}")),
-            scope: "SYSTEM".to_string(),
-            application_ports: vec![ApplicationPort {
-                name: None,
-                protocol: "TCP".to_string(),
-                destination_ports: vec![port.to_string()],
-            }],
-            org_ref: None,
-            context_entity_id: None,
-            network_provider_scope: None,
-        });
+        world
+            .port_profiles
+            .push(AppPortProfile::system(name, "TCP", port));
     }
 }
 
@@ -259,6 +248,7 @@ fn seed_org(world: &mut World, spec: &OrgSpec) -> Result<(), ScenarioError> {
                 external_id: entity.external_id.clone(),
                 entity: entity.entity.clone(),
                 state: Some("RESOLVED".to_string()),
+                entity_state: None,
                 owner: None,
                 org: Some(org_ref.clone()),
             },

@@ -15,10 +15,11 @@ use crate::error::{ApiError, ApiResult};
 use crate::paging::{STANDARD, Sort};
 use crate::respond;
 use crate::state::AppState;
+use crate::strict::{ReadOnly, definition};
 use crate::tasks::{self, TaskRequest};
 use crate::world::network::EdgeGateway;
 use crate::world::task::TaskOwner;
-use crate::world::{World, find, find_mut};
+use crate::world::{Ref, World, find, find_mut};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -197,14 +198,23 @@ async fn get_load_balancer(
     Ok(respond::ok(&load_balancer_view(gateway)))
 }
 
+/// `EdgeGatewayLoadBalancerConfig` as PUT; the cloud and licence are
+/// read-only, and IPv6 service networks are not modelled.
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct LoadBalancerUpdate {
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct LoadBalancerUpdate {
     enabled: bool,
     service_network_definition: Option<String>,
     supported_feature_set: Option<String>,
     transparent_mode_enabled: Option<bool>,
+    #[serde(rename = "ipv6ServiceNetworkDefinition")]
+    _ipv6_service_network_definition: Option<String>,
+    #[serde(default, rename = "loadBalancerCloudRef")]
+    _load_balancer_cloud_ref: ReadOnly<Ref>,
+    #[serde(default, rename = "licenseType")]
+    _license_type: ReadOnly<String>,
 }
+definition!(LoadBalancerUpdate, "EdgeGatewayLoadBalancerConfig");
 
 async fn put_load_balancer(
     State(state): State<AppState>,

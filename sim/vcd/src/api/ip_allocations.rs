@@ -17,10 +17,11 @@ use crate::ids::new_urn;
 use crate::paging::{STANDARD, Sort};
 use crate::respond;
 use crate::state::AppState;
+use crate::strict::{ReadOnly, definition};
 use crate::tasks::{self, TaskRequest, now_rfc3339};
 use crate::world::ip_space::{ClaimedUsage, IpAllocation};
 use crate::world::task::TaskOwner;
-use crate::world::{World, find, find_mut, remove};
+use crate::world::{Ref, World, find, find_mut, remove};
 
 pub fn routes() -> Router<AppState> {
     let base = "/cloudapi/1.0.0/ipSpaces";
@@ -51,13 +52,17 @@ fn allocation_view(world: &World, allocation: &IpAllocation) -> Value {
 }
 
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AllocateRequest {
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct AllocateRequest {
     #[serde(rename = "type")]
     allocation_type: String,
     quantity: Option<u32>,
     value: Option<String>,
+    /// For `IP_PREFIX`, which is refused.
+    #[serde(rename = "prefixLength")]
+    _prefix_length: Option<u32>,
 }
+definition!(AllocateRequest, "IpSpaceIpAllocationRequest");
 
 async fn allocate(
     State(state): State<AppState>,
@@ -220,12 +225,29 @@ async fn get_allocation(
     Ok(respond::ok(&allocation_view(&world, allocation)))
 }
 
+/// `IpSpaceIpAllocation` as PUT: only the usage state and description
+/// change; the rest is the allocation as read.
 #[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct AllocationUpdate {
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
+pub(super) struct AllocationUpdate {
     usage_state: Option<String>,
     description: Option<String>,
+    #[serde(default, rename = "id")]
+    _id: ReadOnly<String>,
+    #[serde(default, rename = "type")]
+    _type: ReadOnly<String>,
+    #[serde(default, rename = "value")]
+    _value: ReadOnly<String>,
+    #[serde(default, rename = "allocationDate")]
+    _allocation_date: ReadOnly<String>,
+    #[serde(default, rename = "orgRef")]
+    _org_ref: ReadOnly<Ref>,
+    #[serde(default, rename = "usedByRef")]
+    _used_by_ref: ReadOnly<Ref>,
+    #[serde(default, rename = "usageCategories")]
+    _usage_categories: ReadOnly<Vec<String>>,
 }
+definition!(AllocationUpdate, "IpSpaceIpAllocation");
 
 fn allocation_owner(allocation: &IpAllocation) -> TaskOwner {
     TaskOwner {

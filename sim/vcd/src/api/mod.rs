@@ -18,6 +18,8 @@ mod networks;
 mod orgs;
 mod port_profiles;
 mod segs;
+#[cfg(test)]
+mod strict_bodies;
 
 use std::collections::HashMap;
 
@@ -75,8 +77,12 @@ impl<S: Send + Sync> FromRequestParts<S> for Params {
 
 /// A JSON request body; a malformed one is a CloudAPI `BAD_REQUEST`.
 pub fn parse_body<T: DeserializeOwned>(body: &[u8]) -> ApiResult<T> {
-    serde_json::from_slice(body)
-        .map_err(|e| ApiError::bad_request(format!("Invalid request body: {e}")))
+    serde_json::from_slice(body).map_err(|e| {
+        ApiError::bad_request(format!(
+            "Invalid request body: {}",
+            crate::strict::body_error(&e)
+        ))
+    })
 }
 
 /// Answers one page of `items` (already visible to the caller).

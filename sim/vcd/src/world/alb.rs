@@ -7,9 +7,9 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 use super::Ref;
+use crate::strict::{ReadOnly, definition};
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -36,12 +36,8 @@ fn enabled_by_default() -> bool {
     true
 }
 
-/// A read-only property: accepted in a write (clients PUT back what they
-/// read) and ignored, as VCD does.
-type ReadOnly = Option<serde::de::IgnoredAny>;
-
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct PoolMember {
     pub ip_address: String,
     pub port: Option<u32>,
@@ -55,19 +51,36 @@ pub struct PoolMember {
     #[serde(default, skip_serializing, rename = "markedDownBy")]
     _marked_down_by: ReadOnly,
 }
+definition!(PoolMember, "EdgeLoadBalancerPoolMember", serialize);
 
-/// `EdgeLoadBalancerHealthMonitor`: a system monitor, by type.
+/// A system monitor, by type.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct HealthMonitor {
     #[serde(rename = "type")]
     pub monitor_type: String,
     pub name: Option<String>,
     pub system_defined: Option<bool>,
 }
+definition!(HealthMonitor, "EdgeLoadBalancerHealthMonitor", serialize);
+
+/// How a pool keeps a client on one member (`CLIENT_IP`, `HTTP_COOKIE`, ...).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
+pub struct PersistenceProfile {
+    pub name: Option<String>,
+    #[serde(rename = "type")]
+    pub profile_type: String,
+    pub value: Option<String>,
+}
+definition!(
+    PersistenceProfile,
+    "EdgeLoadBalancerPersistenceProfile",
+    serialize
+);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct Pool {
     pub id: Option<String>,
     pub name: String,
@@ -80,9 +93,10 @@ pub struct Pool {
     pub algorithm: Option<String>,
     #[serde(default)]
     pub health_monitors: Vec<HealthMonitor>,
-    pub persistence_profile: Option<Value>,
+    pub persistence_profile: Option<PersistenceProfile>,
     #[serde(default)]
     pub members: Vec<PoolMember>,
+    /// An IP-set firewall group of the gateway standing for the members.
     pub member_group_ref: Option<Ref>,
     pub gateway_ref: Ref,
     #[serde(default)]
@@ -107,8 +121,9 @@ pub struct Pool {
     #[serde(default, skip_serializing, rename = "upMemberCount")]
     _up_member_count: ReadOnly,
     #[serde(default, skip_serializing, rename = "virtualServiceRefs")]
-    _virtual_service_refs: ReadOnly,
+    _virtual_service_refs: ReadOnly<Vec<Ref>>,
 }
+definition!(Pool, "EdgeLoadBalancerPool", serialize);
 
 impl Pool {
     pub fn health_of(&self, member: &PoolMember) -> &str {
@@ -128,14 +143,26 @@ impl Pool {
     }
 }
 
+/// `TCP_PROXY`, `TCP_FAST_PATH` or `UDP_FAST_PATH`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
+pub struct TcpUdpProfile {
+    pub name: Option<String>,
+    #[serde(rename = "type")]
+    pub profile_type: String,
+    pub system_defined: Option<bool>,
+}
+definition!(TcpUdpProfile, "EdgeLoadBalancerTcpUdpProfile", serialize);
+
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct ServicePort {
     pub port_start: u32,
     pub port_end: Option<u32>,
     pub ssl_enabled: Option<bool>,
-    pub tcp_udp_profile: Option<Value>,
+    pub tcp_udp_profile: Option<TcpUdpProfile>,
 }
+definition!(ServicePort, "EdgeLoadBalancerServicePort", serialize);
 
 impl ServicePort {
     pub fn end(&self) -> u32 {
@@ -146,9 +173,7 @@ impl ServicePort {
     pub fn is_udp(&self) -> bool {
         self.tcp_udp_profile
             .as_ref()
-            .and_then(|p| p.get("type"))
-            .and_then(Value::as_str)
-            .is_some_and(|t| t.starts_with("UDP"))
+            .is_some_and(|p| p.profile_type.starts_with("UDP"))
     }
 
     /// The same protocol on overlapping port ranges: VCD (API ≥ 37.0)
@@ -161,16 +186,21 @@ impl ServicePort {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApplicationProfile {
     pub name: Option<String>,
     #[serde(rename = "type")]
     pub profile_type: String,
     pub system_defined: Option<bool>,
 }
+definition!(
+    ApplicationProfile,
+    "EdgeLoadBalancerApplicationProfile",
+    serialize
+);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct VirtualService {
     pub id: Option<String>,
     pub name: String,
@@ -198,3 +228,4 @@ pub struct VirtualService {
     #[serde(default, skip_serializing, rename = "detailedHealthMessage")]
     _detailed_health_message: ReadOnly,
 }
+definition!(VirtualService, "EdgeLoadBalancerVirtualService", serialize);

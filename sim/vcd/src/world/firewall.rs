@@ -7,13 +7,14 @@ use serde::{Deserialize, Serialize};
 
 use super::Ref;
 use super::nat::ObjectVersion;
+use crate::strict::{ReadOnly, definition};
 
 /// The API's limit on user-defined rules per gateway.
 pub const MAX_USER_RULES: usize = 1000;
 
 /// `EdgeFirewallRule` (all of `FirewallRule`).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct FirewallRuleBody {
     pub id: Option<String>,
     pub name: String,
@@ -32,6 +33,7 @@ pub struct FirewallRuleBody {
     pub comments: Option<String>,
     pub applied_to: Option<Ref>,
 }
+definition!(FirewallRuleBody, "EdgeFirewallRule", serialize);
 
 impl FirewallRuleBody {
     /// Every firewall group the rule names.
@@ -41,21 +43,26 @@ impl FirewallRuleBody {
             .chain(&self.destination_firewall_groups)
             .flatten()
     }
+
+    /// `actionValue`, else the deprecated `action`.
+    pub fn action(&self) -> Option<&str> {
+        self.action_value.as_deref().or(self.action.as_deref())
+    }
 }
 
-/// `EdgeFirewallRules` as written: only `userDefinedRules` can change.
+/// `EdgeFirewallRules` as written: the user-defined list, and the default
+/// rules whose action may change. System rules and status are read-only.
 #[derive(Debug, Clone, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct FirewallRulesBody {
-    #[serde(default)]
-    pub system_rules: Option<serde_json::Value>,
-    #[serde(default)]
     pub user_defined_rules: Option<Vec<FirewallRuleBody>>,
-    #[serde(default)]
-    pub default_rules: Option<serde_json::Value>,
-    #[serde(default)]
-    pub status: Option<serde_json::Value>,
+    pub default_rules: Option<Vec<FirewallRuleBody>>,
+    #[serde(default, rename = "systemRules")]
+    _system_rules: ReadOnly<Vec<FirewallRuleBody>>,
+    #[serde(default, rename = "status")]
+    _status: ReadOnly,
 }
+definition!(FirewallRulesBody, "EdgeFirewallRules");
 
 /// A user-defined rule of a gateway; the gateway's list keeps their order.
 #[derive(Debug, Clone, Serialize)]
@@ -65,9 +72,26 @@ pub struct FirewallRule {
     pub body: FirewallRuleBody,
 }
 
+/// One `VmCriteriaRule` of a dynamic group (stored, not evaluated).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
+pub struct VmCriteriaRule {
+    pub attribute_type: String,
+    pub attribute_value: String,
+    pub operator: String,
+}
+definition!(VmCriteriaRule, "VmCriteriaRule", serialize);
+
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
+pub struct VmCriteria {
+    pub rules: Option<Vec<VmCriteriaRule>>,
+}
+definition!(VmCriteria, "VmCriteria", serialize);
+
 /// `FirewallGroupDetails`.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct FirewallGroupBody {
     pub id: Option<String>,
     pub name: String,
@@ -76,14 +100,16 @@ pub struct FirewallGroupBody {
     pub edge_gateway_ref: Option<Ref>,
     pub owner_ref: Option<Ref>,
     pub network_provider_scope: Option<String>,
+    /// Read-only: always `REALIZED` on reads.
     pub status: Option<String>,
     #[serde(rename = "type")]
     pub group_type: Option<String>,
     pub type_value: Option<String>,
     pub ip_addresses: Option<Vec<String>>,
     pub members: Option<Vec<Ref>>,
-    pub vm_criteria: Option<Vec<serde_json::Value>>,
+    pub vm_criteria: Option<Vec<VmCriteria>>,
 }
+definition!(FirewallGroupBody, "FirewallGroupDetails", serialize);
 
 /// A firewall group and the gateway that owns it.
 #[derive(Debug, Clone, Serialize)]

@@ -4,9 +4,10 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 
 use super::Ref;
+use crate::strict::{ReadOnly, definition};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct CertificateItem {
     pub id: Option<String>,
     pub alias: String,
@@ -18,6 +19,7 @@ pub struct CertificateItem {
     #[serde(skip_serializing)]
     pub private_key_passphrase: Option<String>,
 }
+definition!(CertificateItem, "CertificateLibraryItem", serialize);
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -26,8 +28,9 @@ pub struct Certificate {
     pub item: CertificateItem,
 }
 
+/// The envelope has a fixed schema; `entity` is the type's own JSON.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct DefinedEntity {
     pub id: Option<String>,
     pub entity_type: Option<String>,
@@ -35,9 +38,13 @@ pub struct DefinedEntity {
     pub external_id: Option<String>,
     pub entity: Value,
     pub state: Option<String>,
+    /// Mirrors `state` on reads; ignored on writes, as `state` is.
+    #[serde(default, skip_serializing)]
+    pub entity_state: ReadOnly,
     pub owner: Option<Ref>,
     pub org: Option<Ref>,
 }
+definition!(DefinedEntity, "DefinedEntity", serialize);
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]

@@ -18,6 +18,8 @@ use std::collections::BTreeMap;
 
 use serde::{Deserialize, Serialize};
 
+use crate::strict::definition;
+
 pub use usage::{AllocationUse, UsedIp};
 
 use alb::{Pool, SegAssignment, ServiceEngineGroup, VirtualService};
@@ -35,12 +37,14 @@ pub const DEFAULT_API_VERSION: &str = "37.2";
 
 /// `EntityReference` on the wire.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct Ref {
     #[serde(default)]
     pub name: String,
     #[serde(default)]
     pub id: String,
 }
+definition!(Ref, "EntityReference", serialize);
 
 impl Ref {
     pub fn new(name: &str, id: &str) -> Self {

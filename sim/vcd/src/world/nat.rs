@@ -3,18 +3,22 @@
 use serde::{Deserialize, Serialize};
 
 use super::Ref;
+use crate::strict::{ReadOnly, definition};
 
+/// The optimistic lock of NAT and firewall rules.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(remote = "Self", deny_unknown_fields)]
 pub struct ObjectVersion {
     pub version: i64,
 }
+definition!(ObjectVersion, "ObjectVersion", serialize);
 
 fn enabled_by_default() -> bool {
     true
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase", deny_unknown_fields)]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct NatRuleBody {
     pub id: Option<String>,
     pub name: String,
@@ -40,6 +44,8 @@ pub struct NatRuleBody {
     pub applied_to: Option<Ref>,
 }
 
+definition!(NatRuleBody, "EdgeNatRule", serialize);
+
 impl NatRuleBody {
     /// `type` wins over the deprecated `ruleType`.
     pub fn kind(&self) -> &str {
@@ -58,16 +64,17 @@ pub struct NatRule {
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct ApplicationPort {
     pub name: Option<String>,
     pub protocol: String,
     #[serde(default)]
     pub destination_ports: Vec<String>,
 }
+definition!(ApplicationPort, "ApplicationPortList", serialize);
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
+#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub struct AppPortProfile {
     pub id: Option<String>,
     pub name: String,
@@ -81,9 +88,34 @@ pub struct AppPortProfile {
     #[serde(skip_serializing)]
     pub context_entity_id: Option<String>,
     pub network_provider_scope: Option<String>,
+    #[serde(default, skip_serializing, rename = "status")]
+    _status: ReadOnly,
+    #[serde(default, skip_serializing, rename = "usableForNAT")]
+    _usable_for_nat: ReadOnly,
 }
+definition!(AppPortProfile, "ApplicationPortProfile", serialize);
 
 impl AppPortProfile {
+    /// A built-in NSX profile: one protocol and port, visible to all.
+    pub fn system(name: &str, protocol: &str, port: &str) -> Self {
+        Self {
+            id: Some(crate::ids::new_urn("applicationPortProfile")),
+            name: name.to_string(),
+            description: Some(format!("System profile {name}")),
+            scope: "SYSTEM".to_string(),
+            application_ports: vec![ApplicationPort {
+                name: None,
+                protocol: protocol.to_string(),
+                destination_ports: vec![port.to_string()],
+            }],
+            org_ref: None,
+            context_entity_id: None,
+            network_provider_scope: None,
+            _status: None,
+            _usable_for_nat: None,
+        }
+    }
+
     /// NAT can use a profile with exactly one port entry and one destination port.
     pub fn usable_for_nat(&self) -> bool {
         matches!(self.application_ports.as_slice(), [port] if port.destination_ports.len() <= 1)

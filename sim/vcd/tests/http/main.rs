@@ -13,7 +13,7 @@ mod legacy;
 mod nat;
 mod observe;
 mod scenarios;
-
+mod strict;
 mod support;
 mod tasks;
 mod tenancy;
