@@ -9,6 +9,7 @@ use crate::scenario::{
 use crate::world::World;
 use crate::world::alb::{SegAssignment, ServiceEngineGroup};
 use crate::world::compute::{SizingPolicy, VApp, Vdc, Vm};
+use crate::world::firewall::GatewayFirewall;
 use crate::world::identity::{ApiToken, Org, SYSTEM_ORG, User};
 use crate::world::ip::{Cidr, IpRange, parse_ip};
 use crate::world::ip_space::{IpSpace, IpSpaceRange};
@@ -313,6 +314,9 @@ fn add_gateway(world: &mut World, org_id: &str, spec: &GatewaySpec) -> Result<()
             min_virtual_services: assignment.min_virtual_services,
         });
     }
+    world
+        .gateway_firewalls
+        .push(GatewayFirewall::new(&gateway_id));
     world.gateways.push(EdgeGateway {
         id: gateway_id,
         org_id: org_id.to_string(),

@@ -1,9 +1,9 @@
-//! The edge gateway firewall: `GET`/`PUT` of the whole rule set (only the
-//! user-defined list changes; rules are created only this way) and
-//! `GET`/`PUT`/`DELETE` of one user-defined rule. Writes are gateway-scoped
-//! tasks (`BUSY_ENTITY` while another runs); `version` is checked as on NAT
-//! rules. System and default rules are fixed: one system rule, and a
-//! default rule that drops everything the user-defined rules do not allow.
+//! The edge gateway firewall: `GET`/`PUT` of the whole rule set and
+//! `GET`/`PUT`/`DELETE` of one rule. A list PUT replaces the user-defined
+//! rules in the order given (the only way to create one) and may change the
+//! default rule's action; system rules are read-only. Writes are
+//! gateway-scoped tasks (`BUSY_ENTITY` while another runs). The checks live
+//! in `firewall_checks`.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -12,16 +12,18 @@ use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
 
+use super::firewall_checks::{
+    apply_default, check_default, check_list, check_version, stored, validate,
+};
 use super::gateways::visible_gateway;
 use super::parse_body;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
-use crate::ids::{new_urn, same_id};
+use crate::ids::same_id;
 use crate::respond;
 use crate::state::AppState;
 use crate::tasks::{self, TaskRequest};
-use crate::world::firewall::{FirewallRule, FirewallRuleBody, FirewallRulesBody, MAX_USER_RULES};
-use crate::world::nat::ObjectVersion;
+use crate::world::firewall::{FirewallRule, FirewallRuleBody, FirewallRulesBody};
 use crate::world::task::TaskOwner;
 use crate::world::{World, find, find_mut};
 
@@ -37,169 +39,79 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
-fn fixed_rule(gateway_id: &str, kind: &str, name: &str, action: &str) -> Value {
-    let uuid = gateway_id.rsplit(':').next().unwrap_or(gateway_id);
-    json!({
-        "id": format!("{kind}-{uuid}"),
-        "name": name,
-        "description": null,
-        "ipProtocol": "IPV4_IPV6",
-        "action": action,
-        "actionValue": action,
-        "direction": "IN_OUT",
-        "logging": false,
-        "enabled": true,
-        "version": {"version": 0},
-    })
-}
-
-fn rule_view(rule: &FirewallRuleBody) -> Value {
-    json!(rule)
-}
-
 fn rules_view(world: &World, gateway_id: &str) -> Value {
-    let user: Vec<Value> = world
+    let user: Vec<&FirewallRuleBody> = world
         .firewall_rules
         .iter()
         .filter(|r| r.gateway_id == gateway_id)
-        .map(|r| rule_view(&r.body))
+        .map(|r| &r.body)
         .collect();
+    let fixed = find(&world.gateway_firewalls, gateway_id);
     json!({
         "status": "REALIZED",
-        "systemRules": [fixed_rule(gateway_id, "system", "Allow ALB health monitors", "ALLOW")],
+        "systemRules": fixed.map(|f| [&f.system_rule]),
         "userDefinedRules": user,
-        "defaultRules": [fixed_rule(gateway_id, "default", "default_rule", "DROP")],
+        "defaultRules": fixed.map(|f| [&f.default_rule]),
     })
 }
 
-const ACTIONS: [&str; 3] = ["ALLOW", "DROP", "REJECT"];
-const DIRECTIONS: [&str; 3] = ["IN", "OUT", "IN_OUT"];
-const PROTOCOLS: [&str; 3] = ["IPV4", "IPV6", "IPV4_IPV6"];
-
-fn one_of(field: &str, value: Option<&String>, allowed: &[&str]) -> ApiResult<()> {
-    match value {
-        Some(v) if !allowed.contains(&v.as_str()) => Err(ApiError::bad_request(format!(
-            "Invalid {field} '{v}'; allowed: {}.",
-            allowed.join(", ")
-        ))),
-        _ => Ok(()),
-    }
+/// Where a rule id lands on a gateway.
+enum Slot {
+    User(FirewallRuleBody),
+    System(FirewallRuleBody),
+    Default(FirewallRuleBody),
 }
 
-/// A rule's fields and references, as VCD checks them on write.
-fn validate(world: &World, gateway_id: &str, rule: &FirewallRuleBody) -> ApiResult<()> {
-    if rule.name.trim().is_empty() {
-        return Err(ApiError::bad_request("A firewall rule needs a name."));
-    }
-    one_of("actionValue", rule.action_value.as_ref(), &ACTIONS)?;
-    one_of("action", rule.action.as_ref(), &ACTIONS[..2])?;
-    one_of("direction", rule.direction.as_ref(), &DIRECTIONS)?;
-    one_of("ipProtocol", rule.ip_protocol.as_ref(), &PROTOCOLS)?;
-    for group in rule.groups() {
-        let owned =
-            find(&world.firewall_groups, &group.id).is_some_and(|g| g.gateway_id == gateway_id);
-        if !owned {
-            return Err(ApiError::bad_request(format!(
-                "Firewall group {} does not exist on this edge gateway.",
-                group.id
-            )));
+impl Slot {
+    fn body(&self) -> &FirewallRuleBody {
+        match self {
+            Slot::User(body) | Slot::System(body) | Slot::Default(body) => body,
         }
     }
-    let gateway_org = world.gateway_org(gateway_id);
-    for profile in rule.application_port_profiles.iter().flatten() {
-        let usable = find(&world.port_profiles, &profile.id).is_some_and(|p| {
-            p.org_ref
-                .as_ref()
-                .is_none_or(|o| Some(o.id.as_str()) == gateway_org)
-        });
-        if !usable {
-            return Err(ApiError::bad_request(format!(
-                "Application port profile {} does not exist.",
-                profile.id
-            )));
-        }
-    }
-    Ok(())
 }
 
-/// The stored version of rule `id` on the gateway, if it exists.
-fn stored_version(world: &World, gateway_id: &str, id: &str) -> Option<i64> {
-    find(&world.firewall_rules, id)
-        .filter(|r| r.gateway_id == gateway_id)
-        .map(|r| r.body.version.as_ref().map_or(0, |v| v.version))
-}
-
-fn check_version(world: &World, gateway_id: &str, rule: &FirewallRuleBody) -> ApiResult<()> {
-    let Some(id) = rule.id.as_deref() else {
-        return Ok(());
+/// The gateway (id, org) and the rule `rule_id` on it.
+fn visible_rule(
+    world: &World,
+    principal: &Principal,
+    gateway_id: &str,
+    rule_id: &str,
+) -> ApiResult<(String, String, Slot)> {
+    let gateway = visible_gateway(world, principal, gateway_id)?;
+    let is = |body: &FirewallRuleBody| same_id(body.id.as_deref().unwrap_or_default(), rule_id);
+    let user = world
+        .firewall_rules
+        .iter()
+        .find(|r| r.gateway_id == gateway.id && is(&r.body));
+    let fixed = find(&world.gateway_firewalls, &gateway.id);
+    let slot = match (user, fixed) {
+        (Some(rule), _) => Slot::User(rule.body.clone()),
+        (None, Some(f)) if is(&f.system_rule) => Slot::System(f.system_rule.clone()),
+        (None, Some(f)) if is(&f.default_rule) => Slot::Default(f.default_rule.clone()),
+        _ => return Err(ApiError::not_found(&format!("Firewall rule {rule_id}"))),
     };
-    let Some(current) = stored_version(world, gateway_id, id) else {
-        return Ok(());
-    };
-    match &rule.version {
-        Some(v) if v.version == current => Ok(()),
-        Some(v) => Err(ApiError::bad_request(format!(
-            "The firewall rule {} was changed by someone else: version {} is not the current version {current}.",
-            rule.name, v.version
-        ))),
-        None => Err(ApiError::bad_request(format!(
-            "The version of firewall rule {} is required on update.",
-            rule.name
-        ))),
-    }
+    Ok((gateway.id.clone(), gateway.org_id.clone(), slot))
 }
 
-fn check_list(world: &World, gateway_id: &str, rules: &[FirewallRuleBody]) -> ApiResult<()> {
-    if rules.len() > MAX_USER_RULES {
-        return Err(ApiError::bad_request(format!(
-            "An edge gateway holds at most {MAX_USER_RULES} user-defined firewall rules; {} were given.",
-            rules.len()
-        )));
+/// Firewall writes are tasks of the gateway.
+fn request(
+    operation_name: &'static str,
+    operation: String,
+    gateway: (String, String),
+) -> TaskRequest {
+    let (gateway_id, org_id) = gateway;
+    TaskRequest {
+        operation_name,
+        operation,
+        owner: TaskOwner {
+            id: gateway_id.clone(),
+            name: "firewall".to_string(),
+            href_path: format!("/edgeGateways/{gateway_id}/firewall/rules"),
+            media_type: "application/json".to_string(),
+        },
+        gateway_id: Some(gateway_id),
+        org_id,
     }
-    for rule in rules {
-        validate(world, gateway_id, rule)?;
-        check_version(world, gateway_id, rule)?;
-    }
-    Ok(())
-}
-
-/// Stores `rule` as the next version of itself (or a new rule).
-fn stored(world: &World, gateway_id: &str, mut rule: FirewallRuleBody) -> FirewallRuleBody {
-    let id = rule.id.clone().unwrap_or_else(|| new_urn("firewallRule"));
-    let next = match stored_version(world, gateway_id, &id) {
-        Some(current) => {
-            let same = find(&world.firewall_rules, &id).is_some_and(|r| {
-                FirewallRuleBody {
-                    version: None,
-                    ..r.body.clone()
-                } == FirewallRuleBody {
-                    version: None,
-                    id: Some(id.clone()),
-                    ..rule.clone()
-                }
-            });
-            if same { current } else { current + 1 }
-        }
-        None => 0,
-    };
-    rule.id = Some(id);
-    rule.version = Some(ObjectVersion { version: next });
-    rule
-}
-
-fn owner(gateway_id: &str, name: &str) -> TaskOwner {
-    TaskOwner {
-        id: gateway_id.to_string(),
-        name: name.to_string(),
-        href_path: format!("/edgeGateways/{gateway_id}/firewall/rules"),
-        media_type: "application/json".to_string(),
-    }
-}
-
-fn gateway_of(state: &AppState, principal: &Principal, id: &str) -> ApiResult<(String, String)> {
-    let world = state.world();
-    let gateway = visible_gateway(&world, principal, id)?;
-    Ok((gateway.id.clone(), gateway.org_id.clone()))
 }
 
 async fn get_rules(
@@ -220,17 +132,34 @@ async fn put_rules(
 ) -> ApiResult<Response> {
     let body: FirewallRulesBody = parse_body(&body)?;
     let rules = body.user_defined_rules.unwrap_or_default();
-    let (gateway_id, org_id) = gateway_of(&state, &principal, &id)?;
-    let request = TaskRequest {
-        operation_name: "updateEdgeGatewayFirewallRules",
-        operation: "Updating edge gateway firewall rules".to_string(),
-        gateway_id: Some(gateway_id.clone()),
-        owner: owner(&gateway_id, "firewall"),
-        org_id,
+    // An absent or empty default list leaves the default rule as it is.
+    let defaults = body.default_rules.filter(|d| !d.is_empty());
+    let gateway = {
+        let world = state.world();
+        let gateway = visible_gateway(&world, &principal, &id)?;
+        (gateway.id.clone(), gateway.org_id.clone())
     };
-    let (check_rules, check_gateway) = (rules.clone(), gateway_id.clone());
+    let gateway_id = gateway.0.clone();
+    let request = request(
+        "updateEdgeGatewayFirewallRules",
+        "Updating edge gateway firewall rules".to_string(),
+        gateway,
+    );
+    let check = {
+        let (rules, defaults, gateway_id) = (rules.clone(), defaults.clone(), gateway_id.clone());
+        move |w: &World| {
+            check_list(w, &gateway_id, &rules)?;
+            defaults
+                .as_deref()
+                .map_or(Ok(()), |d| check_default(w, &gateway_id, d))
+        }
+    };
     let effect: tasks::Effect = Box::new(move |world| {
         check_list(world, &gateway_id, &rules)?;
+        if let Some(defaults) = &defaults {
+            check_default(world, &gateway_id, defaults)?;
+            apply_default(world, &gateway_id, &defaults[0]);
+        }
         let replaced: Vec<FirewallRule> = rules
             .into_iter()
             .map(|rule| FirewallRule {
@@ -242,21 +171,8 @@ async fn put_rules(
         world.firewall_rules.extend(replaced);
         Ok(None)
     });
-    let check = move |w: &World| check_list(w, &check_gateway, &check_rules);
     let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
     Ok(respond::accepted(&state, &task_id))
-}
-
-fn visible_rule<'a>(
-    world: &'a World,
-    principal: &Principal,
-    gateway_id: &str,
-    rule_id: &str,
-) -> ApiResult<&'a FirewallRule> {
-    let gateway = visible_gateway(world, principal, gateway_id)?;
-    find(&world.firewall_rules, rule_id)
-        .filter(|r| r.gateway_id == gateway.id)
-        .ok_or_else(|| ApiError::not_found(&format!("firewall rule {rule_id}")))
 }
 
 async fn get_rule(
@@ -265,8 +181,8 @@ async fn get_rule(
     Path((id, rule_id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
     let world = state.world();
-    let rule = visible_rule(&world, &principal, &id, &rule_id)?;
-    Ok(respond::ok(&rule_view(&rule.body)))
+    let (_, _, slot) = visible_rule(&world, &principal, &id, &rule_id)?;
+    Ok(respond::ok(slot.body()))
 }
 
 async fn put_rule(
@@ -276,18 +192,19 @@ async fn put_rule(
     body: Bytes,
 ) -> ApiResult<Response> {
     let mut rule: FirewallRuleBody = parse_body(&body)?;
-    let (gateway_id, org_id, rule_id) = {
+    let (gateway_id, org_id, slot) = {
         let world = state.world();
-        let existing = visible_rule(&world, &principal, &id, &rule_id)?;
-        let org = world
-            .gateway_org(&existing.gateway_id)
-            .unwrap_or_default()
-            .to_string();
-        (
-            existing.gateway_id.clone(),
-            org,
-            existing.body.id.clone().unwrap_or_default(),
-        )
+        visible_rule(&world, &principal, &id, &rule_id)?
+    };
+    rule.id = slot.body().id.clone();
+    let is_default = match slot {
+        Slot::System(_) => {
+            return Err(ApiError::bad_request(
+                "System firewall rules are read-only.",
+            ));
+        }
+        Slot::Default(_) => true,
+        Slot::User(_) => false,
     };
     if rule.version.is_none() {
         return Err(ApiError::bad_request(format!(
@@ -295,28 +212,35 @@ async fn put_rule(
             rule.name
         )));
     }
-    rule.id = Some(rule_id.clone());
-    let request = TaskRequest {
-        operation_name: "updateEdgeGatewayFirewallRule",
-        operation: format!("Updating firewall rule {}", rule.name),
-        gateway_id: Some(gateway_id.clone()),
-        owner: owner(&gateway_id, &rule.name),
-        org_id,
+    let request = request(
+        "updateEdgeGatewayFirewallRule",
+        format!("Updating firewall rule {}", rule.name),
+        (gateway_id.clone(), org_id),
+    );
+    let check = {
+        let (rule, gateway_id) = (rule.clone(), gateway_id.clone());
+        move |w: &World| match is_default {
+            true => check_default(w, &gateway_id, std::slice::from_ref(&rule)),
+            false => {
+                validate(w, &gateway_id, &rule).and_then(|()| check_version(w, &gateway_id, &rule))
+            }
+        }
     };
-    let (check_rule, check_gateway) = (rule.clone(), gateway_id.clone());
     let effect: tasks::Effect = Box::new(move |world| {
+        if is_default {
+            check_default(world, &gateway_id, std::slice::from_ref(&rule))?;
+            apply_default(world, &gateway_id, &rule);
+            return Ok(None);
+        }
         validate(world, &gateway_id, &rule)?;
         check_version(world, &gateway_id, &rule)?;
+        let rule_id = rule.id.clone().unwrap_or_default();
         let next = stored(world, &gateway_id, rule);
         let slot = find_mut(&mut world.firewall_rules, &rule_id)
-            .ok_or_else(|| ApiError::not_found("firewall rule"))?;
+            .ok_or_else(|| ApiError::not_found("Firewall rule"))?;
         slot.body = next;
         Ok(None)
     });
-    let check = move |w: &World| {
-        validate(w, &check_gateway, &check_rule)?;
-        check_version(w, &check_gateway, &check_rule)
-    };
     let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
     Ok(respond::accepted(&state, &task_id))
 }
@@ -326,28 +250,21 @@ async fn delete_rule(
     principal: Principal,
     Path((id, rule_id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
-    let (gateway_id, org_id, rule_id, name) = {
+    let (gateway_id, org_id, slot) = {
         let world = state.world();
-        let existing = visible_rule(&world, &principal, &id, &rule_id)?;
-        let org = world
-            .gateway_org(&existing.gateway_id)
-            .unwrap_or_default()
-            .to_string();
-        let rule_id = existing.body.id.clone().unwrap_or_default();
-        (
-            existing.gateway_id.clone(),
-            org,
-            rule_id,
-            existing.body.name.clone(),
-        )
+        visible_rule(&world, &principal, &id, &rule_id)?
     };
-    let request = TaskRequest {
-        operation_name: "deleteEdgeGatewayFirewallRule",
-        operation: format!("Deleting firewall rule {name}"),
-        gateway_id: Some(gateway_id.clone()),
-        owner: owner(&gateway_id, &name),
-        org_id,
+    let Slot::User(rule) = slot else {
+        return Err(ApiError::bad_request(
+            "System and default firewall rules cannot be deleted.",
+        ));
     };
+    let rule_id = rule.id.unwrap_or_default();
+    let request = request(
+        "deleteEdgeGatewayFirewallRule",
+        format!("Deleting firewall rule {}", rule.name),
+        (gateway_id.clone(), org_id),
+    );
     let effect: tasks::Effect = Box::new(move |world| {
         world.firewall_rules.retain(|r| {
             !(r.gateway_id == gateway_id

@@ -7,6 +7,7 @@ mod alb_virtual_services;
 mod certificates;
 mod entities;
 mod firewall;
+mod firewall_checks;
 mod firewall_groups;
 mod gateways;
 mod ip_allocations;

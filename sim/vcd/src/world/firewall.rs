@@ -72,6 +72,49 @@ pub struct FirewallRule {
     pub body: FirewallRuleBody,
 }
 
+/// The rules around a gateway's user-defined list: one system rule before
+/// it (read-only) and one default rule after it, whose action alone can
+/// change.
+#[derive(Debug, Clone, Serialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayFirewall {
+    pub gateway_id: String,
+    pub system_rule: FirewallRuleBody,
+    pub default_rule: FirewallRuleBody,
+}
+
+impl GatewayFirewall {
+    /// A new gateway's: its default rule drops what no rule allows.
+    pub fn new(gateway_id: &str) -> Self {
+        Self {
+            gateway_id: gateway_id.to_string(),
+            system_rule: fixed_rule("Allow ALB health monitors", "ALLOW"),
+            default_rule: fixed_rule("default_rule", "DROP"),
+        }
+    }
+}
+
+fn fixed_rule(name: &str, action: &str) -> FirewallRuleBody {
+    FirewallRuleBody {
+        id: Some(crate::ids::new_urn("firewallRule")),
+        name: name.to_string(),
+        description: None,
+        source_firewall_groups: None,
+        destination_firewall_groups: None,
+        application_port_profiles: None,
+        ip_protocol: Some("IPV4_IPV6".to_string()),
+        action: Some(action.to_string()),
+        action_value: Some(action.to_string()),
+        direction: Some("IN_OUT".to_string()),
+        logging: Some(false),
+        network_context_profiles: None,
+        enabled: Some(true),
+        version: Some(ObjectVersion { version: 0 }),
+        comments: None,
+        applied_to: None,
+    }
+}
+
 /// One `VmCriteriaRule` of a dynamic group (stored, not evaluated).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]

@@ -24,7 +24,7 @@ pub use usage::{AllocationUse, UsedIp};
 
 use alb::{Pool, SegAssignment, ServiceEngineGroup, VirtualService};
 use compute::{VApp, Vdc, Vm};
-use firewall::{FirewallGroup, FirewallRule};
+use firewall::{FirewallGroup, FirewallRule, GatewayFirewall};
 use identity::{AccessToken, ApiToken, Org, User};
 use ip_space::{IpAllocation, IpSpace};
 use library::{Certificate, Entity};
@@ -85,6 +85,8 @@ pub struct World {
     pub nat_rules: Vec<NatRule>,
     /// User-defined gateway firewall rules, in each gateway's order.
     pub firewall_rules: Vec<FirewallRule>,
+    /// Each gateway's system and default firewall rules.
+    pub gateway_firewalls: Vec<GatewayFirewall>,
     pub firewall_groups: Vec<FirewallGroup>,
     pub entities: Vec<Entity>,
     pub vapps: Vec<VApp>,
@@ -125,6 +127,7 @@ keyed! {
     NatRule => |r| r.body.id.as_deref().unwrap_or_default();
     FirewallRule => |r| r.body.id.as_deref().unwrap_or_default();
     FirewallGroup => |g| g.body.id.as_deref().unwrap_or_default();
+    GatewayFirewall => |f| &f.gateway_id;
     Entity => |e| e.body.id.as_deref().unwrap_or_default();
     VApp => |a| &a.id;
     Vm => |v| &v.id;
@@ -176,6 +179,7 @@ impl World {
             virtual_services: Vec::new(),
             nat_rules: Vec::new(),
             firewall_rules: Vec::new(),
+            gateway_firewalls: Vec::new(),
             firewall_groups: Vec::new(),
             entities: Vec::new(),
             vapps: Vec::new(),

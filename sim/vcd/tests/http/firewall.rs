@@ -1,35 +1,34 @@
-//! The edge gateway firewall and IP sets, and the bodies VCD refuses:
-//! unknown properties anywhere in a modelled write.
+//! The edge gateway firewall: system, user-defined and default rules, the
+//! whole-list and per-rule writes, versions, references and the limits.
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use vcdsim::Scenario;
 
-use crate::support::{Alb, CLOUDAPI, Client, start};
+use crate::support::{Alb, CLOUDAPI, Client, Reply, start};
 
-fn ip_set(gateway: &Value, name: &str, addresses: &[&str]) -> Value {
+pub fn ip_set(gateway: &Value, name: &str, addresses: &[&str]) -> Value {
     json!({"name": name, "typeValue": "IP_SET", "ownerRef": gateway, "ipAddresses": addresses})
 }
 
-fn allow(name: &str, destination: &str) -> Value {
+pub fn allow(name: &str, destination: &str) -> Value {
     json!({
         "name": name, "actionValue": "ALLOW", "direction": "IN", "ipProtocol": "IPV4",
         "destinationFirewallGroups": [{"id": destination}],
     })
 }
 
-async fn rules(client: &Client, gw: &str) -> Value {
-    client
-        .ok(&format!("/edgeGateways/{gw}/firewall/rules"))
-        .await
+/// A tenant on `edge1`, the rules path and one IP set of the gateway.
+struct Setup {
+    client: Client,
+    alb: Alb,
+    path: String,
+    set: String,
 }
 
-#[tokio::test]
-async fn user_rules_are_written_whole_and_one_by_one() {
-    let sim = start(Scenario::default_scenario()).await;
-    let client = Client::tenant(&sim).await;
+async fn setup(sim: &vcdsim::Sim) -> Setup {
+    let client = Client::tenant(sim).await;
     let alb = Alb::discover(&client, "edge1").await;
-    let gw = alb.gateway["id"].as_str().unwrap().to_string();
     let set = client
         .write_ok(
             Method::POST,
@@ -37,221 +36,298 @@ async fn user_rules_are_written_whole_and_one_by_one() {
             Some(&ip_set(&alb.gateway, "web", &["203.0.113.5"])),
         )
         .await;
-    let path = format!("/edgeGateways/{gw}/firewall/rules");
-    let before = rules(&client, &gw).await;
-    assert_eq!(before["systemRules"].as_array().unwrap().len(), 1);
-    assert_eq!(before["defaultRules"][0]["actionValue"], "DROP");
-    client
-        .write_ok(
-            Method::PUT,
-            &path,
-            Some(&json!({"userDefinedRules": [allow("a", &set), allow("b", &set)]})),
-        )
-        .await;
-    let listed = rules(&client, &gw).await;
-    let names: Vec<&str> = listed["userDefinedRules"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .map(|r| r["name"].as_str().unwrap())
-        .collect();
-    assert_eq!(names, ["a", "b"]);
-    let a = listed["userDefinedRules"][0].clone();
-    let a_id = a["id"].as_str().unwrap().to_string();
+    let path = format!("/edgeGateways/{}/firewall/rules", alb.gateway_id());
+    Setup {
+        client,
+        alb,
+        path,
+        set,
+    }
+}
 
-    // One rule: a stale version is refused, the current one accepted.
-    let mut changed = a.clone();
-    changed["logging"] = json!(true);
-    changed["version"] = json!({"version": 5});
-    let stale = client
-        .put(&format!("{CLOUDAPI}{path}/{a_id}"), &changed)
-        .await;
-    assert_eq!(stale.status, StatusCode::BAD_REQUEST, "{}", stale.body);
-    assert!(stale.body["message"].as_str().unwrap().contains("version"));
-    changed["version"] = a["version"].clone();
-    client
-        .write_ok(Method::PUT, &format!("{path}/{a_id}"), Some(&changed))
-        .await;
-    assert_eq!(
-        client.ok(&format!("{path}/{a_id}")).await["version"]["version"],
-        1
-    );
+impl Setup {
+    async fn rules(&self) -> Value {
+        self.client.ok(&self.path).await
+    }
 
-    // The whole list again, with a rule added: ids and order are kept.
-    let mut list = rules(&client, &gw).await["userDefinedRules"].clone();
-    list.as_array_mut().unwrap().push(allow("c", &set));
-    client
-        .write_ok(Method::PUT, &path, Some(&json!({"userDefinedRules": list})))
-        .await;
-    let listed = rules(&client, &gw).await;
-    assert_eq!(listed["userDefinedRules"][0]["id"], a_id.as_str());
-    assert_eq!(listed["userDefinedRules"].as_array().unwrap().len(), 3);
+    async fn user_rules(&self) -> Vec<Value> {
+        self.rules().await["userDefinedRules"]
+            .as_array()
+            .unwrap()
+            .clone()
+    }
 
-    // A group a rule names cannot go; once the rules are gone it can.
-    let in_use = client
-        .delete(&format!("{CLOUDAPI}/firewallGroups/{set}"))
-        .await;
-    assert_eq!(in_use.status, StatusCode::BAD_REQUEST, "{}", in_use.body);
-    for rule in listed["userDefinedRules"].as_array().unwrap() {
-        let id = rule["id"].as_str().unwrap();
-        client
-            .write_ok(Method::DELETE, &format!("{path}/{id}"), None)
+    async fn put_list(&self, rules: Value) {
+        let body = json!({ "userDefinedRules": rules });
+        self.client
+            .write_ok(Method::PUT, &self.path, Some(&body))
             .await;
     }
-    client
-        .write_ok(Method::DELETE, &format!("/firewallGroups/{set}"), None)
-        .await;
+
+    async fn put(&self, path: &str, body: &Value) -> Reply {
+        self.client.put(&format!("{CLOUDAPI}{path}"), body).await
+    }
+}
+
+fn names(rules: &[Value]) -> Vec<&str> {
+    rules.iter().map(|r| r["name"].as_str().unwrap()).collect()
+}
+
+fn refused(reply: &Reply, needle: &str) {
+    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
+    let message = reply.body["message"].as_str().unwrap_or_default();
+    assert!(message.contains(needle), "{needle}: {message}");
 }
 
 #[tokio::test]
-async fn bad_rules_and_sets_are_refused_with_the_reason() {
+async fn the_list_put_keeps_order_and_ids_and_versions_only_what_changed() {
     let sim = start(Scenario::default_scenario()).await;
-    let client = Client::tenant(&sim).await;
-    let alb = Alb::discover(&client, "edge1").await;
-    let gw = alb.gateway["id"].as_str().unwrap().to_string();
-    let path = format!("{CLOUDAPI}/edgeGateways/{gw}/firewall/rules");
-    let refused = |reply: crate::support::Reply, needle: &str| {
-        assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
-        let message = reply.body["message"]
-            .as_str()
-            .unwrap_or_default()
-            .to_string();
-        assert!(message.contains(needle), "{needle}: {message}");
-    };
-    let unknown = json!({"userDefinedRules": [allow("a", "urn:vcloud:firewallGroup:00000000-0000-0000-0000-000000000000")]});
-    refused(client.put(&path, &unknown).await, "does not exist");
-    let too_many: Vec<Value> = (0..1001)
-        .map(|i| json!({"name": format!("r{i}")}))
-        .collect();
+    let s = setup(&sim).await;
+    let before = s.rules().await;
+    assert_eq!(before["systemRules"].as_array().unwrap().len(), 1);
+    assert_eq!(before["userDefinedRules"], json!([]));
+    assert_eq!(before["defaultRules"][0]["name"], "default_rule");
+    assert_eq!(before["defaultRules"][0]["actionValue"], "DROP");
+
+    s.put_list(json!([allow("a", &s.set), allow("b", &s.set)]))
+        .await;
+    let listed = s.user_rules().await;
+    assert_eq!(names(&listed), ["a", "b"]);
+    for rule in &listed {
+        assert!(
+            rule["id"]
+                .as_str()
+                .unwrap()
+                .starts_with("urn:vcloud:firewallRule:")
+        );
+        assert_eq!(rule["version"]["version"], 0);
+        assert_eq!(rule["enabled"], true, "VCD's defaults are filled in");
+    }
+
+    // Reordered, b changed, c added with an id no rule has, a left as read.
+    let (a, mut b) = (listed[0].clone(), listed[1].clone());
+    b["logging"] = json!(true);
+    let mut c = allow("c", &s.set);
+    c["id"] = json!("urn:vcloud:firewallRule:00000000-0000-0000-0000-000000000000");
+    s.put_list(json!([b, c, a])).await;
+    let after = s.user_rules().await;
+    assert_eq!(names(&after), ["b", "c", "a"]);
+    assert_eq!(after[0]["id"], listed[1]["id"]);
+    assert_eq!(after[0]["version"]["version"], 1, "b changed");
+    assert_eq!(after[2]["id"], listed[0]["id"]);
+    assert_eq!(after[2]["version"]["version"], 0, "a did not change");
+    assert_ne!(after[1]["id"], c["id"], "an unknown id gets a new one");
+
+    // Rules left out are deleted.
+    s.put_list(json!([after[2].clone()])).await;
+    assert_eq!(names(&s.user_rules().await), ["a"]);
+    s.put_list(json!([])).await;
+    assert_eq!(s.user_rules().await, Vec::<Value>::new());
+}
+
+#[tokio::test]
+async fn one_rule_is_read_updated_and_deleted_by_id() {
+    let sim = start(Scenario::default_scenario()).await;
+    let s = setup(&sim).await;
+    s.put_list(json!([allow("a", &s.set)])).await;
+    let rule = s.user_rules().await[0].clone();
+    let one = format!("{}/{}", s.path, rule["id"].as_str().unwrap());
+    assert_eq!(s.client.ok(&one).await, rule);
+
+    let mut changed = rule.clone();
+    changed["actionValue"] = json!("REJECT");
+    changed["version"] = json!({"version": 7});
     refused(
-        client
-            .put(&path, &json!({"userDefinedRules": too_many}))
-            .await,
-        "at most 1000",
+        &s.put(&one, &changed).await,
+        "version 7 is not the current version 0",
     );
+    changed.as_object_mut().unwrap().remove("version");
+    refused(&s.put(&one, &changed).await, "version");
+    changed["version"] = rule["version"].clone();
+    s.client.write_ok(Method::PUT, &one, Some(&changed)).await;
+    let read = s.client.ok(&one).await;
+    assert_eq!(read["actionValue"], "REJECT");
+    assert_eq!(read["action"], Value::Null, "REJECT has no deprecated form");
+    assert_eq!(read["version"]["version"], 1);
+
+    // The list PUT checks versions the same way.
     refused(
-        client
+        &s.client
             .put(
-                &path,
-                &json!({"userDefinedRules": [{"name": "a", "sourceIps": ["0.0.0.0/0"]}]}),
+                &format!("{CLOUDAPI}{}", s.path),
+                &json!({"userDefinedRules": [rule]}),
             )
             .await,
-        "sourceIps",
+        "version 0 is not the current version 1",
     );
-    let groups = format!("{CLOUDAPI}/firewallGroups");
-    refused(
-        client
-            .post(&groups, &ip_set(&alb.gateway, "bad", &["10.0.0.0/33"]))
-            .await,
-        "10.0.0.0/33",
+
+    let fixed = s.rules().await;
+    let system = fixed["systemRules"][0].clone();
+    let system_path = format!("{}/{}", s.path, system["id"].as_str().unwrap());
+    assert_eq!(s.client.ok(&system_path).await, system);
+    refused(&s.put(&system_path, &system).await, "read-only");
+    let default_path = format!(
+        "{}/{}",
+        s.path,
+        fixed["defaultRules"][0]["id"].as_str().unwrap()
     );
-    let mut extra = ip_set(&alb.gateway, "x", &["10.0.0.1"]);
-    extra["ipRanges"] = json!([]);
-    refused(client.post(&groups, &extra).await, "ipRanges");
-    client
-        .write_ok(
-            Method::POST,
-            "/firewallGroups",
-            Some(&ip_set(
-                &alb.gateway,
-                "dup",
-                &["10.0.0.1-10.0.0.9", "2001:db8::/64"],
-            )),
-        )
-        .await;
-    let duplicate = client
-        .post(&groups, &ip_set(&alb.gateway, "dup", &["10.0.0.2"]))
-        .await;
-    assert_eq!(duplicate.minor(), "DUPLICATE_NAME");
+    for path in [&system_path, &default_path] {
+        refused(
+            &s.client.delete(&format!("{CLOUDAPI}{path}")).await,
+            "cannot be deleted",
+        );
+    }
+
+    s.client.write_ok(Method::DELETE, &one, None).await;
+    let gone = s.client.get(&format!("{CLOUDAPI}{one}")).await;
+    assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.body);
 }
 
 #[tokio::test]
-async fn load_balancer_writes_refuse_properties_vcd_does_not_define() {
+async fn only_the_default_rules_action_changes() {
     let sim = start(Scenario::default_scenario()).await;
-    let client = Client::tenant(&sim).await;
-    let alb = Alb::discover(&client, "edge1").await;
-    let mut pool = alb.pool("p", &["10.0.0.11"]);
-    pool["healthMonitors"] =
-        json!([{"type": "HTTP", "monitorPort": 32000, "httpRequest": "GET /healthz HTTP/1.0"}]);
-    let reply = client
-        .post(&format!("{CLOUDAPI}/loadBalancer/pools"), &pool)
-        .await;
-    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
-    assert!(
-        reply.body["message"]
-            .as_str()
-            .unwrap()
-            .contains("monitorPort"),
-        "{}",
-        reply.body
-    );
+    let s = setup(&sim).await;
+    let mut list = s.rules().await;
+    list["defaultRules"][0]["actionValue"] = json!("ALLOW");
+    list["defaultRules"][0]["action"] = json!("ALLOW");
+    s.client.write_ok(Method::PUT, &s.path, Some(&list)).await;
+    let default = s.rules().await["defaultRules"][0].clone();
+    assert_eq!(default["actionValue"], "ALLOW");
+    assert_eq!(default["version"]["version"], 1);
 
-    let pool_id = client
-        .write_ok(
+    let mut renamed = json!({"defaultRules": [default.clone()]});
+    renamed["defaultRules"][0]["name"] = json!("mine");
+    refused(
+        &s.put(&s.path, &renamed).await,
+        "Only the action of the default firewall rule can change, not name",
+    );
+    let mut one = default.clone();
+    one["actionValue"] = json!("REJECT");
+    let path = format!("{}/{}", s.path, default["id"].as_str().unwrap());
+    s.client.write_ok(Method::PUT, &path, Some(&one)).await;
+    assert_eq!(s.client.ok(&path).await["actionValue"], "REJECT");
+    // A stale default rule is refused like any other.
+    refused(
+        &s.put(&path, &default).await,
+        "version 1 is not the current version 2",
+    );
+}
+
+#[tokio::test]
+async fn references_limits_and_fields_are_checked() {
+    let sim = start(Scenario::default_scenario()).await;
+    let s = setup(&sim).await;
+    let path = format!("{CLOUDAPI}{}", s.path);
+    let nobody = "urn:vcloud:firewallGroup:00000000-0000-0000-0000-000000000000";
+    let cases = [
+        (allow("a", nobody), nobody),
+        (
+            json!({"name": "a", "actionValue": "ALLOW", "applicationPortProfiles": [{"id": "urn:vcloud:applicationPortProfile:nope"}]}),
+            "urn:vcloud:applicationPortProfile:nope",
+        ),
+        (
+            json!({"name": "a", "actionValue": "ALLOW", "networkContextProfiles": [{"id": "ctx"}]}),
+            "Network context profile ctx",
+        ),
+        (json!({"name": "a"}), "needs actionValue"),
+        (
+            json!({"name": "a", "actionValue": "PERMIT"}),
+            "Invalid actionValue 'PERMIT'",
+        ),
+        (
+            json!({"name": "a", "action": "REJECT"}),
+            "Invalid action 'REJECT'",
+        ),
+        (
+            json!({"name": "a", "actionValue": "DROP", "direction": "UP"}),
+            "Invalid direction",
+        ),
+    ];
+    for (rule, needle) in cases {
+        refused(
+            &s.client
+                .put(&path, &json!({"userDefinedRules": [rule]}))
+                .await,
+            needle,
+        );
+    }
+    assert!(s.user_rules().await.is_empty());
+
+    let full: Vec<Value> = (0..1000)
+        .map(|i| json!({"name": format!("r{i}"), "actionValue": "DROP"}))
+        .collect();
+    s.put_list(json!(full)).await;
+    assert_eq!(s.user_rules().await.len(), 1000);
+    let mut over = s.user_rules().await;
+    over.push(json!({"name": "r1000", "actionValue": "DROP"}));
+    refused(
+        &s.client
+            .put(&path, &json!({"userDefinedRules": over}))
+            .await,
+        "at most 1000 user-defined firewall rules; 1001 were given",
+    );
+    let first = s.user_rules().await[0].clone();
+    refused(
+        &s.client
+            .put(&path, &json!({"userDefinedRules": [first.clone(), first]}))
+            .await,
+        "appears twice",
+    );
+}
+
+#[tokio::test]
+async fn a_firewall_write_in_flight_makes_the_gateway_busy() {
+    let sim = start(Scenario::default_scenario()).await;
+    let s = setup(&sim).await;
+    sim.set_knobs(|k| k.task_duration_ms = 600);
+    let path = format!("{CLOUDAPI}{}", s.path);
+    let first = s
+        .client
+        .put(&path, &json!({"userDefinedRules": [allow("a", &s.set)]}))
+        .await;
+    assert_eq!(first.status, StatusCode::ACCEPTED, "{}", first.body);
+    let location = first.header("location").unwrap().to_string();
+    assert!(location.starts_with(&format!("{}/api/task/", sim.base_url())));
+    assert_eq!(
+        s.client
+            .ok(&format!("/edgeGateways/{}", s.alb.gateway_id()))
+            .await["status"],
+        "CONFIGURING"
+    );
+    let gateway_uuid = s.alb.gateway_id().rsplit(':').next().unwrap();
+    for (method, url, body) in [
+        (Method::PUT, path.clone(), json!({"userDefinedRules": []})),
+        (
             Method::POST,
-            "/loadBalancer/pools",
-            Some(&alb.pool("p", &["10.0.0.11"])),
-        )
-        .await;
-    let mut vs = alb.virtual_service("v", &pool_id, "203.0.113.20", 80);
-    vs["transparentModeEnabled"] = json!(true);
-    let reply = client
-        .post(&format!("{CLOUDAPI}/loadBalancer/virtualServices"), &vs)
-        .await;
-    assert_eq!(reply.status, StatusCode::BAD_REQUEST, "{}", reply.body);
-    assert!(
-        reply.body["message"]
-            .as_str()
-            .unwrap()
-            .contains("Transparent mode"),
-        "{}",
-        reply.body
-    );
-    vs["transparentModeEnabled"] = json!(false);
-    vs["servicePorts"][0]["portRange"] = json!("80");
-    let reply = client
-        .post(&format!("{CLOUDAPI}/loadBalancer/virtualServices"), &vs)
-        .await;
-    assert!(
-        reply.body["message"]
-            .as_str()
-            .unwrap()
-            .contains("portRange"),
-        "{}",
-        reply.body
-    );
-    vs["servicePorts"][0]
-        .as_object_mut()
-        .unwrap()
-        .remove("portRange");
-    let vs_id = client
-        .write_ok(Method::POST, "/loadBalancer/virtualServices", Some(&vs))
-        .await;
-
-    // What a client reads, read-only fields included, it may PUT back.
-    let read = client
-        .ok(&format!("/loadBalancer/virtualServices/{vs_id}"))
-        .await;
-    client
-        .write_ok(
-            Method::PUT,
-            &format!("/loadBalancer/virtualServices/{vs_id}"),
-            Some(&read),
-        )
-        .await;
-    let read = client.ok(&format!("/loadBalancer/pools/{pool_id}")).await;
-    client
-        .write_ok(
-            Method::PUT,
-            &format!("/loadBalancer/pools/{pool_id}"),
-            Some(&read),
-        )
-        .await;
+            format!("{CLOUDAPI}/firewallGroups"),
+            ip_set(&s.alb.gateway, "other", &["10.0.0.1"]),
+        ),
+        (
+            Method::POST,
+            format!("{CLOUDAPI}/loadBalancer/pools"),
+            s.alb.pool("p", &["10.0.0.11"]),
+        ),
+    ] {
+        let busy = s.client.call(method, &url, Some(&body)).await;
+        assert_eq!(busy.status, StatusCode::BAD_REQUEST, "{}", busy.body);
+        assert_eq!(busy.minor(), "BUSY_ENTITY");
+        let message = busy.body["message"].as_str().unwrap();
+        assert!(
+            message.contains(&format!(
+                "com.vmware.vcloud.entity.gateway:{gateway_uuid} is busy completing an operation"
+            )),
+            "{message}"
+        );
+    }
+    let task = s.client.wait_task(&location).await;
+    assert_eq!(task["status"], "success", "{task}");
+    assert_eq!(task["operationName"], "updateEdgeGatewayFirewallRules");
+    assert_eq!(names(&s.user_rules().await), ["a"]);
 }
 
 /// Every firewall endpoint once, for the conformance test.
 pub async fn exercise(client: &Client, alb: &Alb) {
-    let gw = alb.gateway["id"].as_str().unwrap().to_string();
+    let gw = alb.gateway_id();
     let set = client
         .write_ok(
             Method::POST,
@@ -260,7 +336,7 @@ pub async fn exercise(client: &Client, alb: &Alb) {
         )
         .await;
     let mut group = client.ok(&format!("/firewallGroups/{set}")).await;
-    group["ipAddresses"] = json!(["192.0.2.0/25"]);
+    group["ipAddresses"] = json!(["192.0.2.0/25", "2001:db8::1-2001:db8::9"]);
     client
         .write_ok(Method::PUT, &format!("/firewallGroups/{set}"), Some(&group))
         .await;
@@ -273,8 +349,10 @@ pub async fn exercise(client: &Client, alb: &Alb) {
             Some(&json!({"userDefinedRules": [allow("conformance", &set)]})),
         )
         .await;
-    let listed = rules(client, &gw).await;
-    let rule = listed["userDefinedRules"][0].clone();
+    let mut listed = client.ok(&path).await;
+    listed["defaultRules"][0]["actionValue"] = json!("REJECT");
+    client.write_ok(Method::PUT, &path, Some(&listed)).await;
+    let rule = client.ok(&path).await["userDefinedRules"][0].clone();
     let id = rule["id"].as_str().unwrap().to_string();
     client.ok(&format!("{path}/{id}")).await;
     client
