@@ -176,14 +176,10 @@ pub(super) fn check_list(
     Ok(())
 }
 
-/// The rule with the defaults VCD fills in; the deprecated `action`
-/// follows `actionValue` (REJECT has no deprecated form).
+/// The rule with the defaults VCD fills in (`actionValue` from the
+/// deprecated `action` when only that is given).
 fn normalized(mut rule: FirewallRuleBody) -> FirewallRuleBody {
     rule.action_value = rule.action().map(str::to_string);
-    rule.action = rule
-        .action_value
-        .clone()
-        .filter(|a| ACTIONS[..2].contains(&a.as_str()));
     rule.ip_protocol.get_or_insert_with(|| "IPV4_IPV6".into());
     rule.direction.get_or_insert_with(|| "IN_OUT".into());
     rule.logging.get_or_insert(false);
@@ -191,9 +187,9 @@ fn normalized(mut rule: FirewallRuleBody) -> FirewallRuleBody {
     rule
 }
 
-/// `rule` as the next version of itself (bumped only when it changed), or
-/// as a new rule at version 0, with a new id when it has none or names no
-/// rule of the gateway.
+/// `rule` as stored: a rule of the gateway it leaves as it is stays
+/// byte for byte, one it changes becomes its next version; anything else is
+/// a new rule at version 0 with a new id (whatever id it named).
 pub(super) fn stored(world: &World, gateway_id: &str, rule: FirewallRuleBody) -> FirewallRuleBody {
     let existing = rule
         .id
@@ -201,21 +197,20 @@ pub(super) fn stored(world: &World, gateway_id: &str, rule: FirewallRuleBody) ->
         .and_then(|id| find(&world.firewall_rules, id))
         .filter(|r| r.gateway_id == gateway_id);
     let mut rule = normalized(rule);
-    match existing {
-        Some(current) => {
-            let version = current.body.version.as_ref().map_or(0, |v| v.version);
-            rule.id = current.body.id.clone();
-            rule.version = current.body.version.clone();
-            let changed = rule != current.body;
-            rule.version = Some(ObjectVersion {
-                version: version + i64::from(changed),
-            });
-        }
-        None => {
-            rule.id = Some(new_urn("firewallRule"));
-            rule.version = Some(ObjectVersion { version: 0 });
-        }
+    let Some(current) = existing else {
+        rule.id = Some(new_urn("firewallRule"));
+        rule.version = Some(ObjectVersion { version: 0 });
+        return rule;
+    };
+    rule.id = current.body.id.clone();
+    rule.version = current.body.version.clone();
+    if rule == normalized(current.body.clone()) {
+        return current.body.clone();
     }
+    let version = current.body.version.as_ref().map_or(0, |v| v.version);
+    rule.version = Some(ObjectVersion {
+        version: version + 1,
+    });
     rule
 }
 
@@ -276,14 +271,7 @@ pub(super) fn apply_default(world: &mut World, gateway_id: &str, rule: &Firewall
     if action.is_none() || action == current.action_value {
         return;
     }
-    let next = normalized(FirewallRuleBody {
-        action_value: action,
-        action: None,
-        ..current.clone()
-    });
+    current.action_value = action;
     let version = current.version.as_ref().map_or(0, |v| v.version) + 1;
-    *current = FirewallRuleBody {
-        version: Some(ObjectVersion { version }),
-        ..next
-    };
+    current.version = Some(ObjectVersion { version });
 }

@@ -103,7 +103,7 @@ fn fixed_rule(name: &str, action: &str) -> FirewallRuleBody {
         destination_firewall_groups: None,
         application_port_profiles: None,
         ip_protocol: Some("IPV4_IPV6".to_string()),
-        action: Some(action.to_string()),
+        action: None,
         action_value: Some(action.to_string()),
         direction: Some("IN_OUT".to_string()),
         logging: Some(false),
