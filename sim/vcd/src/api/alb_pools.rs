@@ -18,7 +18,7 @@ use crate::paging::{STANDARD, Sort};
 use crate::respond;
 use crate::state::AppState;
 use crate::tasks::{self, TaskRequest};
-use crate::world::alb::Pool;
+use crate::world::alb::{MemberCounts, Pool};
 use crate::world::ip::parse_ip;
 use crate::world::task::TaskOwner;
 use crate::world::{Ref, World, find, find_mut, remove};
@@ -56,9 +56,8 @@ fn virtual_service_refs(world: &World, pool: &Pool) -> Vec<Ref> {
         .collect()
 }
 
-fn health(pool: &Pool, used: bool) -> &'static str {
-    let enabled = pool.members.iter().filter(|m| m.enabled).count();
-    let up = pool.up_members();
+fn health(pool: &Pool, members: MemberCounts, used: bool) -> &'static str {
+    let MemberCounts { enabled, up, .. } = members;
     match () {
         _ if !pool.enabled => "DISABLED",
         _ if enabled == 0 || !used => "UNAVAILABLE",
@@ -71,13 +70,14 @@ fn health(pool: &Pool, used: bool) -> &'static str {
 /// The computed fields shared by the pool and its summary.
 fn computed(world: &World, pool: &Pool) -> Value {
     let refs = virtual_service_refs(world, pool);
+    let members = world.member_counts(pool);
     json!({
         "status": "REALIZED",
-        "healthStatus": health(pool, !refs.is_empty()),
+        "healthStatus": health(pool, members, !refs.is_empty()),
         "healthMessage": null,
-        "memberCount": pool.members.len(),
-        "enabledMemberCount": pool.members.iter().filter(|m| m.enabled).count(),
-        "upMemberCount": pool.up_members(),
+        "memberCount": members.total,
+        "enabledMemberCount": members.enabled,
+        "upMemberCount": members.up,
         "virtualServiceRefs": refs,
     })
 }
@@ -113,7 +113,8 @@ fn summary_view(world: &World, pool: &Pool) -> Value {
         "passiveMonitoringEnabled": pool.passive_monitoring_enabled,
         "activeMonitoringEnabled": !pool.health_monitors.is_empty(),
         "memberSslEnabled": pool.ssl_enabled.unwrap_or(false),
-        "memberGroupType": null,
+        // Only IP sets can be member groups here.
+        "memberGroupType": pool.member_group_ref.as_ref().map(|_| "IP_SET"),
     });
     merge(&mut view, computed(world, pool));
     if let Some(refs) = view["virtualServiceRefs"].as_array_mut() {
@@ -179,10 +180,20 @@ fn validate(world: &World, pool: &Pool) -> ApiResult<()> {
             member.ip_address
         )));
     }
-    if !pool.members.is_empty() && pool.member_group_ref.is_some() {
-        return Err(ApiError::bad_request(
-            "members and memberGroupRef are mutually exclusive.",
-        ));
+    if let Some(group) = &pool.member_group_ref {
+        if !pool.members.is_empty() {
+            return Err(ApiError::bad_request(
+                "members and memberGroupRef are mutually exclusive.",
+            ));
+        }
+        let owned =
+            find(&world.firewall_groups, &group.id).is_some_and(|g| g.gateway_id == gateway.id);
+        if !owned {
+            return Err(ApiError::bad_request(format!(
+                "Firewall group {} does not exist on edge gateway {}.",
+                group.id, gateway.name
+            )));
+        }
     }
     Ok(())
 }

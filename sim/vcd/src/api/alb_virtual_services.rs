@@ -49,7 +49,7 @@ fn health(world: &World, vs: &VirtualService) -> &'static str {
         return "PENDING";
     }
     match find(&world.pools, &vs.load_balancer_pool_ref.id) {
-        Some(pool) if pool.up_members() > 0 => "UP",
+        Some(pool) if world.member_counts(pool).up > 0 => "UP",
         _ => "DOWN",
     }
 }

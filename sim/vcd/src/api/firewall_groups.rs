@@ -1,7 +1,8 @@
-//! Firewall groups: IP sets owned by an edge gateway (`typeValue: IP_SET`;
-//! security groups are not modelled and are refused). Names are unique per
-//! owner; a group a firewall rule names cannot be deleted. Writes are
-//! gateway-scoped tasks.
+//! Firewall groups: IP sets owned by an edge gateway (`typeValue: IP_SET`,
+//! the spec's default; static-member and VM-criteria groups are not
+//! modelled and are refused). Entries are checked, names are unique per
+//! owner, the owner never changes, and a group a firewall rule or a pool
+//! names cannot be deleted. Writes are gateway-scoped tasks.
 
 use axum::Router;
 use axum::body::Bytes;
@@ -11,11 +12,11 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use super::gateways::visible_gateway;
-use super::{Params, list, parse_body};
+use super::{Params, list_parsed, parse_body};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
-use crate::paging::STANDARD;
+use crate::paging::{ListParams, STANDARD};
 use crate::respond;
 use crate::state::AppState;
 use crate::tasks::{self, TaskRequest};
@@ -48,8 +49,21 @@ fn summary(group: &FirewallGroup) -> Value {
 fn detail(group: &FirewallGroup) -> Value {
     let mut body = group.body.clone();
     body.status = Some("REALIZED".into());
+    body.type_value.get_or_insert_with(|| "IP_SET".into());
     body.group_type = body.type_value.clone();
     json!(body)
+}
+
+/// The group as stored: owned by `gateway` of `org`, references named.
+fn owned(
+    world: &World,
+    mut group: FirewallGroupBody,
+    gateway_id: &str,
+    org_id: &str,
+) -> FirewallGroupBody {
+    group.owner_ref = Some(world.gateway_ref(gateway_id));
+    group.org_ref = Some(world.org_ref(org_id));
+    group
 }
 
 /// One address, range (`a-b`) or CIDR of either family.
@@ -71,12 +85,23 @@ fn valid_entry(entry: &str) -> bool {
 
 /// The group's gateway, checked as VCD checks a write.
 fn validate(world: &World, group: &FirewallGroupBody, id: Option<&str>) -> ApiResult<String> {
-    let kind = group.type_value.as_deref().or(group.group_type.as_deref());
-    if kind != Some("IP_SET") {
+    let kind = group
+        .type_value
+        .as_deref()
+        .or(group.group_type.as_deref())
+        .unwrap_or("IP_SET");
+    if kind != "IP_SET" {
         return Err(ApiError::bad_request(format!(
-            "Firewall group type {} is not supported here; vcdsim models IP_SET groups.",
-            kind.unwrap_or("(none)")
+            "Firewall group type {kind} is not supported here; vcdsim models IP_SET groups."
         )));
+    }
+    // The spec: members are for static-member groups, criteria for VM ones.
+    let members = group.members.as_ref().is_some_and(|m| !m.is_empty());
+    let criteria = group.vm_criteria.as_ref().is_some_and(|c| !c.is_empty());
+    if members || criteria {
+        return Err(ApiError::bad_request(
+            "An IP_SET firewall group holds ipAddresses, not members or vmCriteria.",
+        ));
     }
     let owner = group
         .owner_ref
@@ -138,8 +163,7 @@ async fn create_group(
     };
     let id = new_urn("firewallGroup");
     group.id = Some(id.clone());
-    group.owner_ref = Some(Ref::new("", &gateway_id));
-    group.org_ref = Some(Ref::new("", &org_id));
+    group = owned(&state.world(), group, &gateway_id, &org_id);
     let request = TaskRequest {
         operation_name: "createFirewallGroup",
         operation: format!("Creating firewall group {}", group.name),
@@ -173,29 +197,37 @@ fn visible_group<'a>(
     Ok(group)
 }
 
+/// `_context==<edge gateway id>` keeps the groups available to that
+/// gateway: its own (a network or provider context matches none here).
 async fn list_groups(
     State(state): State<AppState>,
     principal: Principal,
     params: Params,
 ) -> ApiResult<Response> {
+    let mut list_params = ListParams::parse(&params.0, STANDARD)?;
+    let (context, rest) = match list_params.filter.take() {
+        Some(filter) => filter.take_equality("_context"),
+        None => (None, None),
+    };
+    list_params.filter = rest;
     let items: Vec<Value> = {
         let world = state.world();
         world
             .firewall_groups
             .iter()
             .filter(|g| principal.check(Some(&g.org_id), "").is_ok())
+            .filter(|g| context.as_deref().is_none_or(|c| same_id(&g.gateway_id, c)))
             .map(summary)
             .collect()
     };
-    list(
+    Ok(list_parsed(
         &state,
         "/firewallGroups/summaries",
-        &params,
-        STANDARD,
+        &list_params,
         items,
         None,
         "FirewallGroups",
-    )
+    ))
 }
 
 async fn get_group(
@@ -219,6 +251,12 @@ async fn update_group(
     let (gateway_id, org_id, id) = {
         let world = state.world();
         let existing = visible_group(&world, &principal, &id)?;
+        let owner = group.owner_ref.as_ref().or(group.edge_gateway_ref.as_ref());
+        if owner.is_some_and(|o| !same_id(&existing.gateway_id, &o.id)) {
+            return Err(ApiError::bad_request(
+                "A firewall group cannot move to another owner.",
+            ));
+        }
         (
             existing.gateway_id.clone(),
             existing.org_id.clone(),
@@ -226,8 +264,7 @@ async fn update_group(
         )
     };
     group.id = Some(id.clone());
-    group.owner_ref = Some(Ref::new("", &gateway_id));
-    group.org_ref = Some(Ref::new("", &org_id));
+    group = owned(&state.world(), group, &gateway_id, &org_id);
     let request = TaskRequest {
         operation_name: "updateFirewallGroup",
         operation: format!("Updating firewall group {}", group.name),
@@ -248,16 +285,24 @@ async fn update_group(
     Ok(respond::accepted(&state, &task_id))
 }
 
+/// A group a firewall rule or a pool names cannot go (400, as VCD).
 fn not_in_use(world: &World, id: &str) -> ApiResult<()> {
-    let user = world.firewall_rules.iter().find(|r| {
-        r.body
-            .groups()
-            .any(|g| same_id(id, &g.id) || same_id(&g.id, id))
-    });
-    match user {
-        Some(rule) => Err(ApiError::bad_request(format!(
-            "The firewall group is in use by firewall rule {} and cannot be deleted.",
-            rule.body.name
+    let names = |g: &Ref| same_id(id, &g.id) || same_id(&g.id, id);
+    let rule = world
+        .firewall_rules
+        .iter()
+        .find(|r| r.body.groups().any(names))
+        .map(|r| format!("firewall rule {}", r.body.name));
+    let pool = || {
+        world
+            .pools
+            .iter()
+            .find(|p| p.member_group_ref.as_ref().is_some_and(names))
+            .map(|p| format!("load balancer pool {}", p.name))
+    };
+    match rule.or_else(pool) {
+        Some(user) => Err(ApiError::bad_request(format!(
+            "The firewall group is in use by {user} and cannot be deleted."
         ))),
         None => Ok(()),
     }

@@ -125,6 +125,38 @@ pub struct Pool {
 }
 definition!(Pool, "EdgeLoadBalancerPool", serialize);
 
+/// How many members a pool has, has enabled, and has up.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct MemberCounts {
+    pub total: usize,
+    pub enabled: usize,
+    pub up: usize,
+}
+
+impl super::World {
+    /// A pool's members; the entries of a member group (an IP set) count as
+    /// enabled members that are up, as no health is modelled for them.
+    pub fn member_counts(&self, pool: &Pool) -> MemberCounts {
+        let group = pool
+            .member_group_ref
+            .as_ref()
+            .and_then(|g| super::find(&self.firewall_groups, &g.id));
+        if let Some(group) = group {
+            let entries = group.body.ip_addresses.as_ref().map_or(0, Vec::len);
+            return MemberCounts {
+                total: entries,
+                enabled: entries,
+                up: entries,
+            };
+        }
+        MemberCounts {
+            total: pool.members.len(),
+            enabled: pool.members.iter().filter(|m| m.enabled).count(),
+            up: pool.up_members(),
+        }
+    }
+}
+
 impl Pool {
     pub fn health_of(&self, member: &PoolMember) -> &str {
         if !member.enabled {

@@ -7,6 +7,7 @@ mod entities;
 mod exercise;
 mod faults;
 mod firewall;
+mod firewall_groups;
 mod gateways;
 mod ip_spaces;
 mod legacy;
