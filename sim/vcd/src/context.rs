@@ -35,6 +35,17 @@ pub fn current() -> RequestContext {
     REQUEST.try_with(Clone::clone).unwrap_or_default()
 }
 
+/// Whether the request's API version is `major.minor` or later (an
+/// unparsable version counts as the newest).
+pub fn api_at_least(major: u32, minor: u32) -> bool {
+    let version = current().api_version;
+    let mut parts = version.split('.').map(|p| p.parse::<u32>());
+    match (parts.next(), parts.next()) {
+        (Some(Ok(have_major)), Some(Ok(have_minor))) => (have_major, have_minor) >= (major, minor),
+        _ => true,
+    }
+}
+
 pub async fn scope<F: Future>(ctx: RequestContext, fut: F) -> F::Output {
     REQUEST.scope(ctx, fut).await
 }

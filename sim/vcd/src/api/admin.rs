@@ -35,6 +35,10 @@ pub fn routes() -> Router<AppState> {
             put(set_member_health),
         )
         .route("/_sim/tokens/revoke", post(revoke_token))
+        .route(
+            "/_sim/gateways/{id}/transparentMode",
+            put(set_transparent_mode),
+        )
 }
 
 fn hook_result(result: Result<impl serde::Serialize, HookError>) -> Response {
@@ -132,6 +136,19 @@ async fn set_member_health(
     Json(change): Json<HealthChange>,
 ) -> Response {
     hook_result(state.world().set_member_health(&id, &ip, &change.health))
+}
+
+#[derive(Deserialize)]
+struct Switch {
+    enabled: bool,
+}
+
+async fn set_transparent_mode(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+    Json(switch): Json<Switch>,
+) -> Response {
+    hook_result(state.world().set_transparent_mode(&id, switch.enabled))
 }
 
 #[derive(Deserialize)]

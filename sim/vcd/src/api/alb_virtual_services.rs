@@ -11,7 +11,9 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use super::alb_virtual_service_checks::{check_vip_change, validate};
+use super::alb_virtual_service_checks::{
+    check_api_version, check_vip_change, transparent_mode_in_api, validate,
+};
 use super::gateways::visible_gateway;
 use super::{Params, list, parse_body};
 use crate::auth::Principal;
@@ -60,6 +62,11 @@ fn vs_view(world: &World, vs: &VirtualService) -> Value {
     view["healthStatus"] = json!(health(world, vs));
     view["healthMessage"] = Value::Null;
     view["detailedHealthMessage"] = Value::Null;
+    if !transparent_mode_in_api()
+        && let Some(object) = view.as_object_mut()
+    {
+        object.remove("transparentModeEnabled");
+    }
     view
 }
 
@@ -115,6 +122,7 @@ async fn create_vs(
     body: Bytes,
 ) -> ApiResult<Response> {
     let mut vs: VirtualService = parse_body(&body)?;
+    check_api_version(vs.transparent_mode_enabled)?;
     let knobs = state.knobs();
     let org_id = {
         let world = state.world();
@@ -171,6 +179,7 @@ async fn update_vs(
     body: Bytes,
 ) -> ApiResult<Response> {
     let mut vs: VirtualService = parse_body(&body)?;
+    check_api_version(vs.transparent_mode_enabled)?;
     let strict = state.knobs().strict_external_ips;
     let org_id = {
         let world = state.world();
@@ -184,6 +193,9 @@ async fn update_vs(
         vs.id = existing.id.clone();
         vs.gateway_ref = existing.gateway_ref.clone();
         vs.pending_until = existing.pending_until;
+        if !transparent_mode_in_api() {
+            vs.transparent_mode_enabled = existing.transparent_mode_enabled;
+        }
         resolve_refs(&world, &mut vs);
         world
             .gateway_org(&existing.gateway_ref.id)

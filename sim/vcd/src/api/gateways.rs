@@ -11,6 +11,7 @@ use serde_json::{Value, json};
 
 use super::{Params, list, parse_body};
 use crate::auth::Principal;
+use crate::context;
 use crate::error::{ApiError, ApiResult};
 use crate::paging::{STANDARD, Sort};
 use crate::respond;
@@ -177,7 +178,7 @@ async fn used_ip_addresses(
 
 fn load_balancer_view(gateway: &EdgeGateway) -> Value {
     let lb = &gateway.load_balancer;
-    json!({
+    let mut view = json!({
         "enabled": lb.enabled,
         "serviceNetworkDefinition": lb.service_network_definition,
         "ipv6ServiceNetworkDefinition": null,
@@ -185,7 +186,14 @@ fn load_balancer_view(gateway: &EdgeGateway) -> Value {
         "licenseType": if lb.supported_feature_set == "PREMIUM" { "ENTERPRISE" } else { "BASIC" },
         "supportedFeatureSet": lb.supported_feature_set,
         "transparentModeEnabled": lb.transparent_mode_enabled,
-    })
+    });
+    // The setting exists from API 37.1 (VCD 10.4.1).
+    if !context::api_at_least(37, 1)
+        && let Some(object) = view.as_object_mut()
+    {
+        object.remove("transparentModeEnabled");
+    }
+    view
 }
 
 async fn get_load_balancer(
@@ -224,6 +232,12 @@ async fn put_load_balancer(
 ) -> ApiResult<Response> {
     principal.require_provider()?;
     let update: LoadBalancerUpdate = parse_body(&body)?;
+    if update.transparent_mode_enabled.is_some() && !context::api_at_least(37, 1) {
+        return Err(ApiError::bad_request(format!(
+            "transparentModeEnabled needs API version 37.1 or later, not {}.",
+            context::current().api_version
+        )));
+    }
     let (gateway_id, owner, org_id) = {
         let world = state.world();
         let gateway = visible_gateway(&world, &principal, &id)?;

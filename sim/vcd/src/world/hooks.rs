@@ -1,5 +1,6 @@
 //! Test hooks that change the world the way things outside the API do:
-//! VMs powering off or vanishing, pool members going down, tokens revoked.
+//! VMs powering off or vanishing, pool members going down, tokens revoked,
+//! a provider turning a gateway's transparent mode on or off.
 
 use super::compute::PowerState;
 use super::{World, find, find_mut, remove};
@@ -59,6 +60,19 @@ impl World {
         }
         pool.member_health
             .insert(ip.to_string(), health.to_string());
+        Ok(())
+    }
+
+    /// Sets whether virtual services on the gateway may enable transparent
+    /// mode (the provider's `transparentModeEnabled` in its LB settings).
+    pub fn set_transparent_mode(
+        &mut self,
+        gateway_id: &str,
+        enabled: bool,
+    ) -> Result<(), HookError> {
+        let gateway = find_mut(&mut self.gateways, gateway_id)
+            .ok_or_else(|| not_found("gateway", gateway_id))?;
+        gateway.load_balancer.transparent_mode_enabled = enabled;
         Ok(())
     }
 

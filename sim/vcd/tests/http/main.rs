@@ -19,3 +19,4 @@ mod support;
 mod tasks;
 mod tenancy;
 mod tls;
+mod transparent;

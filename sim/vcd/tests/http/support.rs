@@ -42,6 +42,8 @@ pub struct Client {
     pub base: String,
     pub token: Option<String>,
     pub tenant_context: Option<String>,
+    /// The version named in `Accept` on every call.
+    pub api_version: &'static str,
 }
 
 pub async fn start(scenario: Scenario) -> Sim {
@@ -62,6 +64,7 @@ impl Client {
             base: sim.base_url().to_string(),
             token: None,
             tenant_context: None,
+            api_version: "37.2",
         }
     }
 
@@ -109,10 +112,10 @@ impl Client {
         } else {
             format!("{}{path}", self.base)
         };
-        let mut request = self
-            .http
-            .request(method, url)
-            .header("accept", "application/json;version=37.2");
+        let mut request = self.http.request(method, url).header(
+            "accept",
+            format!("application/json;version={}", self.api_version),
+        );
         if let Some(token) = &self.token {
             request = request.bearer_auth(token);
         }
