@@ -37,10 +37,12 @@ const CONTRACTS: &[(&str, &str, &str)] = &[
         "EdgeFirewallRule",
     ),
     ("PUT", "/edgeGateways/{id}/firewall/rules/{rule}", ""),
+    ("DELETE", "/edgeGateways/{id}/firewall/rules/{rule}", ""),
     ("POST", "/firewallGroups", ""),
     ("GET", "/firewallGroups/summaries", "FirewallGroups"),
     ("GET", "/firewallGroups/{id}", "FirewallGroupDetails"),
     ("PUT", "/firewallGroups/{id}", ""),
+    ("DELETE", "/firewallGroups/{id}", ""),
     (
         "GET",
         "/edgeGateways/{id}/usedIpAddresses",

@@ -188,7 +188,7 @@ pub async fn exercise_ip_blocks(sim: &Sim) {
     Client::anonymous(sim)
         .get(&format!("{CLOUDAPI}/orgs"))
         .await;
-    crate::firewall::exercise(&client, &alb).await;
+    crate::firewall::exercise(&client, &admin, &alb).await;
 }
 
 pub async fn exercise_ip_space(sim: &Sim) {

@@ -344,8 +344,9 @@ async fn a_firewall_write_in_flight_makes_the_gateway_busy() {
     assert_eq!(names(&s.user_rules().await), ["a"]);
 }
 
-/// Every firewall endpoint once, for the conformance test.
-pub async fn exercise(client: &Client, alb: &Alb) {
+/// Every firewall endpoint once (and a transparent virtual service on a
+/// pool in group mode), for the conformance test; `admin` is the provider.
+pub async fn exercise(client: &Client, admin: &Client, alb: &Alb) {
     let gw = alb.gateway_id();
     let set = client
         .write_ok(
@@ -359,7 +360,49 @@ pub async fn exercise(client: &Client, alb: &Alb) {
     client
         .write_ok(Method::PUT, &format!("/firewallGroups/{set}"), Some(&group))
         .await;
-    client.ok("/firewallGroups/summaries").await;
+    client
+        .ok(&format!(
+            "/firewallGroups/summaries?filter=typeValue==IP_SET;ownerRef.id=={gw}"
+        ))
+        .await;
+    client
+        .ok(&format!("/firewallGroups/summaries?filter=_context=={gw}"))
+        .await;
+
+    // A transparent virtual service on a pool in group mode.
+    let settings = format!("/edgeGateways/{gw}/loadBalancer");
+    let mut on = admin.ok(&settings).await;
+    on["transparentModeEnabled"] = json!(true);
+    admin.write_ok(Method::PUT, &settings, Some(&on)).await;
+    let mut pool = alb.pool("grouped", &[]);
+    pool["memberGroupRef"] = json!({"id": set});
+    let pool = client
+        .write_ok(Method::POST, "/loadBalancer/pools", Some(&pool))
+        .await;
+    client.ok(&format!("/loadBalancer/pools/{pool}")).await;
+    client
+        .ok(&format!("/edgeGateways/{gw}/loadBalancer/poolSummaries"))
+        .await;
+    let mut vs = alb.virtual_service("transparent", &pool, "203.0.113.22", 80);
+    vs["transparentModeEnabled"] = json!(true);
+    let vs = client
+        .write_ok(Method::POST, "/loadBalancer/virtualServices", Some(&vs))
+        .await;
+    client
+        .ok(&format!("/loadBalancer/virtualServices/{vs}"))
+        .await;
+    client
+        .ok(&format!(
+            "/edgeGateways/{gw}/loadBalancer/virtualServiceSummaries"
+        ))
+        .await;
+    for path in [
+        format!("/loadBalancer/virtualServices/{vs}"),
+        format!("/loadBalancer/pools/{pool}"),
+    ] {
+        client.write_ok(Method::DELETE, &path, None).await;
+    }
+
     let path = format!("/edgeGateways/{gw}/firewall/rules");
     client
         .write_ok(
