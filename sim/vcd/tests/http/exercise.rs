@@ -5,6 +5,7 @@ use reqwest::Method;
 use serde_json::json;
 use vcdsim::Sim;
 
+use crate::firewall::{allow, ip_set};
 use crate::support::{Alb, CLOUDAPI, Client};
 
 /// Drives every modelled CloudAPI endpoint once, success and failure.
@@ -188,7 +189,91 @@ pub async fn exercise_ip_blocks(sim: &Sim) {
     Client::anonymous(sim)
         .get(&format!("{CLOUDAPI}/orgs"))
         .await;
-    crate::firewall::exercise(&client, &admin, &alb).await;
+    exercise_firewall(&client, &admin, &alb).await;
+}
+
+/// Every firewall endpoint once (and a transparent virtual service on a
+/// pool in group mode), for the conformance test; `admin` is the provider.
+async fn exercise_firewall(client: &Client, admin: &Client, alb: &Alb) {
+    let gw = alb.gateway_id();
+    let set = client
+        .write_ok(
+            Method::POST,
+            "/firewallGroups",
+            Some(&ip_set(&alb.gateway, "conformance", &["192.0.2.0/24"])),
+        )
+        .await;
+    let mut group = client.ok(&format!("/firewallGroups/{set}")).await;
+    group["ipAddresses"] = json!(["192.0.2.0/25", "2001:db8::1-2001:db8::9"]);
+    client
+        .write_ok(Method::PUT, &format!("/firewallGroups/{set}"), Some(&group))
+        .await;
+    client
+        .ok(&format!(
+            "/firewallGroups/summaries?filter=typeValue==IP_SET;ownerRef.id=={gw}"
+        ))
+        .await;
+    client
+        .ok(&format!("/firewallGroups/summaries?filter=_context=={gw}"))
+        .await;
+
+    // A transparent virtual service on a pool in group mode.
+    let settings = format!("/edgeGateways/{gw}/loadBalancer");
+    let mut on = admin.ok(&settings).await;
+    on["transparentModeEnabled"] = json!(true);
+    admin.write_ok(Method::PUT, &settings, Some(&on)).await;
+    let mut pool = alb.pool("grouped", &[]);
+    pool["memberGroupRef"] = json!({"id": set});
+    let pool = client
+        .write_ok(Method::POST, "/loadBalancer/pools", Some(&pool))
+        .await;
+    client.ok(&format!("/loadBalancer/pools/{pool}")).await;
+    client
+        .ok(&format!("/edgeGateways/{gw}/loadBalancer/poolSummaries"))
+        .await;
+    let mut vs = alb.virtual_service("transparent", &pool, "203.0.113.22", 80);
+    vs["transparentModeEnabled"] = json!(true);
+    let vs = client
+        .write_ok(Method::POST, "/loadBalancer/virtualServices", Some(&vs))
+        .await;
+    client
+        .ok(&format!("/loadBalancer/virtualServices/{vs}"))
+        .await;
+    client
+        .ok(&format!(
+            "/edgeGateways/{gw}/loadBalancer/virtualServiceSummaries"
+        ))
+        .await;
+    for path in [
+        format!("/loadBalancer/virtualServices/{vs}"),
+        format!("/loadBalancer/pools/{pool}"),
+    ] {
+        client.write_ok(Method::DELETE, &path, None).await;
+    }
+
+    let path = format!("/edgeGateways/{gw}/firewall/rules");
+    client
+        .write_ok(
+            Method::PUT,
+            &path,
+            Some(&json!({"userDefinedRules": [allow("conformance", &set)]})),
+        )
+        .await;
+    let mut listed = client.ok(&path).await;
+    listed["defaultRules"][0]["actionValue"] = json!("REJECT");
+    client.write_ok(Method::PUT, &path, Some(&listed)).await;
+    let rule = client.ok(&path).await["userDefinedRules"][0].clone();
+    let id = rule["id"].as_str().unwrap().to_string();
+    client.ok(&format!("{path}/{id}")).await;
+    client
+        .write_ok(Method::PUT, &format!("{path}/{id}"), Some(&rule))
+        .await;
+    client
+        .write_ok(Method::DELETE, &format!("{path}/{id}"), None)
+        .await;
+    client
+        .write_ok(Method::DELETE, &format!("/firewallGroups/{set}"), None)
+        .await;
 }
 
 pub async fn exercise_ip_space(sim: &Sim) {
