@@ -343,3 +343,42 @@ async fn a_firewall_write_in_flight_makes_the_gateway_busy() {
     assert_eq!(task["operationName"], "updateEdgeGatewayFirewallRules");
     assert_eq!(names(&s.user_rules().await), ["a"]);
 }
+
+#[tokio::test]
+async fn faults_and_task_knobs_apply_to_firewall_writes() {
+    let sim = start(Scenario::default_scenario()).await;
+    let s = setup(&sim).await;
+    sim.add_fault(
+        vcdsim::FaultRule::new(
+            Some("PUT"),
+            "/cloudapi/1.0.0/edgeGateways/{id}/firewall/rules",
+            vcdsim::FaultAction::FailTask {
+                minor_error_code: "INTERNAL_SERVER_ERROR".into(),
+                message: "NSX-T manager unreachable".into(),
+            },
+        )
+        .times(1),
+    );
+    let body = json!({"userDefinedRules": [allow("a", &s.set)]});
+    let task = s.client.write(Method::PUT, &s.path, Some(&body)).await;
+    assert_eq!(task["status"], "error", "{task}");
+    assert!(
+        s.user_rules().await.is_empty(),
+        "a failed task changes nothing"
+    );
+
+    sim.set_knobs(|k| {
+        k.task_durations_ms
+            .insert("updateEdgeGatewayFirewallRules".into(), 300);
+    });
+    let reply = s.client.put(&format!("{CLOUDAPI}{}", s.path), &body).await;
+    assert_eq!(reply.status, StatusCode::ACCEPTED);
+    let location = reply.header("location").unwrap().to_string();
+    assert_eq!(s.client.get(&location).await.body["status"], "queued");
+    assert!(
+        s.user_rules().await.is_empty(),
+        "applied when the task ends"
+    );
+    assert_eq!(s.client.wait_task(&location).await["status"], "success");
+    assert_eq!(names(&s.user_rules().await), ["a"]);
+}
