@@ -8,22 +8,34 @@ use vcdsim::openapi::Spec;
 
 fn spec() -> Option<&'static Spec> {
     static SPEC: OnceLock<Option<Spec>> = OnceLock::new();
-    SPEC.get_or_init(Spec::load).as_ref()
+    SPEC.get_or_init(|| {
+        let path = Spec::default_path();
+        if !path.exists() {
+            eprintln!(
+                "wire truth: SKIPPED, the CloudAPI spec is absent at {} (set VCDSIM_OPENAPI)",
+                path.display()
+            );
+            return None;
+        }
+        Some(Spec::load(&path).unwrap_or_else(|e| panic!("{e}")))
+    })
+    .as_ref()
 }
 
-/// The spec violations of every CloudAPI request `sim` has logged.
+/// The spec violations of every CloudAPI request body `sim` has logged.
 pub fn violations(sim: &Sim) -> Vec<String> {
     let Some(spec) = spec() else {
         return Vec::new();
     };
     let mut errors = Vec::new();
     for entry in sim.requests() {
-        spec.check_request(
-            &entry.method,
-            &entry.template,
-            &entry.request_body,
-            &mut errors,
-        );
+        if !entry.template.starts_with("/cloudapi/") || entry.request_body.is_null() {
+            continue;
+        }
+        if let Err(found) = spec.check_request(&entry.method, &entry.template, &entry.request_body)
+        {
+            errors.extend(found);
+        }
     }
     errors.sort();
     errors.dedup();
