@@ -8,7 +8,7 @@ use crate::support::vcd;
 use vcd_ccm::lb::ServiceSpec;
 use vcdsim::Sim;
 use vcdsim::world::Ref;
-use vcdsim::world::nat::{AppPortProfile, ApplicationPort};
+use vcdsim::world::nat::AppPortProfile;
 
 const UID: &str = "uid-upstream";
 
@@ -56,25 +56,17 @@ fn make_upstream(sim: &Sim, cluster: &str) {
             rule.body.name = rename(&rule.body.name, "dnat-ingress-vs-");
             rule.body.description = None;
             // Upstream gave each DNAT rule a tenant port profile of its own.
-            let profile = AppPortProfile {
-                id: Some(format!(
-                    "urn:vcloud:applicationPortProfile:{}",
-                    rule.body.name
-                )),
-                name: format!("appPort_{}", rule.body.name),
-                description: None,
-                scope: "TENANT".into(),
-                application_ports: vec![ApplicationPort {
-                    name: None,
-                    protocol: "TCP".into(),
-                    destination_ports: vec![
-                        rule.body.dnat_external_port.clone().unwrap_or_default(),
-                    ],
-                }],
-                org_ref: None,
-                context_entity_id: None,
-                network_provider_scope: None,
-            };
+            let mut profile = AppPortProfile::system(
+                &format!("appPort_{}", rule.body.name),
+                "TCP",
+                &rule.body.dnat_external_port.clone().unwrap_or_default(),
+            );
+            profile.id = Some(format!(
+                "urn:vcloud:applicationPortProfile:{}",
+                rule.body.name
+            ));
+            profile.description = None;
+            profile.scope = "TENANT".into();
             rule.body.application_port_profile = Some(Ref {
                 name: profile.name.clone(),
                 id: profile.id.clone().unwrap_or_default(),
