@@ -9,6 +9,7 @@ use anyhow::{Context, Result, bail};
 use regex::Regex;
 
 use crate::cli::{EvalArgs, InspectArgs, Output, TestArgs};
+use crate::policy::contract::Contract;
 use crate::policy::loader::{self, Policy, PolicyRef, sha256_hex};
 use crate::policy::model::DecisionInput;
 use crate::policy::suite::{SuiteRunner, report, runner};
@@ -106,6 +107,29 @@ fn read_input(path: &Path) -> Result<DecisionInput> {
     yaml::from_str(&text).with_context(|| path.display().to_string())
 }
 
+/// The contract version the component implements, found as the loader finds
+/// it (the newest served version it exports); a version the host does not
+/// serve is named as such.
+fn contract_of(exports: &[String]) -> String {
+    if let Some(contract) = Contract::ALL
+        .into_iter()
+        .find(|c| exports.contains(&c.policy_interface()))
+    {
+        return contract.to_string();
+    }
+    let served: Vec<&str> = Contract::ALL.iter().map(|c| c.version()).collect();
+    match exports
+        .iter()
+        .find_map(|e| e.strip_prefix("vcd:lb-policy/policy@"))
+    {
+        Some(version) => format!(
+            "vcd:lb-policy@{version} (not served: this host serves {})",
+            served.join(", ")
+        ),
+        None => "none (does not export vcd:lb-policy/policy)".into(),
+    }
+}
+
 /// `vcd-ccm policy inspect`.
 pub fn inspect(args: &InspectArgs) -> ExitCode {
     match print_inspection(&args.component) {
@@ -147,17 +171,7 @@ fn print_inspection(path: &Path) -> Result<bool> {
     for export in &exports {
         writeln!(out, "  {export}")?;
     }
-    let contract = exports
-        .iter()
-        .find_map(|e| e.strip_prefix("vcd:lb-policy/policy@"));
-    writeln!(
-        out,
-        "contract:  {}",
-        contract.map_or(
-            "none (does not export vcd:lb-policy/policy)".into(),
-            |v| format!("vcd:lb-policy@{v}")
-        )
-    )?;
+    writeln!(out, "contract:  {}", contract_of(&exports))?;
     let verdict = loader::compile(&engine, &name, &bytes, None)
         .and_then(|compiled| engine.block_on(compiled.verify(&name, Limits::default())));
     match verdict {

@@ -144,10 +144,17 @@ async fn reload(engine: &Arc<PolicyEngine>, dir: &Path, registry: &Registry) {
     let current = registry.current();
     match load(engine, dir, current.default.clone(), Some(&current)).await {
         Ok((set, report)) => {
-            registry.replace(set);
-            for name in &report.loaded {
-                tracing::info!(policy = %name, dir = %dir.display(), "policy loaded");
+            let loaded = set
+                .providers
+                .iter()
+                .filter(|p| report.loaded.contains(&p.entry.name));
+            for provider in loaded {
+                if let PolicyState::Ready(policy) = &provider.state {
+                    let contract = policy.contract().version();
+                    tracing::info!(policy = %policy.name(), contract, dir = %dir.display(), "policy loaded");
+                }
             }
+            registry.replace(set);
             for (name, reason) in &report.failed {
                 tracing::error!(policy = %name, %reason, "policy refused; the previous version keeps serving");
             }

@@ -172,12 +172,16 @@ impl Collector for PolicySetCollector {
             });
         let mut loaded = encoder.encode_descriptor(
             "loaded",
-            "Policies serving decisions, by name and sha256 of the component",
+            "Policies serving decisions, by name, sha256 of the component and contract version",
             None,
             MetricType::Info,
         )?;
         for policy in std::iter::once(&set.default).chain(ready) {
-            loaded.encode_info(&[("policy", policy.name()), ("sha256", policy.digest())])?;
+            loaded.encode_info(&[
+                ("policy", policy.name()),
+                ("sha256", policy.digest()),
+                ("contract", policy.contract().version()),
+            ])?;
         }
         let status = self.policies.status();
         ConstCounter::new(status.reloads).encode(encoder.encode_descriptor(

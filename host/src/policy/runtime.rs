@@ -15,11 +15,11 @@ use std::time::Instant;
 use wasmtime::component::{Instance, TypedFunc};
 use wasmtime::{Store, Trap, UpdateDeadline};
 
-use super::contract::{self as v0_1, Contract};
+use super::contract::Contract;
 use super::errors::{CallError, EvalError};
 use super::loader::{Compiled, Exports, Policy};
 use super::metrics::Outcome;
-use super::model::{Decision, DecisionError, DecisionInput, PolicyInfo};
+use super::model::{Decision, DecisionError, DecisionInput, PolicyInfo, v0_1};
 use super::output;
 use super::sandbox::{Limits, OUTPUT_BYTES, Sandbox};
 use super::validate;
@@ -111,16 +111,11 @@ impl Compiled {
         self.run(name, limits, async |store, instance, exports| {
             match exports.contract {
                 Contract::V0_2 => {
-                    instance.get_typed_func::<(&str, &DecisionInput), (Result<Decision, DecisionError>,)>(
-                        &mut *store,
-                        &exports.decide,
-                    )?;
+                    let _: DecideFn<'_> = instance.get_typed_func(&mut *store, exports.decide)?;
                 }
                 Contract::V0_1 => {
-                    instance.get_typed_func::<(&str, &v0_1::DecisionInput), (Result<v0_1::Decision, DecisionError>,)>(
-                        &mut *store,
-                        &exports.decide,
-                    )?;
+                    let _: DecideFnV0_1<'_> =
+                        instance.get_typed_func(&mut *store, exports.decide)?;
                 }
             }
             Ok(())

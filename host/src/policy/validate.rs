@@ -21,10 +21,7 @@ pub fn check(input: &DecisionInput, decision: &Decision) -> Result<(), String> {
         check_port(input, port, &mut problems);
     }
     if decision.preserve_client_ip && !input.cluster.capabilities.transparent_mode {
-        problems.push(format!(
-            "preserve-client-ip needs NSX ALB transparent mode, which edge gateway {} does not offer (VCD API {}): it needs VCD 10.4.1 or later (API 37.1+) and transparentModeEnabled in the gateway's load-balancer settings; ask the provider to enable it, or leave client addresses unpreserved",
-            input.cluster.gateway, input.cluster.vcd_api_version
-        ));
+        problems.push(no_transparent_mode(input));
     }
     if decision.warnings.len() > MAX_WARNINGS {
         problems.push(format!(
@@ -44,6 +41,38 @@ pub fn check(input: &DecisionInput, decision: &Decision) -> Result<(), String> {
     } else {
         Err(problems.join("; "))
     }
+}
+
+/// The first VCD API version whose virtual services have `transparentModeEnabled` (VCD 10.4.1).
+const TRANSPARENT_MODE_API: (u32, u32) = (37, 1);
+
+/// Why `preserve-client-ip` cannot be honoured here, and what would make it
+/// possible. The capability needs both a recent enough API and the
+/// provider's gateway setting; the API version, when it parses, says which
+/// of the two is missing.
+fn no_transparent_mode(input: &DecisionInput) -> String {
+    let cluster = &input.cluster;
+    let (gateway, api) = (&cluster.gateway, &cluster.vcd_api_version);
+    let (major, minor) = TRANSPARENT_MODE_API;
+    let lacking = match api_version(api) {
+        Some(version) if version < TRANSPARENT_MODE_API => format!(
+            "VCD API {api} has no transparent mode: it needs VCD 10.4.1 or later (API {major}.{minor}+) and transparent mode enabled in edge gateway {gateway}'s load-balancer settings"
+        ),
+        Some(_) => format!(
+            "edge gateway {gateway} does not have transparent mode enabled: the provider enables it in the gateway's load-balancer settings (transparentModeEnabled, VCD 10.4.1+ / API {major}.{minor}+)"
+        ),
+        None => format!(
+            "edge gateway {gateway} does not offer transparent mode: it needs VCD 10.4.1 or later (API {major}.{minor}+) and transparent mode enabled in the gateway's load-balancer settings"
+        ),
+    };
+    format!("preserve-client-ip needs NSX ALB transparent mode, but {lacking}")
+}
+
+/// `37.2` as (37, 2); `None` for anything else. Parsed here rather than with
+/// the VCD client's `ApiVersion`: the policy host does not depend on the client.
+fn api_version(text: &str) -> Option<(u32, u32)> {
+    let (major, minor) = text.trim().split_once('.')?;
+    Some((major.parse().ok()?, minor.parse().ok()?))
 }
 
 fn family(address: IpAddress) -> IpFamily {
@@ -192,5 +221,41 @@ fn check_port(input: &DecisionInput, port: &PortDecision, problems: &mut Vec<Str
             "{at}: algorithm {} needs the PREMIUM feature set",
             port.algorithm
         ));
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn refusal(api: &str) -> String {
+        let mut input = DecisionInput::default();
+        input.cluster.gateway = "edge-1".into();
+        input.cluster.vcd_api_version = api.into();
+        let decision = Decision {
+            address: AddressChoice::KeepCurrent,
+            ports: Vec::new(),
+            warnings: Vec::new(),
+            preserve_client_ip: true,
+        };
+        let problems = check(&input, &decision).unwrap_err();
+        problems
+            .split("; ")
+            .find(|p| p.starts_with("preserve-client-ip"))
+            .expect("preserve-client-ip is refused")
+            .to_string()
+    }
+
+    #[test]
+    fn preserve_client_ip_refusal_names_what_is_missing() {
+        assert_eq!(
+            refusal("36.3"),
+            "preserve-client-ip needs NSX ALB transparent mode, but VCD API 36.3 has no transparent mode: it needs VCD 10.4.1 or later (API 37.1+) and transparent mode enabled in edge gateway edge-1's load-balancer settings"
+        );
+        assert_eq!(
+            refusal("37.10"),
+            "preserve-client-ip needs NSX ALB transparent mode, but edge gateway edge-1 does not have transparent mode enabled: the provider enables it in the gateway's load-balancer settings (transparentModeEnabled, VCD 10.4.1+ / API 37.1+)"
+        );
+        assert!(refusal("").contains("does not offer transparent mode: it needs VCD 10.4.1"));
     }
 }

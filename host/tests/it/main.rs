@@ -34,6 +34,7 @@ mod lb_upstream;
 mod leader;
 mod manifests;
 mod policy_cli;
+mod policy_contracts;
 mod policy_directory;
 mod sandbox;
 mod serve;

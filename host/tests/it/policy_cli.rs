@@ -272,4 +272,20 @@ fn inspect_reports_interfaces_and_acceptance() {
         text.contains("accepted:  no: policy sneaky: imports wasi:sockets/tcp@0.2.0"),
         "{text}"
     );
+
+    // A version this host does not serve is named, with the ones it does.
+    let future = dir.path().join("future.wat");
+    std::fs::write(
+        &future,
+        r#"(component (instance $p) (export "vcd:lb-policy/policy@0.3.0" (instance $p)))"#,
+    )
+    .unwrap();
+    let refused = vcd_ccm(&["policy", "inspect", future.to_str().unwrap()]);
+    let text = stdout(&refused);
+    assert_eq!(refused.status.code(), Some(1), "{text}");
+    assert!(
+        text.contains("contract:  vcd:lb-policy@0.3.0 (not served: this host serves 0.2.0, 0.1.0)"),
+        "{text}"
+    );
+    assert!(text.contains("accepted:  no: "), "{text}");
 }

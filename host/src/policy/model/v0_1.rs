@@ -1,0 +1,142 @@
+//! The records contract 0.2.0 extended, in their 0.1.0 shape (`wit/0.1.0/`).
+//!
+//! A 0.1.0 policy is called with these: its input is the model without the
+//! fields 0.2.0 added, and its decision comes back with them at their
+//! neutral values. Every other type is the same in both versions and is
+//! shared with the model.
+
+use wasmtime::component::{ComponentType, Lift, Lower};
+
+use super::{
+    AddressChoice, AddressPool, AppProfile, Certificate, IpFamily, Namespace, Pairs, PortDecision,
+    ServicePort, TrafficPolicy,
+};
+
+/// `service` as 0.1.0 has it: no `load-balancer-source-ranges`.
+#[derive(ComponentType, Lower, Clone, Debug)]
+#[component(record)]
+pub struct Service {
+    namespace: String,
+    name: String,
+    uid: String,
+    labels: Pairs,
+    annotations: Pairs,
+    ports: Vec<ServicePort>,
+    #[component(name = "load-balancer-ip")]
+    load_balancer_ip: Option<String>,
+    #[component(name = "load-balancer-class")]
+    load_balancer_class: Option<String>,
+    #[component(name = "external-traffic-policy")]
+    external_traffic_policy: TrafficPolicy,
+    #[component(name = "health-check-node-port")]
+    health_check_node_port: Option<u16>,
+    #[component(name = "ip-families")]
+    ip_families: Vec<IpFamily>,
+}
+
+/// `capabilities` as 0.1.0 has it: no `transparent-mode`.
+#[derive(ComponentType, Lower, Clone, Copy, Debug)]
+#[component(record)]
+pub struct Capabilities {
+    #[component(name = "shared-vip")]
+    shared_vip: bool,
+    #[component(name = "ip-spaces")]
+    ip_spaces: bool,
+    #[component(name = "one-arm")]
+    one_arm: bool,
+    premium: bool,
+}
+
+/// `cluster` as 0.1.0 has it, with its 0.1.0 capabilities.
+#[derive(ComponentType, Lower, Clone, Debug)]
+#[component(record)]
+pub struct Cluster {
+    #[component(name = "cluster-id")]
+    cluster_id: String,
+    org: String,
+    vdc: String,
+    gateway: String,
+    #[component(name = "vcd-api-version")]
+    vcd_api_version: String,
+    capabilities: Capabilities,
+}
+
+/// `decision` as 0.1.0 has it: no `preserve-client-ip`. Lowered as the
+/// input's current decision, lifted as the policy's answer.
+#[derive(ComponentType, Lift, Lower, Clone, Debug)]
+#[component(record)]
+pub struct Decision {
+    address: AddressChoice,
+    ports: Vec<PortDecision>,
+    warnings: Vec<String>,
+}
+
+/// `decision-input` as 0.1.0 has it: no `ready-endpoints`, and the records
+/// above in place of their 0.2.0 shapes.
+#[derive(ComponentType, Lower, Clone, Debug)]
+#[component(record)]
+pub struct DecisionInput {
+    service: Service,
+    namespace: Namespace,
+    cluster: Cluster,
+    pools: Vec<AddressPool>,
+    certificates: Vec<Certificate>,
+    profiles: Vec<AppProfile>,
+    current: Option<Decision>,
+}
+
+impl From<&super::DecisionInput> for DecisionInput {
+    fn from(input: &super::DecisionInput) -> Self {
+        let (s, c) = (&input.service, &input.cluster);
+        let k = c.capabilities;
+        Self {
+            service: Service {
+                namespace: s.namespace.clone(),
+                name: s.name.clone(),
+                uid: s.uid.clone(),
+                labels: s.labels.clone(),
+                annotations: s.annotations.clone(),
+                ports: s.ports.clone(),
+                load_balancer_ip: s.load_balancer_ip.clone(),
+                load_balancer_class: s.load_balancer_class.clone(),
+                external_traffic_policy: s.external_traffic_policy,
+                health_check_node_port: s.health_check_node_port,
+                ip_families: s.ip_families.clone(),
+            },
+            namespace: input.namespace.clone(),
+            cluster: Cluster {
+                cluster_id: c.cluster_id.clone(),
+                org: c.org.clone(),
+                vdc: c.vdc.clone(),
+                gateway: c.gateway.clone(),
+                vcd_api_version: c.vcd_api_version.clone(),
+                capabilities: Capabilities {
+                    shared_vip: k.shared_vip,
+                    ip_spaces: k.ip_spaces,
+                    one_arm: k.one_arm,
+                    premium: k.premium,
+                },
+            },
+            pools: input.pools.clone(),
+            certificates: input.certificates.clone(),
+            profiles: input.profiles.clone(),
+            current: input.current.as_ref().map(|d| Decision {
+                address: d.address.clone(),
+                ports: d.ports.clone(),
+                warnings: d.warnings.clone(),
+            }),
+        }
+    }
+}
+
+/// A 0.1.0 policy cannot ask for client addresses to be preserved.
+impl From<Decision> for super::Decision {
+    fn from(decision: Decision) -> Self {
+        Self {
+            address: decision.address,
+            ports: decision.ports,
+            warnings: decision.warnings,
+            preserve_client_ip: false,
+        }
+    }
+}
