@@ -257,10 +257,21 @@ async fn a_rule_edited_during_the_list_write_is_kept_and_the_write_tried_again()
     let uid = cluster
         .create_service("default", lb_service("web", &[(80, 30080)]))
         .await;
-    let reads = || cluster.vcd.count(&format!("GET {RULES}"));
-    // The second read is the one the list write is built from.
+    // The read the list write is built from follows the port profile's
+    // creation; once it is logged, the write is held up by the fault.
+    let list_read = || {
+        let log = cluster.vcd.requests();
+        let profile = log.iter().rposition(|r| {
+            r.method == "POST" && r.template == "/cloudapi/1.0.0/applicationPortProfiles"
+        });
+        profile.is_some_and(|at| {
+            log[at..]
+                .iter()
+                .any(|r| r.method == "GET" && r.template == RULES)
+        })
+    };
     wait_for("the list read before the write", || async {
-        (reads() >= 2).then_some(())
+        list_read().then_some(())
     })
     .await;
     let edited = cluster.vcd.with_world(|w| {
