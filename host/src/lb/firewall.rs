@@ -107,7 +107,9 @@ impl LoadBalancers {
             .find(|r| self.is_ours(r.description.as_deref(), owner));
         let sets = self
             .client
-            .list_ip_sets(gateway, FIREWALL_PREFIX)
+            .list_ip_sets(gateway, |n| {
+                n == names.firewall_sources() || n == names.firewall_destinations()
+            })
             .await
             .map_err(vcd(owner, "reading the gateway's IP sets"))?;
         let profile = self
@@ -330,7 +332,7 @@ impl LoadBalancers {
             .map_err(sweep("reading the gateway firewall rules"))?;
         let sets = self
             .client
-            .list_ip_sets(&self.gateway.id, FIREWALL_PREFIX)
+            .list_ip_sets(&self.gateway.id, |n| n.starts_with(FIREWALL_PREFIX))
             .await
             .map_err(sweep("reading the gateway's IP sets"))?;
         let profiles = self

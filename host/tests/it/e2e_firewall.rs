@@ -296,3 +296,47 @@ async fn a_rule_edited_during_the_list_write_is_kept_and_the_write_tried_again()
     assert_ne!(rules[0], foreign.body);
     assert_eq!(rules[1].name, ours.rule.name);
 }
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn lost_answers_to_firewall_writes_leave_no_duplicate_and_nothing_behind() {
+    let (cluster, foreign) = start().await;
+    for (method, path) in [
+        ("POST", "/cloudapi/1.0.0/firewallGroups"),
+        ("POST", "/cloudapi/1.0.0/applicationPortProfiles"),
+        ("PUT", "/cloudapi/1.0.0/edgeGateways/{id}/firewall/rules"),
+    ] {
+        cluster.vcd.add_fault(vcdsim::FaultRule {
+            times: Some(1),
+            ..vcdsim::FaultRule::new(Some(method), path, vcdsim::FaultAction::LoseAnswer)
+        });
+    }
+    let mut body = lb_service("web", &[(80, 30080)]);
+    body["spec"]["loadBalancerSourceRanges"] = json!(["192.0.2.0/24"]);
+    let uid = cluster.create_service("default", body).await;
+    cluster.wait_for_ip("default", "web").await;
+    let rule = wait_for("the Service's rule", || async { seen(&cluster, &uid) }).await;
+    assert_eq!(
+        user_rules(&cluster),
+        [foreign.body.name.clone(), rule.rule.name]
+    );
+    let counts = || {
+        cluster.vcd.with_world(|w| {
+            (
+                w.firewall_groups.len(),
+                w.port_profiles
+                    .iter()
+                    .filter(|p| p.name.starts_with("ingress-fw-"))
+                    .count(),
+            )
+        })
+    };
+    assert_eq!(
+        counts(),
+        (2, 1),
+        "one source set, one destination set, one profile"
+    );
+    cluster.delete_service("default", "web").await;
+    cluster.wait_for_gone("default", "web").await;
+    assert_eq!(user_rules(&cluster), [foreign.body.name]);
+    assert_eq!(counts(), (0, 0));
+}

@@ -70,12 +70,13 @@ fn encode(call: &CallSite, set: &IpSet) -> Result<Value, VcdError> {
 }
 
 impl VcdClient {
-    /// The IP sets of the gateway whose name starts with `prefix`.
-    #[tracing::instrument(skip(self))]
+    /// The IP sets of the gateway whose name `wanted` accepts (the summaries
+    /// are listed once; only the wanted sets are read in full).
+    #[tracing::instrument(skip(self, wanted))]
     pub async fn list_ip_sets(
         &self,
         gateway_id: &str,
-        prefix: &str,
+        wanted: impl Fn(&str) -> bool,
     ) -> Result<Vec<IpSet>, VcdError> {
         let filter = Filter::eq("ownerRef.id", gateway_id).and(Filter::eq("typeValue", "IP_SET"));
         let summaries: Vec<IpSet> = self
@@ -88,7 +89,7 @@ impl VcdClient {
             .await?;
         // Summaries carry no addresses.
         let mut sets = Vec::with_capacity(summaries.len());
-        for summary in summaries.iter().filter(|s| s.name.starts_with(prefix)) {
+        for summary in summaries.iter().filter(|s| wanted(&s.name)) {
             if let Some(id) = summary.id.as_deref() {
                 sets.push(self.get_ip_set(id).await?);
             }
@@ -119,7 +120,7 @@ impl VcdClient {
                     .await
             },
             || async move {
-                let found = self.list_ip_sets(gateway_id, &set.name).await?;
+                let found = self.list_ip_sets(gateway_id, |n| n == set.name).await?;
                 Ok(found.into_iter().find(|s| s.name == set.name))
             },
         )
