@@ -1,42 +1,29 @@
-//! Apply: the planned writes, in order, each one request plus its task.
-//! Creates and updates do not read the object back (the task names the new
-//! id), which keeps a reconcile to a handful of calls; creates whose answer
-//! is lost are recognised by name rather than made twice.
+//! Apply: the planned writes, in order, each one request plus its task,
+//! through the typed calls of `vcd::resources`. Creates and updates do not
+//! read the object back (the task names the new id), which keeps a
+//! reconcile to a handful of calls; creates whose answer is lost are
+//! recognised by name rather than made twice. Every write that lands is
+//! recorded in the gateway snapshot; a failed one drops the snapshot, as
+//! VCD then knows something it does not.
 
 use std::collections::HashMap;
-
-use reqwest::Method;
-use serde::Serialize;
 
 use super::LbError;
 use super::catalog::Catalog;
 use super::observe::ServiceObjects;
 use super::plan::Op;
-use crate::vcd::client::ApiRequest;
-use crate::vcd::errors::CallSite;
-use crate::vcd::resources::virtual_service::VirtualService;
-use crate::vcd::tasks::Task;
+use super::snapshot::{Change, GatewaySnapshot};
+use crate::vcd::resources::nat::NatRule;
+use crate::vcd::resources::pool::PoolSummary;
+use crate::vcd::resources::virtual_service::{VirtualService, VirtualServiceSummary};
 use crate::vcd::{VcdClient, VcdError};
-
-const POOLS: &str = "/cloudapi/1.0.0/loadBalancer/pools";
-const VIRTUAL_SERVICES: &str = "/cloudapi/1.0.0/loadBalancer/virtualServices";
-
-fn nat_path(gateway_id: &str) -> String {
-    format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/nat/rules")
-}
 
 pub struct Applier<'a> {
     pub client: &'a VcdClient,
     pub catalog: &'a Catalog,
+    pub snapshot: &'a GatewaySnapshot,
     pub gateway_id: &'a str,
     pub service: &'a str,
-}
-
-fn encode<T: Serialize>(call: &CallSite, object: &T) -> Result<serde_json::Value, VcdError> {
-    serde_json::to_value(object).map_err(|error| VcdError::Unexpected {
-        call: call.clone(),
-        detail: format!("cannot encode the body: {error}"),
-    })
 }
 
 impl Applier<'_> {
@@ -49,7 +36,10 @@ impl Applier<'_> {
             .collect();
         let count = ops.len();
         for op in ops {
-            self.apply_one(op, &mut pool_ids).await?;
+            if let Err(error) = self.apply_one(op, &mut pool_ids).await {
+                self.snapshot.invalidate();
+                return Err(error);
+            }
         }
         Ok(count)
     }
@@ -60,88 +50,92 @@ impl Applier<'_> {
         pool_ids: &mut HashMap<String, String>,
     ) -> Result<(), LbError> {
         let (client, gateway) = (self.client, self.gateway_id);
-        match op {
+        let change = match op {
             Op::DeleteNat { id, name } => client
                 .delete_nat_rule(gateway, &id)
                 .await
-                .map_err(self.failed(format!("deleting NAT rule {name}"))),
+                .map(|()| Change::Removed(id))
+                .map_err(self.failed(format!("deleting NAT rule {name}")))?,
             Op::DeleteVirtualService { id, name } => client
                 .delete_virtual_service(gateway, &id)
                 .await
-                .map_err(self.failed(format!("deleting virtual service {name}"))),
+                .map(|()| Change::Removed(id))
+                .map_err(self.failed(format!("deleting virtual service {name}")))?,
             Op::DeletePool { id, name } => client
                 .delete_pool(gateway, &id)
                 .await
-                .map_err(self.failed(format!("deleting pool {name}"))),
-            Op::UpdatePool(pool) => {
-                let path = format!("{POOLS}/{}", pool.id.as_deref().unwrap_or_default());
-                self.put("update_pool", &path, &pool)
+                .map(|()| Change::Removed(id))
+                .map_err(self.failed(format!("deleting pool {name}")))?,
+            Op::UpdatePool { id, pool } => {
+                client
+                    .update_pool(&id, &pool)
                     .await
-                    .map_err(self.failed(format!("updating pool {}", pool.name)))
+                    .map_err(self.failed(format!("updating pool {}", pool.name)))?;
+                Change::Pool(PoolSummary::of(id, &pool))
             }
             Op::CreatePool(pool) => {
-                let action = format!("creating pool {}", pool.name);
-                let id = self
-                    .create("create_pool", POOLS, &pool, || async {
-                        Ok(client.find_pool(gateway, &pool.name).await?.map(|p| p.id))
-                    })
+                let id = client
+                    .create_pool(&pool)
                     .await
-                    .map_err(self.failed(action))?;
-                pool_ids.insert(pool.name.clone(), id);
-                Ok(())
+                    .map_err(self.failed(format!("creating pool {}", pool.name)))?;
+                pool_ids.insert(pool.name.clone(), id.clone());
+                Change::Pool(PoolSummary::of(id, &pool))
             }
-            Op::UpdateVirtualService(vs) => {
-                let action = format!("updating virtual service {}", vs.name);
+            Op::UpdateVirtualService { id, vs } => {
                 let vs = self.complete(vs, pool_ids).await?;
-                let path = format!(
-                    "{VIRTUAL_SERVICES}/{}",
-                    vs.id.as_deref().unwrap_or_default()
-                );
-                self.put("update_virtual_service", &path, &vs)
+                client
+                    .update_virtual_service(&id, &vs)
                     .await
-                    .map_err(self.failed(action))
+                    .map_err(self.failed(format!("updating virtual service {}", vs.name)))?;
+                Change::VirtualService(VirtualServiceSummary::of(id, &vs))
             }
             Op::CreateVirtualService(vs) => {
-                let action = format!("creating virtual service {}", vs.name);
                 let vs = self.complete(vs, pool_ids).await?;
-                let created = self
-                    .create("create_virtual_service", VIRTUAL_SERVICES, &vs, || async {
-                        Ok(client
-                            .find_virtual_service(gateway, &vs.name)
-                            .await?
-                            .map(|v| v.id))
-                    })
-                    .await;
+                let created = client.create_virtual_service(&vs).await;
                 if created.is_err() {
                     // The group may be full now; pick again next time.
                     self.catalog.forget_engine_group();
                 }
-                created.map(|_| ()).map_err(self.failed(action))
+                let id = created
+                    .map_err(self.failed(format!("creating virtual service {}", vs.name)))?;
+                Change::VirtualService(VirtualServiceSummary::of(id, &vs))
             }
-            Op::UpdateNat(rule) => {
-                let path = format!(
-                    "{}/{}",
-                    nat_path(gateway),
-                    rule.id.as_deref().unwrap_or_default()
-                );
-                self.put("update_nat_rule", &path, &rule)
+            Op::UpdateNat { id, mut rule } => {
+                let action = format!("updating NAT rule {}", rule.name);
+                // A rule this process wrote is known without its version.
+                if rule.version.is_none() {
+                    let current = client
+                        .get_nat_rule(gateway, &id)
+                        .await
+                        .map_err(self.failed(action.clone()))?;
+                    rule.version = current.version;
+                }
+                client
+                    .update_nat_rule(gateway, &id, &rule)
                     .await
-                    .map_err(self.failed(format!("updating NAT rule {}", rule.name)))
+                    .map_err(self.failed(action))?;
+                // The rule's version moved on, which only a read tells.
+                Change::NatRule(NatRule {
+                    id: Some(id),
+                    version: None,
+                    ..rule
+                })
             }
             Op::CreateNat(rule) => {
-                let action = format!("creating NAT rule {}", rule.name);
-                self.create("create_nat_rule", &nat_path(gateway), &rule, || async {
-                    let rules = client.list_nat_rules(gateway).await?;
-                    Ok(rules
-                        .into_iter()
-                        .find(|r| r.name == rule.name)
-                        .and_then(|r| r.id))
+                let id = client
+                    .create_nat_rule(gateway, &rule)
+                    .await
+                    .map_err(self.failed(format!("creating NAT rule {}", rule.name)))?;
+                // Without a version until read: an update reads it first.
+                Change::NatRule(NatRule {
+                    id: Some(id),
+                    version: None,
+                    ..rule
                 })
-                .await
-                .map(|_| ())
-                .map_err(self.failed(action))
             }
-        }
+        };
+        self.snapshot.record(change);
+        Ok(())
     }
 
     fn failed(&self, action: String) -> impl FnOnce(VcdError) -> LbError {
@@ -170,51 +164,5 @@ impl Applier<'_> {
             .await
             .map_err(self.failed("choosing a service engine group".to_string()))?;
         Ok(vs)
-    }
-
-    async fn put<T: Serialize>(
-        &self,
-        operation: &'static str,
-        path: &str,
-        object: &T,
-    ) -> Result<(), VcdError> {
-        let body = encode(&self.client.call_of(operation, path), object)?;
-        let request = ApiRequest::new(operation, Method::PUT, path).json(body);
-        self.client
-            .write_on_gateway(self.gateway_id, request)
-            .await
-            .map(|_| ())
-    }
-
-    /// POSTs `object` and returns the new id from the task's owner.
-    async fn create<T, F, FF>(
-        &self,
-        operation: &'static str,
-        path: &str,
-        object: &T,
-        find_existing: F,
-    ) -> Result<String, VcdError>
-    where
-        T: Serialize,
-        F: FnMut() -> FF,
-        FF: Future<Output = Result<Option<String>, VcdError>>,
-    {
-        let call = self.client.call_of(operation, path);
-        let body = encode(&call, object)?;
-        let (body, call) = (&body, &call);
-        self.client
-            .create_checked(
-                operation,
-                || async move {
-                    let request = ApiRequest::new(operation, Method::POST, path).json(body.clone());
-                    let task = self
-                        .client
-                        .write_on_gateway(self.gateway_id, request)
-                        .await?;
-                    Task::created_id(task, call, "object")
-                },
-                find_existing,
-            )
-            .await
     }
 }

@@ -7,10 +7,7 @@
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
-use serde::Deserialize;
-
 use crate::policy::model::AppProfile;
-use crate::vcd::client::ApiRequest;
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
 use crate::vcd::version::ApiVersion;
@@ -23,15 +20,6 @@ const CERTIFICATE_TTL: Duration = Duration::from_secs(30);
 pub struct Catalog {
     certificates: Mutex<Option<(Instant, Vec<CertificateItem>)>>,
     engine_group: Mutex<Option<EntityRef>>,
-}
-
-#[derive(Deserialize)]
-#[serde(rename_all = "camelCase")]
-struct GatewayLoadBalancer {
-    enabled: Option<bool>,
-    supported_feature_set: Option<String>,
-    /// API 37.1+: whether virtual services may preserve client addresses.
-    transparent_mode_enabled: Option<bool>,
 }
 
 /// The first API version with transparent mode.
@@ -49,10 +37,7 @@ pub struct Features {
 
 impl Features {
     pub async fn read(client: &VcdClient, gateway_id: &str) -> Result<Self, VcdError> {
-        let path = format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer");
-        let config: GatewayLoadBalancer = client
-            .fetch(ApiRequest::get("get_gateway_load_balancer", &path))
-            .await?;
+        let config = client.gateway_load_balancer(gateway_id).await?;
         if config.enabled == Some(false) {
             return Err(VcdError::Missing {
                 what: "enabled load balancer",

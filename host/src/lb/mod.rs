@@ -25,6 +25,7 @@ mod plan;
 mod rde;
 mod reconcile;
 pub mod service;
+mod snapshot;
 mod source_ranges;
 mod sweep;
 mod upstream;
@@ -44,6 +45,7 @@ use ipam::IpSource;
 use naming::Names;
 use ownership::OwnerTag;
 use rde::RdeStatus;
+use snapshot::{GATEWAY_REFRESH, GatewaySnapshot};
 
 use crate::policy::Registry;
 use crate::policy::model::{Capabilities, Cluster};
@@ -66,6 +68,7 @@ pub struct LoadBalancers {
     source: IpSource,
     features: Features,
     catalog: Catalog,
+    snapshot: GatewaySnapshot,
     rde: RdeStatus,
 }
 
@@ -124,6 +127,7 @@ impl LoadBalancers {
             source,
             features,
             catalog: Catalog::default(),
+            snapshot: GatewaySnapshot::new(GATEWAY_REFRESH),
             rde,
         })
     }

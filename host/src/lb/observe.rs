@@ -1,6 +1,6 @@
 //! Observe: one read per object family of the gateway (virtual services,
-//! pools, and NAT rules in the modes that use them), then the objects of one
-//! Service picked out by ownership tag.
+//! pools and NAT rules), kept in the gateway snapshot, then the objects of
+//! one Service picked out by ownership tag.
 
 use std::collections::{BTreeMap, HashSet};
 use std::net::Ipv4Addr;
@@ -63,18 +63,10 @@ fn owned<T: Clone>(
 }
 
 impl GatewayView {
-    pub async fn read(
-        client: &VcdClient,
-        gateway_id: &str,
-        with_nat: bool,
-    ) -> Result<Self, VcdError> {
+    pub async fn read(client: &VcdClient, gateway_id: &str) -> Result<Self, VcdError> {
         let virtual_services = client.virtual_service_summaries(gateway_id).await?;
         let pools = client.pool_summaries(gateway_id).await?;
-        let nat_rules = if with_nat {
-            client.list_nat_rules(gateway_id).await?
-        } else {
-            Vec::new()
-        };
+        let nat_rules = client.list_nat_rules(gateway_id).await?;
         Ok(Self {
             virtual_services,
             pools,
@@ -82,13 +74,15 @@ impl GatewayView {
         })
     }
 
-    /// Only what holds addresses: virtual services, and NAT rules if asked.
-    pub async fn read_addresses(
+    /// Only the holders of `addresses`: the virtual services at them (one
+    /// filtered read), and the NAT rules if asked (all of them).
+    pub async fn read_holders(
         client: &VcdClient,
         gateway_id: &str,
+        addresses: &[String],
         with_nat: bool,
     ) -> Result<Self, VcdError> {
-        let virtual_services = client.virtual_service_summaries(gateway_id).await?;
+        let virtual_services = client.virtual_services_at(gateway_id, addresses).await?;
         let nat_rules = if with_nat {
             client.list_nat_rules(gateway_id).await?
         } else {

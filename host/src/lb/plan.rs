@@ -43,11 +43,11 @@ pub enum Op {
     DeleteNat { id: String, name: String },
     DeleteVirtualService { id: String, name: String },
     DeletePool { id: String, name: String },
-    UpdatePool(Pool),
+    UpdatePool { id: String, pool: Pool },
     CreatePool(Pool),
-    UpdateVirtualService(VirtualService),
+    UpdateVirtualService { id: String, vs: VirtualService },
     CreateVirtualService(VirtualService),
-    UpdateNat(NatRule),
+    UpdateNat { id: String, rule: NatRule },
     CreateNat(NatRule),
 }
 
@@ -57,11 +57,11 @@ impl Op {
             Op::DeleteNat { .. } => 0,
             Op::DeleteVirtualService { .. } => 1,
             Op::DeletePool { .. } => 2,
-            Op::UpdatePool(_) => 3,
+            Op::UpdatePool { .. } => 3,
             Op::CreatePool(_) => 4,
-            Op::UpdateVirtualService(_) => 5,
+            Op::UpdateVirtualService { .. } => 5,
             Op::CreateVirtualService(_) => 6,
-            Op::UpdateNat(_) => 7,
+            Op::UpdateNat { .. } => 7,
             Op::CreateNat(_) => 8,
         }
     }
@@ -282,10 +282,10 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
                 let same = same_tag(&seen.tag, pool.description.as_deref())
                     && seen.object.member_count == Some(pool.members.len() as u32);
                 if !same {
-                    ops.push(Op::UpdatePool(Pool {
-                        id: Some(seen.object.id.clone()),
-                        ..pool.clone()
-                    }));
+                    ops.push(Op::UpdatePool {
+                        id: seen.object.id.clone(),
+                        pool: pool.clone(),
+                    });
                 }
             }
         }
@@ -301,10 +301,10 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
             }
             Some(seen) => {
                 if !same_tag(&seen.tag, vs.description.as_deref()) {
-                    ops.push(Op::UpdateVirtualService(VirtualService {
-                        id: Some(seen.object.id.clone()),
-                        ..vs.clone()
-                    }));
+                    ops.push(Op::UpdateVirtualService {
+                        id: seen.object.id.clone(),
+                        vs: vs.clone(),
+                    });
                 }
             }
         }
@@ -312,12 +312,16 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
             match observed.nat_rules.get(&rule.name) {
                 None => ops.push(Op::CreateNat(rule.clone())),
                 Some(seen) => {
-                    if !same_tag(&seen.tag, rule.description.as_deref()) {
-                        ops.push(Op::UpdateNat(NatRule {
-                            id: seen.object.id.clone(),
-                            version: seen.object.version,
-                            ..rule.clone()
-                        }));
+                    if !same_tag(&seen.tag, rule.description.as_deref())
+                        && let Some(id) = &seen.object.id
+                    {
+                        ops.push(Op::UpdateNat {
+                            id: id.clone(),
+                            rule: NatRule {
+                                version: seen.object.version,
+                                ..rule.clone()
+                            },
+                        });
                     }
                 }
             }

@@ -4,6 +4,7 @@
 
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
+use std::sync::Arc;
 
 use super::apply::Applier;
 use super::current::{Current, Found};
@@ -166,6 +167,7 @@ impl LoadBalancers {
         Applier {
             client: &self.client,
             catalog: &self.catalog,
+            snapshot: &self.snapshot,
             gateway_id: &self.gateway.id,
             service: &service.name,
         }
@@ -174,8 +176,10 @@ impl LoadBalancers {
     pub(super) async fn observe(
         &self,
         service: &ServiceSpec,
-    ) -> Result<(GatewayView, ServiceObjects), LbError> {
-        let view = GatewayView::read(&self.client, &self.gateway.id, self.mode.uses_nat())
+    ) -> Result<(Arc<GatewayView>, ServiceObjects), LbError> {
+        let view = self
+            .snapshot
+            .view(&self.client, &self.gateway.id)
             .await
             .map_err(LbError::vcd(
                 &service.key(),
@@ -213,6 +217,7 @@ impl LoadBalancers {
                 // left in flight by a stopped process): look again once.
                 Err(error) if !reobserved && error.is_duplicate_name() => {
                     tracing::info!(service = %service.key(), %error, "an object appeared since the gateway was read; reading it again");
+                    self.snapshot.invalidate();
                     reobserved = true;
                     continue;
                 }
@@ -462,22 +467,30 @@ impl LoadBalancers {
         })
     }
 
-    /// Reads the gateway again and reports an address of `ips` that another
-    /// owner holds too (IP blocks reserve nothing; both of a racing pair
-    /// see each other and move, so no address ends up shared).
+    /// Asks VCD who holds `ips` and reports an address another owner holds
+    /// too (IP blocks reserve nothing; both of a racing pair see each other
+    /// and move, so no address ends up shared). The virtual services are
+    /// looked up by address, a read that does not grow with the gateway;
+    /// NAT modes read the NAT rules too, as VCD cannot filter them.
     async fn verify(
         &self,
         service: &ServiceSpec,
         owner: &super::ownership::OwnerTag,
         ips: &[Ipv4Addr],
     ) -> Result<Option<(Ipv4Addr, String)>, LbError> {
-        let view =
-            GatewayView::read_addresses(&self.client, &self.gateway.id, self.mode.uses_nat())
-                .await
-                .map_err(LbError::vcd(
-                    &service.key(),
-                    "verifying the address claim".into(),
-                ))?;
+        let addresses: Vec<String> = ips.iter().map(Ipv4Addr::to_string).collect();
+        let view = GatewayView::read_holders(
+            &self.client,
+            &self.gateway.id,
+            &addresses,
+            self.mode.uses_nat(),
+        )
+        .await
+        .map_err(LbError::vcd(
+            &service.key(),
+            "verifying the address claim".into(),
+        ))?;
+        self.snapshot.learn(&view.virtual_services);
         Ok(ips.iter().find_map(|ip| {
             view.other_holder(&ip.to_string(), owner)
                 .map(|holder| (*ip, holder))

@@ -11,7 +11,6 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::naming::Names;
-use super::observe::GatewayView;
 use super::ownership::OwnerTag;
 use super::plan;
 use super::{LbError, LoadBalancers};
@@ -57,7 +56,9 @@ impl LoadBalancers {
     /// are never touched.
     pub async fn sweep(&self, live_uids: &HashSet<String>) -> Result<SweepReport, LbError> {
         let vcd = |a: String| LbError::vcd("(sweep)", a);
-        let view = GatewayView::read(&self.client, &self.gateway.id, true)
+        let view = self
+            .snapshot
+            .refreshed(&self.client, &self.gateway.id)
             .await
             .map_err(vcd("reading the gateway's load balancer objects".into()))?;
         let descriptions = view
@@ -98,6 +99,7 @@ impl LoadBalancers {
             let applier = super::apply::Applier {
                 client: &self.client,
                 catalog: &self.catalog,
+                snapshot: &self.snapshot,
                 gateway_id: &self.gateway.id,
                 service: &owner.name,
             };

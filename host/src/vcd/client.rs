@@ -17,6 +17,7 @@ use super::errors::{CallSite, VcdError};
 use super::metrics::ClientMetrics;
 use super::retry::{Idempotency, with_retries};
 use super::serialize::GatewayLocks;
+use super::task_timing::TaskTimings;
 use super::tasks::Task;
 use super::transport::{Reply, Transport};
 use super::version::{ApiVersion, SupportedVersions, negotiate};
@@ -34,7 +35,7 @@ pub enum ApiFamily {
 
 /// One logical request, before auth and retries.
 #[derive(Debug, Clone)]
-pub(crate) struct ApiRequest {
+pub(in crate::vcd) struct ApiRequest {
     /// The logical operation, e.g. `get_gateway`: the metrics label, and the
     /// name errors and logs give the call.
     pub operation: &'static str,
@@ -117,6 +118,7 @@ struct Inner {
     tenant_context: OnceLock<String>,
     provider: bool,
     gateway_locks: GatewayLocks,
+    task_timings: TaskTimings,
     cache: LookupCache,
 }
 
@@ -151,6 +153,7 @@ impl VcdClient {
                 tenant_context: OnceLock::new(),
                 provider,
                 gateway_locks: GatewayLocks::default(),
+                task_timings: TaskTimings::default(),
                 cache: LookupCache::default(),
             }),
         })
@@ -174,12 +177,16 @@ impl VcdClient {
         &self.inner.gateway_locks
     }
 
+    pub(super) fn task_timings(&self) -> &TaskTimings {
+        &self.inner.task_timings
+    }
+
     pub(crate) fn cache(&self) -> &LookupCache {
         &self.inner.cache
     }
 
     /// A GET call site, for errors about a path rather than one request.
-    pub(crate) fn call_of(&self, operation: &'static str, path: &str) -> CallSite {
+    pub(in crate::vcd) fn call_of(&self, operation: &'static str, path: &str) -> CallSite {
         CallSite::new(operation, Method::GET, path)
     }
 
@@ -275,7 +282,7 @@ impl VcdClient {
     }
 
     /// Sends `request` with auth and retries; a 2xx answer comes back as is.
-    pub(crate) async fn execute(&self, request: &ApiRequest) -> Result<Reply, VcdError> {
+    pub(in crate::vcd) async fn execute(&self, request: &ApiRequest) -> Result<Reply, VcdError> {
         let (url, call) = self.call_site(request);
         with_retries(
             &self.inner.config.retry,
@@ -287,7 +294,7 @@ impl VcdClient {
         .await
     }
 
-    pub(crate) fn decode<T: DeserializeOwned>(
+    pub(in crate::vcd) fn decode<T: DeserializeOwned>(
         &self,
         request: &ApiRequest,
         reply: &Reply,
@@ -298,7 +305,7 @@ impl VcdClient {
         })
     }
 
-    pub(crate) async fn fetch<T: DeserializeOwned>(
+    pub(in crate::vcd) async fn fetch<T: DeserializeOwned>(
         &self,
         request: ApiRequest,
     ) -> Result<T, VcdError> {
@@ -308,7 +315,10 @@ impl VcdClient {
 
     /// Sends a write; when VCD answers 202, waits for the task it names.
     /// `None` means VCD finished synchronously.
-    pub(crate) async fn write(&self, request: ApiRequest) -> Result<Option<Task>, VcdError> {
+    pub(in crate::vcd) async fn write(
+        &self,
+        request: ApiRequest,
+    ) -> Result<Option<Task>, VcdError> {
         let reply = self.execute(&request).await?;
         if reply.status != StatusCode::ACCEPTED {
             return Ok(None);

@@ -42,7 +42,7 @@ impl VcdClient {
     /// Sends the DELETE (serialized per gateway when `gateway_id` is given).
     /// Gone already is success; a 403 for an object `read` still finds is
     /// [`VcdError::DeleteForbidden`].
-    pub(crate) async fn delete_object<T, F, Fut>(
+    pub(in crate::vcd) async fn delete_object<T, F, Fut>(
         &self,
         gateway_id: Option<&str>,
         request: ApiRequest,

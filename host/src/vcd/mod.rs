@@ -24,6 +24,7 @@ pub mod resources;
 pub mod retry;
 pub mod secret;
 mod serialize;
+mod task_timing;
 pub mod tasks;
 mod transport;
 pub mod version;

@@ -74,7 +74,7 @@ fn path_of(link: &str) -> String {
 
 impl VcdClient {
     /// Every item of a page-based list.
-    pub(crate) async fn list_all<T: DeserializeOwned>(
+    pub(in crate::vcd) async fn list_all<T: DeserializeOwned>(
         &self,
         operation: &'static str,
         path: &str,
@@ -103,7 +103,7 @@ impl VcdClient {
     }
 
     /// Every item of a cursor list.
-    pub(crate) async fn list_by_cursor<T: DeserializeOwned>(
+    pub(in crate::vcd) async fn list_by_cursor<T: DeserializeOwned>(
         &self,
         operation: &'static str,
         path: &str,

@@ -36,7 +36,7 @@ impl GatewayLocks {
 impl VcdClient {
     /// A write scoped to a gateway (NAT, pool, virtual service): sent and
     /// its task awaited while holding the gateway's write slot.
-    pub(crate) async fn write_on_gateway(
+    pub(in crate::vcd) async fn write_on_gateway(
         &self,
         gateway_id: &str,
         request: ApiRequest,

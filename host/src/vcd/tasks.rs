@@ -1,6 +1,8 @@
-//! VCD tasks: a 202 names a task in `Location`; we poll it (at once, then
-//! with a backoff from ~100 ms up to a cap) until it ends or the deadline
-//! passes. A failed task becomes an error carrying the task's own message.
+//! VCD tasks: a 202 names a task in `Location`; we poll it until it ends or
+//! the deadline passes, around the end that tasks of the same operation
+//! took recently (`task_timing.rs`), or at once and then with a backoff
+//! while nothing is known. A failed task becomes an error carrying the
+//! task's own message.
 
 use std::time::Instant;
 
@@ -9,6 +11,7 @@ use serde::Deserialize;
 use super::client::{ApiRequest, VcdClient};
 use super::errors::{CallSite, VcdError};
 use super::resources::EntityRef;
+use super::task_timing::PollSchedule;
 
 /// Why a task failed, in VCD's words.
 #[derive(Debug, Clone, Deserialize)]
@@ -98,14 +101,20 @@ impl VcdClient {
     ) -> Result<Task, VcdError> {
         let policy = self.config().tasks;
         let started = Instant::now();
-        let mut delay = policy.first_poll_delay;
+        let timings = self.task_timings();
+        let mut schedule = PollSchedule::new(&policy, timings.expected(call.operation()));
         let request = ApiRequest::get("get_task", task_path(location)).legacy();
+        let mut wait = schedule.next_wait();
         let outcome = loop {
+            tokio::time::sleep(wait).await;
+            let sent = started.elapsed();
             let task: Task = self.fetch(request.clone()).await?;
             if task.finished() {
+                timings.observe(call.operation(), sent);
                 break Ok(task);
             }
-            if started.elapsed() + delay > policy.deadline {
+            wait = schedule.next_wait();
+            if started.elapsed() + wait > policy.deadline {
                 break Err(VcdError::TaskTimeout {
                     call: call.clone(),
                     task: task.id,
@@ -113,8 +122,6 @@ impl VcdClient {
                     waited: started.elapsed(),
                 });
             }
-            tokio::time::sleep(delay).await;
-            delay = (delay * 2).min(policy.max_poll_delay);
         };
         let task = match outcome {
             Ok(task) if task.status == "success" => Ok(task),

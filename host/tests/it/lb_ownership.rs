@@ -87,7 +87,9 @@ async fn objects_written_before_identities_are_adopted_and_never_swept() {
         .unwrap();
     forget_identities(&sim);
 
-    // The live Service adopts its objects and its claim: same address.
+    // After an upgrade (a new process), the live Service adopts its objects
+    // and its claim: same address.
+    let lb = engine(&sim, config(CLUSTER, ModeKind::SharedVipOneArm)).await;
     let again = lb.ensure(&kept, &nodes(2)).await.unwrap();
     assert_eq!(again.ingress[0].ip, ip);
     let marker = format!("kube={KUBE_SYSTEM_UID} ");

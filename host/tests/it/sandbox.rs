@@ -209,8 +209,10 @@ fn a_guest_asleep_in_a_wasi_call_is_stopped_at_its_deadline() {
     let error = call_error(engine.block_on(policy.decide(&web_input())));
     let elapsed = started.elapsed();
     assert!(matches!(error, CallError::Timeout(_)), "{error:?}");
+    // The guest sleeps forever: any bound shows the deadline; this one
+    // leaves room for a loaded machine.
     assert!(
-        elapsed < Duration::from_millis(200),
+        elapsed < Duration::from_secs(1),
         "stopped late: {elapsed:?}"
     );
     default_still_serves(&engine);
@@ -252,7 +254,9 @@ fn load_time_calls_have_the_deadline_too() {
         }) => {}
         other => panic!("expected a describe timeout, got {:?}", other.err()),
     }
-    assert!(started.elapsed() < Duration::from_millis(500));
+    // Both would run forever without their deadlines; the bound leaves room
+    // for compiling and a loaded machine.
+    assert!(started.elapsed() < Duration::from_secs(3));
     default_still_serves(&engine);
 }
 

@@ -164,10 +164,19 @@ async fn tasks_are_polled_until_they_succeed() {
     let (client, registry) = client_with_registry(config(&sim, tenant_token(&sim))).await;
     let gateway = gateway_of(&client).await;
     let created = client.create_pool(&pool("p-slow", &gateway)).await.unwrap();
-    assert_eq!(created.name, "p-slow");
+    assert_eq!(client.get_pool(&created).await.unwrap().name, "p-slow");
+    let first_polls = sim.count("GET /api/task/{id}");
+    assert!(first_polls >= 3, "polled while queued and running");
+    // The second task of the operation is polled around the end the first
+    // one took, not from the start of the backoff again.
+    client
+        .create_pool(&pool("p-slow-2", &gateway))
+        .await
+        .unwrap();
+    let second_polls = sim.count("GET /api/task/{id}") - first_polls;
     assert!(
-        sim.count("GET /api/task/{id}") >= 3,
-        "polled while queued and running"
+        second_polls < first_polls,
+        "{second_polls} polls for the second task, {first_polls} for the first"
     );
     assert_eq!(
         metric_sum(
@@ -175,7 +184,7 @@ async fn tasks_are_polled_until_they_succeed() {
             "vcd_task_wait_seconds_count",
             &["create_pool", "outcome=\"ok\""]
         ),
-        1.0
+        2.0
     );
 }
 

@@ -250,10 +250,11 @@ async fn pools_and_virtual_services_lifecycle() {
     let gateway = gateway_ref(&client).await;
     let seg = client.pick_service_engine_group(&gateway.id).await.unwrap();
 
-    let pool = client
+    let pool_id = client
         .create_pool(&pool_body("ingress-pool-web", &gateway))
         .await
         .unwrap();
+    let pool = client.get_pool(&pool_id).await.unwrap();
     assert_eq!(pool.members.len(), 2);
     assert!(
         pool.extra.contains_key("healthStatus"),
@@ -267,7 +268,7 @@ async fn pools_and_virtual_services_lifecycle() {
     assert_eq!(Some(summary.id.clone()), pool.id);
     assert_eq!(client.pool_summaries(&gateway.id).await.unwrap().len(), 1);
 
-    let service = client
+    let service_id = client
         .create_virtual_service(&service_body(
             "ingress-vs-web",
             &gateway,
@@ -277,7 +278,6 @@ async fn pools_and_virtual_services_lifecycle() {
         ))
         .await
         .unwrap();
-    let service_id = service.id.clone().unwrap();
     let found = client
         .find_virtual_service(&gateway.id, "ingress-vs-web")
         .await
@@ -294,20 +294,21 @@ async fn pools_and_virtual_services_lifecycle() {
         1
     );
 
-    let mut more_members = client.get_pool(pool.id.as_deref().unwrap()).await.unwrap();
-    more_members.members.truncate(1);
-    let updated = client.update_pool(&more_members).await.unwrap();
-    assert_eq!(updated.members.len(), 1);
+    let mut fewer_members = client.get_pool(&pool_id).await.unwrap();
+    fewer_members.members.truncate(1);
+    client.update_pool(&pool_id, &fewer_members).await.unwrap();
+    assert_eq!(client.get_pool(&pool_id).await.unwrap().members.len(), 1);
 
     let mut moved = client.get_virtual_service(&service_id).await.unwrap();
     moved.service_ports[0].port_start = 8080;
-    let moved = client.update_virtual_service(&moved).await.unwrap();
+    client
+        .update_virtual_service(&service_id, &moved)
+        .await
+        .unwrap();
+    let moved = client.get_virtual_service(&service_id).await.unwrap();
     assert_eq!(moved.service_ports[0].port_start, 8080);
 
-    let in_use = client
-        .delete_pool(&gateway.id, pool.id.as_deref().unwrap())
-        .await
-        .unwrap_err();
+    let in_use = client.delete_pool(&gateway.id, &pool_id).await.unwrap_err();
     assert!(
         matches!(
             in_use,
@@ -319,10 +320,7 @@ async fn pools_and_virtual_services_lifecycle() {
         .delete_virtual_service(&gateway.id, &service_id)
         .await
         .unwrap();
-    client
-        .delete_pool(&gateway.id, pool.id.as_deref().unwrap())
-        .await
-        .unwrap();
+    client.delete_pool(&gateway.id, &pool_id).await.unwrap();
     assert!(
         client
             .find_pool(&gateway.id, "ingress-pool-web")
@@ -331,7 +329,7 @@ async fn pools_and_virtual_services_lifecycle() {
             .is_none()
     );
     client
-        .delete_pool(&gateway.id, pool.id.as_deref().unwrap())
+        .delete_pool(&gateway.id, &pool_id)
         .await
         .expect("deleting twice is fine");
 }
@@ -349,19 +347,23 @@ async fn nat_rules_lifecycle_with_versions() {
         "dnatExternalPort": "80",
     }))
     .unwrap();
-    let created = client.create_nat_rule(&gateway.id, &rule).await.unwrap();
-    let id = created.id.clone().unwrap();
+    let id = client.create_nat_rule(&gateway.id, &rule).await.unwrap();
+    let created = client.get_nat_rule(&gateway.id, &id).await.unwrap();
     assert!(created.version.is_some());
     assert_eq!(client.list_nat_rules(&gateway.id).await.unwrap().len(), 1);
 
     let mut changed = created.clone();
     changed.internal_addresses = "192.168.8.3".into();
-    let updated = client.update_nat_rule(&gateway.id, &changed).await.unwrap();
+    client
+        .update_nat_rule(&gateway.id, &id, &changed)
+        .await
+        .unwrap();
+    let updated = client.get_nat_rule(&gateway.id, &id).await.unwrap();
     assert_eq!(updated.internal_addresses, "192.168.8.3");
     assert_ne!(updated.version, created.version);
 
     let stale = client
-        .update_nat_rule(&gateway.id, &changed)
+        .update_nat_rule(&gateway.id, &id, &changed)
         .await
         .unwrap_err();
     assert!(!stale.is_busy(), "a stale version is refused: {stale}");
@@ -371,7 +373,7 @@ async fn nat_rules_lifecycle_with_versions() {
     };
     assert!(
         client
-            .update_nat_rule(&gateway.id, &unversioned)
+            .update_nat_rule(&gateway.id, &id, &unversioned)
             .await
             .is_err()
     );

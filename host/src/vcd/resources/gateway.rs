@@ -1,5 +1,6 @@
 //! NSX-T edge gateways: their uplinks (IP blocks or IP Spaces), the
-//! external IP ranges sub-allocated to them, and the IPs already in use.
+//! external IP ranges sub-allocated to them, the IPs already in use, and
+//! their load-balancer configuration.
 
 use std::net::Ipv4Addr;
 
@@ -130,7 +131,33 @@ pub struct UsedIpAddress {
     pub category: Option<String>,
 }
 
+/// The gateway's load-balancer configuration
+/// (`edgeGateways/{id}/loadBalancer`), the fields we act on.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct GatewayLoadBalancer {
+    /// Whether NSX ALB is enabled on the gateway.
+    pub enabled: Option<bool>,
+    /// `STANDARD` or `PREMIUM`.
+    pub supported_feature_set: Option<String>,
+    /// API 37.1+: whether virtual services may preserve client addresses.
+    pub transparent_mode_enabled: Option<bool>,
+}
+
 impl VcdClient {
+    /// The gateway's load-balancer configuration.
+    #[tracing::instrument(skip(self))]
+    pub async fn gateway_load_balancer(
+        &self,
+        gateway_id: &str,
+    ) -> Result<GatewayLoadBalancer, VcdError> {
+        self.fetch(ApiRequest::get(
+            "get_gateway_load_balancer",
+            format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer"),
+        ))
+        .await
+    }
+
     /// The edge gateway with this URN.
     #[tracing::instrument(skip(self))]
     pub async fn get_gateway(&self, gateway_id: &str) -> Result<EdgeGateway, VcdError> {

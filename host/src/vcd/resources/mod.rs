@@ -76,7 +76,7 @@ impl VcdClient {
     /// A create (a non-idempotent POST) that survives 5xx, resets and
     /// timeouts: after such a failure it checks with `find_existing`
     /// whether the object was made anyway before posting again.
-    pub(crate) async fn create_checked<T, C, CF, F, FF>(
+    pub(in crate::vcd) async fn create_checked<T, C, CF, F, FF>(
         &self,
         operation: &'static str,
         mut create: C,

@@ -90,14 +90,15 @@ impl VcdClient {
         .await
     }
 
-    /// Creates the rule; a create whose answer was lost is recognised by
-    /// name (NAT names are not unique in VCD, but ours are).
+    /// Creates the rule and returns its id (from the task); a create whose
+    /// answer was lost is recognised by name (NAT names are not unique in
+    /// VCD, but ours are).
     #[tracing::instrument(skip(self, rule), fields(rule = %rule.name))]
     pub async fn create_nat_rule(
         &self,
         gateway_id: &str,
         rule: &NatRule,
-    ) -> Result<NatRule, VcdError> {
+    ) -> Result<String, VcdError> {
         let path = rules_path(gateway_id);
         let call = self.call_of("create_nat_rule", &path);
         let body = encode(&call, rule)?;
@@ -108,37 +109,45 @@ impl VcdClient {
                 let request =
                     ApiRequest::new("create_nat_rule", Method::POST, path).json(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
-                self.get_nat_rule(gateway_id, &Task::created_id(task, call, "NAT rule")?)
-                    .await
+                Task::created_id(task, call, "NAT rule")
             },
             || async move {
                 let rules = self.list_nat_rules(gateway_id).await?;
-                Ok(rules.into_iter().find(|r| r.name == rule.name))
+                Ok(rules
+                    .into_iter()
+                    .find(|r| r.name == rule.name)
+                    .and_then(|r| r.id))
             },
         )
         .await
     }
 
-    /// PUTs the whole rule. It must carry the `version` it was read with;
-    /// VCD refuses an update of a rule changed since (a conflict).
+    /// PUTs the whole rule `rule_id`. It must carry the `version` it was
+    /// read with; VCD refuses an update of a rule changed since (a conflict).
     #[tracing::instrument(skip(self, rule), fields(rule = %rule.name))]
     pub async fn update_nat_rule(
         &self,
         gateway_id: &str,
+        rule_id: &str,
         rule: &NatRule,
-    ) -> Result<NatRule, VcdError> {
-        let (Some(id), Some(_)) = (rule.id.as_deref(), rule.version) else {
+    ) -> Result<(), VcdError> {
+        if rule.version.is_none() {
             return Err(VcdError::Missing {
-                what: "NAT rule id and version",
+                what: "NAT rule version",
                 name: rule.name.clone(),
                 scope: "(update a NAT rule read from VCD)".to_string(),
             });
-        };
-        let path = format!("{}/{id}", rules_path(gateway_id));
-        let body = encode(&self.call_of("update_nat_rule", &path), rule)?;
+        }
+        let path = format!("{}/{rule_id}", rules_path(gateway_id));
+        let body = encode(
+            &self.call_of("update_nat_rule", &path),
+            &NatRule {
+                id: Some(rule_id.to_string()),
+                ..rule.clone()
+            },
+        )?;
         let request = ApiRequest::new("update_nat_rule", Method::PUT, &path).json(body);
-        self.write_on_gateway(gateway_id, request).await?;
-        self.get_nat_rule(gateway_id, id).await
+        self.write_on_gateway(gateway_id, request).await.map(|_| ())
     }
 
     /// Deletes the rule; one already gone counts as deleted, one the role may

@@ -101,6 +101,21 @@ pub struct PoolSummary {
     pub member_count: Option<u32>,
 }
 
+impl PoolSummary {
+    /// The summary VCD would list for `pool` once stored as `id`; the
+    /// realization and health states are not known yet.
+    pub fn of(id: String, pool: &Pool) -> Self {
+        Self {
+            id,
+            name: pool.name.clone(),
+            description: pool.description.clone(),
+            status: None,
+            health_status: None,
+            member_count: Some(pool.members.len() as u32),
+        }
+    }
+}
+
 fn encode(call: &crate::vcd::errors::CallSite, pool: &Pool) -> Result<Value, VcdError> {
     serde_json::to_value(pool).map_err(|error| VcdError::Unexpected {
         call: call.clone(),
@@ -109,10 +124,11 @@ fn encode(call: &crate::vcd::errors::CallSite, pool: &Pool) -> Result<Value, Vcd
 }
 
 impl VcdClient {
-    /// Creates the pool and returns it as VCD stored it. A create whose
-    /// answer was lost is recognised by name instead of made twice.
+    /// Creates the pool and returns its id (from the task, without reading
+    /// the pool back). A create whose answer was lost is recognised by name
+    /// instead of made twice.
     #[tracing::instrument(skip(self, pool), fields(pool = %pool.name, gateway = %pool.gateway_ref.id))]
-    pub async fn create_pool(&self, pool: &Pool) -> Result<Pool, VcdError> {
+    pub async fn create_pool(&self, pool: &Pool) -> Result<String, VcdError> {
         let gateway_id = pool.gateway_ref.id.as_str();
         let call = self.call_of("create_pool", POOLS);
         let body = encode(&call, pool)?;
@@ -123,14 +139,9 @@ impl VcdClient {
                 let request =
                     ApiRequest::new("create_pool", Method::POST, POOLS).json(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
-                self.get_pool(&Task::created_id(task, call, "pool")?).await
+                Task::created_id(task, call, "pool")
             },
-            || async move {
-                match self.find_pool(gateway_id, &pool.name).await? {
-                    Some(summary) => self.get_pool(&summary.id).await.map(Some),
-                    None => Ok(None),
-                }
-            },
+            || async move { Ok(self.find_pool(gateway_id, &pool.name).await?.map(|p| p.id)) },
         )
         .await
     }
@@ -179,19 +190,22 @@ impl VcdClient {
         )
     }
 
-    /// PUTs the whole pool (fields this client does not model included).
+    /// PUTs the whole pool `pool_id` (fields this client does not model
+    /// included); the id is the URL's, whatever the body says.
     #[tracing::instrument(skip(self, pool), fields(pool = %pool.name))]
-    pub async fn update_pool(&self, pool: &Pool) -> Result<Pool, VcdError> {
-        let id = pool.id.as_deref().ok_or_else(|| VcdError::Missing {
-            what: "pool id",
-            name: pool.name.clone(),
-            scope: "(update a pool read from VCD)".to_string(),
-        })?;
-        let path = format!("{POOLS}/{id}");
-        let body = encode(&self.call_of("update_pool", &path), pool)?;
+    pub async fn update_pool(&self, pool_id: &str, pool: &Pool) -> Result<(), VcdError> {
+        let path = format!("{POOLS}/{pool_id}");
+        let body = encode(
+            &self.call_of("update_pool", &path),
+            &Pool {
+                id: Some(pool_id.to_string()),
+                ..pool.clone()
+            },
+        )?;
         let request = ApiRequest::new("update_pool", Method::PUT, &path).json(body);
-        self.write_on_gateway(&pool.gateway_ref.id, request).await?;
-        self.get_pool(id).await
+        self.write_on_gateway(&pool.gateway_ref.id, request)
+            .await
+            .map(|_| ())
     }
 
     /// Deletes the pool; one that is already gone counts as deleted, one the

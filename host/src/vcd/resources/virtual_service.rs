@@ -118,6 +118,24 @@ pub struct VirtualServiceSummary {
     pub application_profile_type: Option<String>,
 }
 
+impl VirtualServiceSummary {
+    /// The summary VCD would list for `service` once stored as `id`; the
+    /// realization and health states are not known yet.
+    pub fn of(id: String, service: &VirtualService) -> Self {
+        Self {
+            id,
+            name: service.name.clone(),
+            description: service.description.clone(),
+            virtual_ip_address: service.virtual_ip_address.clone(),
+            status: None,
+            health_status: None,
+            load_balancer_pool_ref: Some(service.load_balancer_pool_ref.clone()),
+            service_ports: service.service_ports.clone(),
+            application_profile_type: Some(service.application_profile.profile_type.clone()),
+        }
+    }
+}
+
 fn encode(call: &CallSite, service: &VirtualService) -> Result<Value, VcdError> {
     serde_json::to_value(service).map_err(|error| VcdError::Unexpected {
         call: call.clone(),
@@ -126,12 +144,14 @@ fn encode(call: &CallSite, service: &VirtualService) -> Result<Value, VcdError> 
 }
 
 impl VcdClient {
-    /// Creates the virtual service and returns it as VCD stored it.
+    /// Creates the virtual service and returns its id (from the task,
+    /// without reading it back); a create whose answer was lost is
+    /// recognised by name.
     #[tracing::instrument(skip(self, service), fields(service = %service.name, gateway = %service.gateway_ref.id))]
     pub async fn create_virtual_service(
         &self,
         service: &VirtualService,
-    ) -> Result<VirtualService, VcdError> {
+    ) -> Result<String, VcdError> {
         let gateway_id = service.gateway_ref.id.as_str();
         let call = self.call_of("create_virtual_service", SERVICES);
         let body = encode(&call, service)?;
@@ -142,14 +162,13 @@ impl VcdClient {
                 let request = ApiRequest::new("create_virtual_service", Method::POST, SERVICES)
                     .json(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
-                self.get_virtual_service(&Task::created_id(task, call, "virtual service")?)
-                    .await
+                Task::created_id(task, call, "virtual service")
             },
             || async move {
-                match self.find_virtual_service(gateway_id, &service.name).await? {
-                    Some(summary) => self.get_virtual_service(&summary.id).await.map(Some),
-                    None => Ok(None),
-                }
+                Ok(self
+                    .find_virtual_service(gateway_id, &service.name)
+                    .await?
+                    .map(|v| v.id))
             },
         )
         .await
@@ -180,6 +199,30 @@ impl VcdClient {
         .await
     }
 
+    /// The virtual services of the gateway whose VIP is one of `addresses`
+    /// (none asked, none read).
+    #[tracing::instrument(skip(self))]
+    pub async fn virtual_services_at(
+        &self,
+        gateway_id: &str,
+        addresses: &[String],
+    ) -> Result<Vec<VirtualServiceSummary>, VcdError> {
+        let Some(filter) = addresses
+            .iter()
+            .map(|ip| Filter::eq("virtualIpAddress", ip))
+            .reduce(Filter::or)
+        else {
+            return Ok(Vec::new());
+        };
+        self.list_all(
+            "virtual_services_at",
+            &summaries_path(gateway_id),
+            Some(&filter),
+            MAX_PAGE_SIZE,
+        )
+        .await
+    }
+
     /// The virtual service named `name` on the gateway.
     #[tracing::instrument(skip(self))]
     pub async fn find_virtual_service(
@@ -205,23 +248,26 @@ impl VcdClient {
         )
     }
 
-    /// PUTs the whole virtual service (unmodelled fields included).
+    /// PUTs the whole virtual service `service_id` (unmodelled fields
+    /// included); the id is the URL's, whatever the body says.
     #[tracing::instrument(skip(self, service), fields(service = %service.name))]
     pub async fn update_virtual_service(
         &self,
+        service_id: &str,
         service: &VirtualService,
-    ) -> Result<VirtualService, VcdError> {
-        let id = service.id.as_deref().ok_or_else(|| VcdError::Missing {
-            what: "virtual service id",
-            name: service.name.clone(),
-            scope: "(update a virtual service read from VCD)".to_string(),
-        })?;
-        let path = format!("{SERVICES}/{id}");
-        let body = encode(&self.call_of("update_virtual_service", &path), service)?;
+    ) -> Result<(), VcdError> {
+        let path = format!("{SERVICES}/{service_id}");
+        let body = encode(
+            &self.call_of("update_virtual_service", &path),
+            &VirtualService {
+                id: Some(service_id.to_string()),
+                ..service.clone()
+            },
+        )?;
         let request = ApiRequest::new("update_virtual_service", Method::PUT, &path).json(body);
         self.write_on_gateway(&service.gateway_ref.id, request)
-            .await?;
-        self.get_virtual_service(id).await
+            .await
+            .map(|_| ())
     }
 
     /// Deletes the virtual service; one already gone counts as deleted, one
