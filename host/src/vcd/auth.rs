@@ -16,7 +16,7 @@ use super::credentials::{CredentialSource, Credentials, Fingerprint};
 use super::errors::{CallSite, VcdError};
 use super::retry::{Idempotency, RetryPolicy, with_retries};
 use super::secret::Secret;
-use super::transport::Transport;
+use super::transport::{BodyKind, Transport};
 use super::version::ApiVersion;
 
 /// A token handed to one request. `generation` tells a rejected token from
@@ -184,7 +184,7 @@ impl Authenticator {
                         ("grant_type", "refresh_token"),
                         ("refresh_token", token.expose()),
                     ]);
-                let reply = transport.send(&call, request).await?;
+                let reply = transport.send(&call, request, BodyKind::Object).await?;
                 let parsed: OAuthToken =
                     serde_json::from_slice(&reply.body).map_err(|error| VcdError::Unexpected {
                         call,
@@ -212,7 +212,7 @@ impl Authenticator {
                     .post(transport.url(path))
                     .header(ACCEPT, format!("application/*;version={version}"))
                     .header(AUTHORIZATION, sensitive(format!("Basic {basic}"))?);
-                let reply = transport.send(&call, request).await?;
+                let reply = transport.send(&call, request, BodyKind::Object).await?;
                 let token = reply
                     .header("x-vmware-vcloud-access-token")
                     .map(Secret::from)

@@ -19,7 +19,7 @@ use super::retry::{Idempotency, with_retries};
 use super::serialize::GatewayLocks;
 use super::task_timing::TaskTimings;
 use super::tasks::Task;
-use super::transport::{Reply, Transport};
+use super::transport::{BodyKind, Reply, Transport};
 use super::version::{ApiVersion, SupportedVersions, negotiate};
 
 const TENANT_CONTEXT: &str = "x-vmware-vcloud-tenant-context";
@@ -55,6 +55,8 @@ pub(in crate::vcd) struct ApiRequest {
     /// Whether a 5xx, reset or timeout may be retried; [`ApiRequest::new`]
     /// derives it from the method.
     pub idempotency: Idempotency,
+    /// What the answer holds, which bounds how much of it is read.
+    pub body_kind: BodyKind,
 }
 
 impl ApiRequest {
@@ -75,6 +77,7 @@ impl ApiRequest {
             body: None,
             if_match: None,
             idempotency,
+            body_kind: BodyKind::Object,
         }
     }
 
@@ -92,6 +95,12 @@ impl ApiRequest {
     /// Marks the path as one of the legacy API (`/api/…`, JSON form).
     pub fn legacy(mut self) -> Self {
         self.family = ApiFamily::Legacy;
+        self
+    }
+
+    /// Marks the answer as a page of a list, which may be larger.
+    pub fn page(mut self) -> Self {
+        self.body_kind = BodyKind::Page;
         self
     }
 
@@ -264,7 +273,11 @@ impl VcdClient {
         let token = inner.auth.token(&inner.transport, inner.version).await?;
         let sent = inner
             .transport
-            .send(call, self.build(request, url.clone(), &token)?)
+            .send(
+                call,
+                self.build(request, url.clone(), &token)?,
+                request.body_kind,
+            )
             .await;
         match sent {
             Err(VcdError::Unauthorized { .. }) => {
@@ -274,7 +287,11 @@ impl VcdClient {
                     .await?;
                 inner
                     .transport
-                    .send(call, self.build(request, url.clone(), &fresh)?)
+                    .send(
+                        call,
+                        self.build(request, url.clone(), &fresh)?,
+                        request.body_kind,
+                    )
                     .await
             }
             other => other,
@@ -350,7 +367,7 @@ async fn discover_version(
                 .http
                 .get(transport.url(call.path()))
                 .header(ACCEPT, "application/*+json");
-            transport.send(&call, request)
+            transport.send(&call, request, BodyKind::Object)
         },
     )
     .await?;

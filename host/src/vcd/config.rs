@@ -69,13 +69,35 @@ pub struct ClientConfig {
     /// Log in again this long before the token expires (at most a tenth of
     /// the token's lifetime).
     pub token_refresh_margin: Duration,
+    /// The most the client reads of one answer.
+    pub body_limits: BodyLimits,
+}
+
+/// How much of an answer the client reads before it gives up: a proxy or a
+/// VCD sending without end cannot exhaust the process's memory.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct BodyLimits {
+    /// An answer about one object (and errors, tasks, logins).
+    pub object: usize,
+    /// One page of a list (up to 128 items, the VM query's included).
+    pub page: usize,
+}
+
+impl Default for BodyLimits {
+    fn default() -> Self {
+        Self {
+            object: 4 << 20,
+            page: 32 << 20,
+        }
+    }
 }
 
 impl ClientConfig {
     /// A configuration of `org` at `host` with every other knob at its
     /// default: API versions 36.0–38.1, a 10 s connect and a 60 s request
     /// timeout, no rate limit, the default [`RetryPolicy`] and [`TaskPolicy`],
-    /// and a 120 s token refresh margin.
+    /// a 120 s token refresh margin and the default [`BodyLimits`] (4 MiB
+    /// per object, 32 MiB per list page).
     pub fn new(
         host: impl Into<String>,
         org: impl Into<String>,
@@ -93,6 +115,7 @@ impl ClientConfig {
             retry: RetryPolicy::default(),
             tasks: TaskPolicy::default(),
             token_refresh_margin: Duration::from_secs(120),
+            body_limits: BodyLimits::default(),
         }
     }
 }

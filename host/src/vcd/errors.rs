@@ -226,6 +226,18 @@ pub enum VcdError {
         /// How long the client waited.
         waited: Duration,
     },
+    /// The answer was larger than the client reads for this kind of request.
+    #[error(
+        "{call}: VCD's answer is larger than {limit} bytes, the most this client reads for {kind}; reading stopped there (a proxy in front of VCD, or VCD itself, is sending far more than the API defines)"
+    )]
+    ResponseTooLarge {
+        /// The operation and the request that failed.
+        call: CallSite,
+        /// The limit, in bytes.
+        limit: usize,
+        /// `a list page` or `one object`.
+        kind: &'static str,
+    },
     /// VCD and this client share no API version.
     #[error(
         "VCD offers API versions [{offered}], none inside the range this client supports ({range}); widen the configured version range or upgrade"
@@ -295,6 +307,7 @@ impl VcdError {
             Self::NotFound { .. } | Self::Forbidden { .. } | Self::Missing { .. } => "not_found",
             Self::DeleteForbidden { .. } => "forbidden",
             Self::DuplicateName { .. } => "duplicate",
+            Self::ResponseTooLarge { .. } => "too_large",
             Self::Conflict { .. } => "conflict",
             Self::Unauthorized { .. } => "unauthorized",
             Self::Throttled { .. } => "throttled",

@@ -30,7 +30,7 @@ mod transport;
 pub mod version;
 
 pub use client::VcdClient;
-pub use config::{ClientConfig, TaskPolicy, TlsOptions};
+pub use config::{BodyLimits, ClientConfig, TaskPolicy, TlsOptions};
 pub use credentials::{CredentialSource, Credentials};
 pub use errors::{CallSite, VcdError};
 pub use metrics::ClientMetrics;

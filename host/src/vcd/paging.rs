@@ -84,6 +84,7 @@ impl VcdClient {
         let mut items = Vec::new();
         for page in 1..=MAX_PAGES {
             let mut request = ApiRequest::get(operation, path)
+                .page()
                 .query("page", page)
                 .query("pageSize", page_size);
             if let Some(filter) = filter {
@@ -110,13 +111,15 @@ impl VcdClient {
         page_size: u32,
     ) -> Result<Vec<T>, VcdError> {
         let mut items = Vec::new();
-        let mut request = ApiRequest::get(operation, path).query("pageSize", page_size);
+        let mut request = ApiRequest::get(operation, path)
+            .page()
+            .query("pageSize", page_size);
         for _ in 0..MAX_PAGES {
             let reply = self.execute(&request).await?;
             let page: Page<T> = self.decode(&request, &reply)?;
             items.extend(page.values);
             match next_page_link(&reply.headers) {
-                Some(link) => request = ApiRequest::get(operation, path_of(&link)),
+                Some(link) => request = ApiRequest::get(operation, path_of(&link)).page(),
                 None => return Ok(items),
             }
         }

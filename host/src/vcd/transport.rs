@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use reqwest::header::HeaderMap;
 use reqwest::{RequestBuilder, StatusCode, Url};
 
-use super::config::ClientConfig;
+use super::config::{BodyLimits, ClientConfig};
 use super::errors::{CallSite, VcdError, from_status};
 use super::metrics::ClientMetrics;
 use crate::ratelimit::{Rate, RateLimiter};
@@ -27,11 +27,21 @@ impl Reply {
     }
 }
 
+/// What an answer holds, which decides how much of it is read.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum BodyKind {
+    /// One object, a task, an error, a login.
+    Object,
+    /// A page of a list.
+    Page,
+}
+
 #[derive(Debug)]
 pub struct Transport {
     pub http: reqwest::Client,
     base: Url,
     request_timeout: Duration,
+    body_limits: BodyLimits,
     limiter: Option<RateLimiter>,
     pub metrics: ClientMetrics,
 }
@@ -92,6 +102,7 @@ impl Transport {
             http,
             base,
             request_timeout: config.request_timeout,
+            body_limits: config.body_limits,
             limiter: config.rate_limit.and_then(|per_second| {
                 // `vcd.requestsPerSecond` spaces requests evenly: no burst.
                 RateLimiter::new(Rate {
@@ -112,14 +123,19 @@ impl Transport {
         url
     }
 
-    /// Sends one request and reads the whole answer; a non-2xx status is a
-    /// typed error.
-    pub async fn send(&self, call: &CallSite, request: RequestBuilder) -> Result<Reply, VcdError> {
+    /// Sends one request and reads the whole answer, up to the limit of
+    /// its kind; a non-2xx status is a typed error.
+    pub async fn send(
+        &self,
+        call: &CallSite,
+        request: RequestBuilder,
+        kind: BodyKind,
+    ) -> Result<Reply, VcdError> {
         if let Some(limiter) = &self.limiter {
             limiter.wait().await;
         }
         let started = Instant::now();
-        let outcome = self.attempt(call, request).await;
+        let outcome = self.attempt(call, request, kind).await;
         let label = match &outcome {
             Ok(_) => "ok",
             Err(error) => error.outcome(),
@@ -129,15 +145,16 @@ impl Transport {
         outcome
     }
 
-    async fn attempt(&self, call: &CallSite, request: RequestBuilder) -> Result<Reply, VcdError> {
+    async fn attempt(
+        &self,
+        call: &CallSite,
+        request: RequestBuilder,
+        kind: BodyKind,
+    ) -> Result<Reply, VcdError> {
         let response = request.send().await.map_err(|e| self.classify(call, &e))?;
         let status = response.status();
         let headers = response.headers().clone();
-        let body = response
-            .bytes()
-            .await
-            .map_err(|e| self.classify(call, &e))?
-            .to_vec();
+        let body = self.read_body(call, response, kind).await?;
         if status.is_success() {
             return Ok(Reply {
                 status,
@@ -151,6 +168,43 @@ impl Transport {
             .and_then(|v| v.trim().parse::<u64>().ok())
             .map(Duration::from_secs);
         Err(from_status(call.clone(), status, &body, retry_after))
+    }
+
+    /// The body, chunk by chunk, refused as soon as it is known to pass the
+    /// limit (by its declared length, or by what has arrived).
+    async fn read_body(
+        &self,
+        call: &CallSite,
+        mut response: reqwest::Response,
+        kind: BodyKind,
+    ) -> Result<Vec<u8>, VcdError> {
+        let (limit, what) = match kind {
+            BodyKind::Object => (self.body_limits.object, "one object"),
+            BodyKind::Page => (self.body_limits.page, "a list page"),
+        };
+        let too_large = || VcdError::ResponseTooLarge {
+            call: call.clone(),
+            limit,
+            kind: what,
+        };
+        if response
+            .content_length()
+            .is_some_and(|length| length > limit as u64)
+        {
+            return Err(too_large());
+        }
+        let mut body = Vec::new();
+        while let Some(chunk) = response
+            .chunk()
+            .await
+            .map_err(|e| self.classify(call, &e))?
+        {
+            if body.len() + chunk.len() > limit {
+                return Err(too_large());
+            }
+            body.extend_from_slice(&chunk);
+        }
+        Ok(body)
     }
 
     fn classify(&self, call: &CallSite, error: &reqwest::Error) -> VcdError {

@@ -41,6 +41,7 @@ mod serve;
 mod serve_access;
 mod structure;
 mod vcd_auth;
+mod vcd_bodies;
 mod vcd_call_counts;
 mod vcd_mechanics;
 mod vcd_resources;

@@ -302,6 +302,7 @@ impl VcdClient {
         let mut records = Vec::new();
         for page in 1.. {
             let request = ApiRequest::get("query_vms", "/api/query")
+                .page()
                 .legacy()
                 .query("type", query_type)
                 .query("format", "records")
