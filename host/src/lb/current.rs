@@ -49,6 +49,12 @@ pub struct Found<'a> {
 }
 
 impl LoadBalancers {
+    /// The Service's external addresses as VCD holds them, whatever mode
+    /// made its objects.
+    pub(super) fn external_ips(&self, observed: &ServiceObjects) -> Vec<Ipv4Addr> {
+        observed.external_ips(|ip| self.source.pool_of(ip).is_some())
+    }
+
     pub(super) async fn current_address(
         &self,
         service: &ServiceSpec,
@@ -56,10 +62,10 @@ impl LoadBalancers {
     ) -> Result<Current, LbError> {
         let parse = |ip: &str| ip.parse::<Ipv4Addr>().ok();
         let usable = |ip: &Ipv4Addr| !found.excluded.contains(ip);
-        if let Some(ip) = found.observed.external_ip(self.mode.uses_nat()) {
-            let Some(ip) = parse(&ip).filter(usable) else {
+        if let Some(ip) = self.external_ips(found.observed).first().copied() {
+            if !usable(&ip) {
                 return Ok(Current::None);
-            };
+            }
             let blocks = matches!(self.source, IpSource::Blocks { .. });
             return Ok(
                 match found.view.other_holder(&ip.to_string(), found.owner) {

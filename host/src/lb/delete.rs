@@ -41,8 +41,10 @@ impl LoadBalancers {
     async fn delete_owned(&self, service: &ServiceSpec) -> Result<Option<String>, LbError> {
         let (view, observed) = self.observe(service).await?;
         let upstream = self.upstream_objects(service, &view);
-        let ip = observed
-            .external_ip(self.mode.uses_nat())
+        let ip = self
+            .external_ips(&observed)
+            .first()
+            .map(ToString::to_string)
             .or(upstream.ip.clone());
         let ops = plan::teardown(&observed);
         let mut changed = !ops.is_empty() || !upstream.deletes.is_empty();

@@ -2,7 +2,7 @@
 //! pools and NAT rules), kept in the gateway snapshot, then the objects of
 //! one Service picked out by ownership tag.
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::BTreeMap;
 use std::net::Ipv4Addr;
 
 use super::ownership::{OwnerTag, Tagged};
@@ -152,25 +152,29 @@ impl ServiceObjects {
         self.virtual_services.is_empty() && self.pools.is_empty() && self.nat_rules.is_empty()
     }
 
-    /// Every external address the objects use: the DNAT external addresses
-    /// in NAT modes, else the virtual services' VIPs.
-    pub fn external_ips(&self, uses_nat: bool) -> HashSet<Ipv4Addr> {
-        let addresses: Vec<&str> = match uses_nat {
-            true => self
+    /// Every external address the objects use, whatever the current mode
+    /// (a mode change finds what the previous one made): the DNAT rules'
+    /// external addresses when the Service has DNAT rules, else the
+    /// virtual services' VIPs that `is_external` accepts (one-arm VIPs are
+    /// internal, and a change cut short may leave them without DNAT).
+    pub fn external_ips(&self, is_external: impl Fn(Ipv4Addr) -> bool) -> Vec<Ipv4Addr> {
+        let parse = |ip: &str| ip.parse::<Ipv4Addr>().ok();
+        let mut ips: Vec<Ipv4Addr> = match self.nat_rules.is_empty() {
+            false => self
                 .nat_rules
                 .values()
-                .map(|r| r.object.external_addresses.as_str())
+                .filter_map(|r| parse(&r.object.external_addresses))
                 .collect(),
-            false => self
+            true => self
                 .virtual_services
                 .values()
-                .filter_map(|v| v.object.virtual_ip_address.as_deref())
+                .filter_map(|v| parse(v.object.virtual_ip_address.as_deref()?))
+                .filter(|ip| is_external(*ip))
                 .collect(),
         };
-        addresses
-            .into_iter()
-            .filter_map(|ip| ip.parse().ok())
-            .collect()
+        ips.sort();
+        ips.dedup();
+        ips
     }
 
     /// Whether any object was tagged before cluster identities were
@@ -182,20 +186,5 @@ impl ServiceObjects {
         vs.chain(pools)
             .chain(nat)
             .any(|tag| tag.owner.identity.is_none())
-    }
-
-    /// The Service's external address as VCD holds it: the DNAT external
-    /// address in NAT modes, else the virtual services' VIP.
-    pub fn external_ip(&self, uses_nat: bool) -> Option<String> {
-        if uses_nat {
-            self.nat_rules
-                .values()
-                .map(|r| r.object.external_addresses.clone())
-                .next()
-        } else {
-            self.virtual_services
-                .values()
-                .find_map(|vs| vs.object.virtual_ip_address.clone())
-        }
     }
 }

@@ -86,8 +86,8 @@ impl LoadBalancers {
         if observed.is_empty() {
             return Ok(None);
         }
-        Ok(Some(match observed.external_ip(self.mode.uses_nat()) {
-            Some(ip) => LbStatus::at(&ip),
+        Ok(Some(match self.external_ips(&observed).first() {
+            Some(ip) => LbStatus::at(&ip.to_string()),
             None => LbStatus::default(),
         }))
     }
@@ -438,7 +438,7 @@ impl LoadBalancers {
             owner,
             seed: &seed,
             current,
-            held: &observed.external_ips(self.mode.uses_nat()),
+            held: &self.external_ips(observed).into_iter().collect(),
             excluded,
         }
         .resolve(&decision.address)
