@@ -132,6 +132,10 @@ pub struct RunArgs {
     /// How often NotReady nodes are checked against their VMs.
     #[arg(long, value_parser = duration, default_value = "5s")]
     pub node_monitor_period: Duration,
+    /// The largest share of the Nodes one lifecycle pass may delete when more
+    /// than one would go; above it the pass deletes none. In (0, 1].
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    pub max_node_deletion_fraction: f64,
     /// Serve Services of this `spec.loadBalancerClass` too (besides unset).
     #[arg(long)]
     pub load_balancer_class: Option<String>,

@@ -120,6 +120,23 @@ impl Inventory {
         self.read().find(key, &self.vapps)
     }
 
+    /// How many VMs the inventory holds, from a load younger than the cache
+    /// period (loading if there is none).
+    pub async fn vm_count(&self) -> Result<usize, InstancesError> {
+        let seen = self.attempts.load(Ordering::Acquire);
+        {
+            let snapshot = self.read();
+            if snapshot
+                .loaded_at
+                .is_some_and(|at| at.elapsed() < self.period)
+            {
+                return Ok(snapshot.by_urn.len());
+            }
+        }
+        self.load_after(seen).await?;
+        Ok(self.read().by_urn.len())
+    }
+
     /// The VM `key` names with data at most `max_age` old: an older entry
     /// is read again by id; a VM VCD no longer has is dropped and looked up
     /// once more (a node name may now belong to a new VM).

@@ -120,6 +120,19 @@ impl Instances {
         Ok(found.is_some_and(|cached| cached.vm.power != PowerState::PoweredOn))
     }
 
+    /// How many VMs the cluster's vApps hold, as of at most the cache
+    /// period ago. VCD answers the VM query with what the role may see, so
+    /// 0 after a rights change or a vApp rename says nothing about the VMs:
+    /// the lifecycle controller then holds deletions.
+    pub async fn vm_count(&self) -> Result<usize, InstancesError> {
+        self.inventory.vm_count().await
+    }
+
+    /// For messages: which vApps hold the cluster's VMs.
+    pub fn scope(&self) -> String {
+        self.inventory.vapps().describe()
+    }
+
     /// The node's providerID, addresses, instance type, zone and region.
     #[tracing::instrument(skip_all, fields(node = node.name))]
     pub async fn instance_metadata(

@@ -24,7 +24,7 @@ pub use settings::{DEFAULT_KUBE_API_RATE, Settings, StartError};
 
 use crate::access::Delegated;
 use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
-use crate::controllers::lifecycle::{self, LifecycleController};
+use crate::controllers::lifecycle::{self, LifecycleConfig, LifecycleController};
 use crate::controllers::node::{self, CloudNodeController};
 use crate::controllers::service::{AnnotationJournal, LbSide, ServiceController};
 use crate::controllers::{CacheSync, EventRecorder, Informer};
@@ -196,7 +196,11 @@ impl Manager {
                     &nodes,
                     instances.clone(),
                     recorder(lifecycle::COMPONENT),
-                    s.node_monitor_period,
+                    LifecycleConfig {
+                        monitor_period: s.node_monitor_period,
+                        max_deletion_fraction: s.max_node_deletion_fraction,
+                    },
+                    &mut write(&metrics),
                 );
                 controllers.spawn(controller.run(caches.register("cloud-node-lifecycle")));
                 mark_running(&running, "cloud-node-lifecycle");

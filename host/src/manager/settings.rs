@@ -10,6 +10,7 @@ use kube::client::ClientBuilder;
 use crate::config::{CloudConfig, ConfigError};
 use crate::controllers::EnabledControllers;
 use crate::controllers::leader::{LeaderConfig, LeaderConfigError};
+use crate::controllers::lifecycle::DeletionFraction;
 use crate::controllers::node::NodeControllerConfig;
 use crate::controllers::service::ServiceControllerConfig;
 use crate::policy::LoadError;
@@ -45,6 +46,8 @@ pub struct Settings {
     pub node: NodeControllerConfig,
     /// How often the lifecycle controller checks NotReady Nodes.
     pub node_monitor_period: Duration,
+    /// The lifecycle controller's mass-deletion guard limit.
+    pub max_node_deletion_fraction: DeletionFraction,
     /// `None` with `--leader-elect=false`.
     pub leader: Option<LeaderConfig>,
     /// `None` when nothing is served.

@@ -21,6 +21,7 @@ mod e2e_source_ranges;
 mod e2e_traffic_policy;
 mod e2e_wire;
 mod instances_cache;
+mod instances_deletion_guard;
 mod instances_lifecycle;
 mod instances_metadata;
 mod instances_zones;

@@ -16,6 +16,7 @@ use crate::commands::run::shutdown_signal;
 use crate::config::CloudConfig;
 use crate::controllers::EnabledControllers;
 use crate::controllers::leader::{LeaderConfig, default_identity};
+use crate::controllers::lifecycle::DeletionFraction;
 use crate::controllers::node::NodeControllerConfig;
 use crate::controllers::service::ServiceControllerConfig;
 use crate::manager::{DEFAULT_KUBE_API_RATE, Manager, Settings};
@@ -73,6 +74,7 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
             ..NodeControllerConfig::default()
         },
         node_monitor_period: Duration::from_secs(1),
+        max_node_deletion_fraction: DeletionFraction::default(),
         leader: Some(LeaderConfig {
             identity: identity.clone(),
             ..LeaderConfig::default()

@@ -7,6 +7,7 @@ use crate::cli::RunArgs;
 use crate::config::CloudConfig;
 use crate::controllers::EnabledControllers;
 use crate::controllers::leader::{LeaderConfig, default_identity};
+use crate::controllers::lifecycle::DeletionFraction;
 use crate::controllers::node::NodeControllerConfig;
 use crate::controllers::service::{ServiceControllerConfig, lease_reference};
 use crate::manager::{Settings, StartError};
@@ -26,6 +27,7 @@ pub async fn settings(args: &RunArgs) -> Result<Settings, StartError> {
         )));
     }
     let controllers = EnabledControllers::parse(&args.controllers).map_err(StartError::Flag)?;
+    let max_node_deletion_fraction = max_node_deletion_fraction(args)?;
     let positive = |flag: &str, value: usize| {
         if value == 0 {
             Err(StartError::Flag(format!("--{flag}: must be at least 1")))
@@ -67,6 +69,7 @@ pub async fn settings(args: &RunArgs) -> Result<Settings, StartError> {
             node_status_update_frequency: args.node_status_update_frequency,
         },
         node_monitor_period: args.node_monitor_period,
+        max_node_deletion_fraction,
         leader,
         delegated_access: serve
             .as_ref()
@@ -97,6 +100,11 @@ fn kube_api_rate(args: &RunArgs) -> Result<Option<Rate>, StartError> {
         per_second: f64::from(qps),
         burst: args.kube_api_burst,
     }))
+}
+
+fn max_node_deletion_fraction(args: &RunArgs) -> Result<DeletionFraction, StartError> {
+    DeletionFraction::new(args.max_node_deletion_fraction)
+        .map_err(|e| StartError::Flag(format!("--max-node-deletion-fraction: {e}")))
 }
 
 fn serve_config(args: &RunArgs) -> Option<ServeConfig> {
@@ -151,12 +159,38 @@ mod tests {
     use crate::cli::{Cli, Command};
     use crate::manager::DEFAULT_KUBE_API_RATE;
 
-    fn rate(flags: &[&str]) -> Result<Option<Rate>, String> {
+    fn run_args(flags: &[&str]) -> RunArgs {
         let cli = Cli::try_parse_from(["vcd-ccm", "run"].iter().chain(flags)).expect("flags parse");
         let Command::Run(args) = cli.command else {
             panic!("not the run command");
         };
-        kube_api_rate(&args).map_err(|e| e.to_string())
+        *args
+    }
+
+    fn rate(flags: &[&str]) -> Result<Option<Rate>, String> {
+        kube_api_rate(&run_args(flags)).map_err(|e| e.to_string())
+    }
+
+    fn fraction(flags: &[&str]) -> Result<f64, String> {
+        max_node_deletion_fraction(&run_args(flags))
+            .map(DeletionFraction::get)
+            .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn the_node_deletion_fraction_is_half_unless_set_and_refused_outside_zero_to_one() {
+        assert_eq!(fraction(&[]), Ok(0.5));
+        assert_eq!(fraction(&["--max-node-deletion-fraction=1"]), Ok(1.0));
+        assert_eq!(
+            fraction(&["--max-node-deletion-fraction", "0.25"]),
+            Ok(0.25)
+        );
+        for bad in ["0", "1.5", "-0.5", "NaN"] {
+            let error = fraction(&["--max-node-deletion-fraction", bad]).unwrap_err();
+            let expected =
+                format!("--max-node-deletion-fraction: {bad} is not a fraction in (0, 1]");
+            assert!(error.starts_with(&expected), "{error}");
+        }
     }
 
     #[test]

@@ -13,7 +13,9 @@ use prometheus_client::encoding::text::encode;
 use prometheus_client::registry::Registry;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
-use vcd_ccm::controllers::lifecycle::{self, LifecycleController};
+use vcd_ccm::controllers::lifecycle::{
+    self, DeletionFraction, LifecycleConfig, LifecycleController,
+};
 use vcd_ccm::controllers::node::{self, CloudNodeController, NodeControllerConfig};
 use vcd_ccm::controllers::{CacheSync, EventRecorder, Informer};
 use vcd_ccm::instances::{
@@ -73,8 +75,20 @@ impl Harness {
     /// vcdsim's default world (vApp `cluster1`: control-plane-0, worker-0,
     /// worker-1), an empty kubesim, and both controllers running.
     pub async fn start(instances: InstancesConfig) -> Self {
+        Self::start_with(instances, DeletionFraction::default(), |_, _| {}).await
+    }
+
+    /// As [`Harness::start`], with this `--max-node-deletion-fraction`, and
+    /// `seed` run on both simulators before the controllers start, so their
+    /// first pass sees all it made at once.
+    pub async fn start_with(
+        instances: InstancesConfig,
+        max_deletion_fraction: DeletionFraction,
+        seed: impl FnOnce(&Sim, &KubeSim),
+    ) -> Self {
         let vcd = vcd::sim().await;
         let kube = KubeSim::start().await.expect("kubesim starts");
+        seed(&vcd, &kube);
         let client = kube.client().expect("a kube client");
         let instances = Arc::new(
             Instances::new(vcd::tenant_client(&vcd).await, instances)
@@ -100,7 +114,11 @@ impl Harness {
             &nodes,
             instances,
             EventRecorder::new(client.clone(), lifecycle::COMPONENT, "test-host"),
-            MONITOR_PERIOD,
+            LifecycleConfig {
+                monitor_period: MONITOR_PERIOD,
+                max_deletion_fraction,
+            },
+            &mut registry,
         );
         let controllers = vec![
             tokio::spawn(node_controller.run(caches.register("cloud-node"))),

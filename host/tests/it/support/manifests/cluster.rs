@@ -15,6 +15,7 @@ use vcd_ccm::access::DEFAULT_ALWAYS_ALLOW_PATHS;
 use vcd_ccm::config::CloudConfig;
 use vcd_ccm::controllers::EnabledControllers;
 use vcd_ccm::controllers::leader::{LeaderConfig, default_identity};
+use vcd_ccm::controllers::lifecycle::DeletionFraction;
 use vcd_ccm::controllers::node::NodeControllerConfig;
 use vcd_ccm::manager::{DEFAULT_KUBE_API_RATE, Manager, Settings};
 use vcd_ccm::serve::{Certificate, ServeConfig, Transport};
@@ -77,6 +78,7 @@ impl ManagedCluster {
                 node_status_update_frequency: Duration::from_millis(500),
             },
             node_monitor_period: Duration::from_millis(200),
+            max_node_deletion_fraction: DeletionFraction::default(),
             leader: Some(LeaderConfig {
                 identity: identity.clone(),
                 lease_duration: Duration::from_secs(2),

@@ -1,0 +1,32 @@
+//! The mass-deletion guard's metrics (ours; upstream has no guard).
+
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::gauge::Gauge;
+use prometheus_client::registry::Registry;
+
+pub(super) struct GuardMetrics {
+    /// Nodes whose deletion the last pass held; 0 once a pass deletes again.
+    pub(super) held_nodes: Gauge,
+    /// Passes that held every deletion.
+    pub(super) held_passes: Counter,
+}
+
+impl GuardMetrics {
+    pub(super) fn register(registry: &mut Registry) -> Self {
+        let metrics = Self {
+            held_nodes: Gauge::default(),
+            held_passes: Counter::default(),
+        };
+        registry.register(
+            "vcd_ccm_node_deletions_held",
+            "NotReady Nodes whose VM was not found but whose deletion the mass-deletion guard holds",
+            metrics.held_nodes.clone(),
+        );
+        registry.register(
+            "vcd_ccm_node_deletion_held_passes",
+            "Lifecycle passes in which the mass-deletion guard held every Node deletion",
+            metrics.held_passes.clone(),
+        );
+        metrics
+    }
+}
