@@ -8,6 +8,7 @@
 
 mod apply;
 mod catalog;
+mod claims;
 pub mod config;
 mod current;
 mod decide;

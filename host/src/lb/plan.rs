@@ -52,6 +52,21 @@ pub enum Op {
 }
 
 impl Op {
+    /// What the write does, for Events: `created pool <name>`, ….
+    pub fn describe(&self) -> String {
+        match self {
+            Op::DeleteNat { name, .. } => format!("deleted NAT rule {name}"),
+            Op::DeleteVirtualService { name, .. } => format!("deleted virtual service {name}"),
+            Op::DeletePool { name, .. } => format!("deleted pool {name}"),
+            Op::UpdatePool { pool, .. } => format!("updated pool {}", pool.name),
+            Op::CreatePool(pool) => format!("created pool {}", pool.name),
+            Op::UpdateVirtualService { vs, .. } => format!("updated virtual service {}", vs.name),
+            Op::CreateVirtualService(vs) => format!("created virtual service {}", vs.name),
+            Op::UpdateNat { rule, .. } => format!("updated NAT rule {}", rule.name),
+            Op::CreateNat(rule) => format!("created NAT rule {}", rule.name),
+        }
+    }
+
     fn rank(&self) -> u8 {
         match self {
             Op::DeleteNat { .. } => 0,

@@ -31,6 +31,8 @@ struct Converged {
     /// One-arm internal VIPs of the Service's virtual services.
     internal: Vec<Ipv4Addr>,
     writes: usize,
+    /// What the last pass's writes of load-balancer objects did.
+    changes: Vec<String>,
     /// Whether the Service had objects before.
     existed: bool,
     warnings: Vec<String>,
@@ -53,6 +55,8 @@ enum Pass {
         ip: String,
         internal: Vec<Ipv4Addr>,
         writes: usize,
+        /// What its writes of load-balancer objects did.
+        changes: Vec<String>,
         /// The policy's warnings, for Events on the Service.
         warnings: Vec<String>,
     },
@@ -152,6 +156,7 @@ impl LoadBalancers {
         }
         result.map(|done| LbStatus {
             warnings: done.warnings,
+            changes: done.changes,
             source_ranges_unenforced: !ranges.is_empty() && !self.config.manage_firewall,
             ..LbStatus::at(&done.ip)
         })
@@ -161,6 +166,19 @@ impl LoadBalancers {
     /// the pools' members.
     pub async fn update(&self, service: &ServiceSpec, nodes: &[NodeSpec]) -> Result<(), LbError> {
         self.ensure(service, nodes).await.map(|_| ())
+    }
+
+    /// Reads the gateway's load-balancer objects again now, for every
+    /// reconcile after it (drift repair compares Services against it).
+    pub async fn refresh_gateway(&self) -> Result<(), LbError> {
+        self.snapshot
+            .refreshed(&self.client, &self.gateway.id)
+            .await
+            .map(|_| ())
+            .map_err(LbError::vcd(
+                "(drift check)",
+                "reading the gateway's load balancer objects".into(),
+            ))
     }
 
     pub(super) fn applier<'a>(&'a self, service: &'a ServiceSpec) -> Applier<'a> {
@@ -228,12 +246,14 @@ impl LoadBalancers {
                     ip,
                     internal,
                     writes: made,
+                    changes,
                     warnings,
                 } => {
                     return Ok(Converged {
                         ip,
                         internal,
                         writes: writes + made,
+                        changes,
                         existed: existed.unwrap_or(false),
                         warnings,
                     });
@@ -359,6 +379,7 @@ impl LoadBalancers {
         if address.verify_claim || current == Current::Remembered(address.ip) {
             unreserved.push(address.ip);
         }
+        let changes: Vec<String> = ops.iter().map(plan::Op::describe).collect();
         let applied = self.applier(service).apply(ops, &observed).await;
         // A write refused because a racing owner took the address first is
         // a lost claim too, not a failure.
@@ -400,6 +421,7 @@ impl LoadBalancers {
             ip: address.ip.to_string(),
             internal,
             writes,
+            changes,
             warnings,
         })
     }
@@ -465,60 +487,5 @@ impl LoadBalancers {
             internal: internal_ips.values().copied().collect(),
             warnings: decision.warnings,
         })
-    }
-
-    /// Asks VCD who holds `ips` and reports an address another owner holds
-    /// too (IP blocks reserve nothing; both of a racing pair see each other
-    /// and move, so no address ends up shared). The virtual services are
-    /// looked up by address, a read that does not grow with the gateway;
-    /// NAT modes read the NAT rules too, as VCD cannot filter them.
-    async fn verify(
-        &self,
-        service: &ServiceSpec,
-        owner: &super::ownership::OwnerTag,
-        ips: &[Ipv4Addr],
-    ) -> Result<Option<(Ipv4Addr, String)>, LbError> {
-        let addresses: Vec<String> = ips.iter().map(Ipv4Addr::to_string).collect();
-        let view = GatewayView::read_holders(
-            &self.client,
-            &self.gateway.id,
-            &addresses,
-            self.mode.uses_nat(),
-        )
-        .await
-        .map_err(LbError::vcd(
-            &service.key(),
-            "verifying the address claim".into(),
-        ))?;
-        self.snapshot.learn(&view.virtual_services);
-        Ok(ips.iter().find_map(|ip| {
-            view.other_holder(&ip.to_string(), owner)
-                .map(|holder| (*ip, holder))
-        }))
-    }
-
-    /// IP Spaces: after moving to `keep`, releases the Service's other claims.
-    async fn release_other_claims(
-        &self,
-        service: &ServiceSpec,
-        owner: &super::ownership::OwnerTag,
-        keep: Ipv4Addr,
-    ) -> Result<(), LbError> {
-        let vcd = |a: String| LbError::vcd(&service.key(), a);
-        let claims = ipam::find_claims(&self.client, self.source.spaces(), owner)
-            .await
-            .map_err(vcd("finding the Service's IP Space allocations".into()))?;
-        for (space_id, allocation) in claims {
-            if allocation.value != keep.to_string() {
-                self.client
-                    .release_allocation(&space_id, &allocation)
-                    .await
-                    .map_err(vcd(format!(
-                        "releasing IP Space allocation {}",
-                        allocation.value
-                    )))?;
-            }
-        }
-        Ok(())
     }
 }

@@ -183,6 +183,9 @@ pub struct LbStatus {
     pub ingress: Vec<Ingress>,
     /// The policy's warnings about the Service (Events, not status).
     pub warnings: Vec<String>,
+    /// What the reconcile wrote to the Service's load-balancer objects
+    /// (`created pool …`): empty when VCD already matched the Service.
+    pub changes: Vec<String>,
     /// The Service names source ranges, but `loadbalancer.manageFirewall`
     /// is off: nothing enforces them (a Warning Event, not status).
     pub source_ranges_unenforced: bool,
@@ -196,6 +199,7 @@ impl LbStatus {
                 ip_mode: IpMode::Proxy,
             }],
             warnings: Vec::new(),
+            changes: Vec::new(),
             source_ranges_unenforced: false,
         }
     }

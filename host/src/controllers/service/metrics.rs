@@ -34,6 +34,9 @@ pub struct ServiceMetrics {
     pub work_duration: Histogram,
     /// What the last sweep found tagged with this cluster and left alone.
     pub sweep_left_alone: Family<LeftAloneLabels, Gauge>,
+    /// Drift checks run, and Services they found changed and repaired.
+    pub drift_checks: Counter,
+    pub drift_repairs: Counter,
 }
 
 impl ServiceMetrics {
@@ -51,7 +54,19 @@ impl ServiceMetrics {
             queue_retries: Counter::default(),
             work_duration: Histogram::new(exponential_buckets(1e-3, 4.0, 10)),
             sweep_left_alone: Family::default(),
+            drift_checks: Counter::default(),
+            drift_repairs: Counter::default(),
         };
+        registry.register(
+            "vcd_ccm_drift_checks",
+            "Periodic comparisons of every Service's load balancer with VCD",
+            metrics.drift_checks.clone(),
+        );
+        registry.register(
+            "vcd_ccm_drift_repairs",
+            "Load balancers found changed or deleted outside the CCM and repaired",
+            metrics.drift_repairs.clone(),
+        );
         let upstream = registry.sub_registry_with_prefix("service_controller");
         upstream.register(
             "loadbalancer_sync",

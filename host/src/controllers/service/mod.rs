@@ -3,6 +3,7 @@
 //! the parent folder): which Services and changes count, the cleanup
 //! finalizer, the node set, Events, backoff, and node changes → `update`.
 
+mod drift;
 mod endpoints;
 mod journal;
 mod metrics;
@@ -48,6 +49,9 @@ use writes::ServiceWrites;
 /// informer resync of the service handler).
 const CLEANUP_RESYNC: Duration = Duration::from_secs(30);
 
+/// The default `--drift-repair-period`.
+pub const DEFAULT_DRIFT_PERIOD: Duration = Duration::from_secs(300);
+
 /// How the service controller works.
 #[derive(Debug, Clone)]
 pub struct ServiceControllerConfig {
@@ -59,6 +63,9 @@ pub struct ServiceControllerConfig {
     pub base_backoff: Duration,
     /// Longest retry delay.
     pub max_backoff: Duration,
+    /// `--drift-repair-period`: how often every Service's load balancer is
+    /// compared with what VCD holds and repaired; `None` turns it off.
+    pub drift_period: Option<Duration>,
     /// What the sweep's Warnings about the gateway (objects of another
     /// cluster with the same `clusterid`, a former `clusterid`) are
     /// attached to: the leader-election Lease.
@@ -73,6 +80,7 @@ impl Default for ServiceControllerConfig {
             load_balancer_class: None,
             base_backoff: Duration::from_secs(5),
             max_backoff: Duration::from_secs(300),
+            drift_period: Some(DEFAULT_DRIFT_PERIOD),
             events_on: lease_reference(DEFAULT_LEASE_NAMESPACE, DEFAULT_LEASE_NAME),
         }
     }
@@ -97,6 +105,9 @@ pub(crate) struct Shared {
     /// A Service's sync and its node update never run at the same time:
     /// both write the same VCD objects.
     in_progress: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// Services queued by the drift check and not synced since.
+    drift_marks: Mutex<std::collections::HashSet<String>>,
+    drift_period: Option<Duration>,
     queue: Arc<WorkQueue<String>>,
     backoff: Backoff<String>,
     metrics: ServiceMetrics,
@@ -214,6 +225,8 @@ impl ServiceController {
             synced: Mutex::default(),
             last_nodes: Mutex::default(),
             in_progress: Mutex::default(),
+            drift_marks: Mutex::default(),
+            drift_period: config.drift_period,
             queue,
             backoff: Backoff::new(config.base_backoff, config.max_backoff),
             metrics,
@@ -264,6 +277,9 @@ impl ServiceController {
         tasks.spawn(node_sync_loop(shared.clone(), self.nodes_changed));
         tasks.spawn(endpoint_sync_loop(shared.clone(), self.endpoints_changed));
         tasks.spawn(cleanup_resync_loop(shared.clone()));
+        if let Some(period) = shared.drift_period {
+            tasks.spawn(drift::drift_loop(shared.clone(), period));
+        }
         tasks.spawn(shared.clone().follow_policy_reloads(self.policies));
         while let Some(result) = tasks.join_next().await {
             if let Err(error) = result {

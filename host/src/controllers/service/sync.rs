@@ -198,13 +198,16 @@ impl Shared {
         service: &Service,
     ) -> Result<Vec<k8s_openapi::api::core::v1::LoadBalancerIngress>, SyncError> {
         let reference = object_ref(service);
-        self.event(
-            &reference,
-            Normal,
-            "EnsuringLoadBalancer",
-            "Ensuring load balancer",
-        )
-        .await;
+        let drift_check = self.take_drift_mark(&service_key(service));
+        if !drift_check {
+            self.event(
+                &reference,
+                Normal,
+                "EnsuringLoadBalancer",
+                "Ensuring load balancer",
+            )
+            .await;
+        }
         self.writes
             .add_finalizer(service)
             .await
@@ -235,13 +238,19 @@ impl Shared {
             )
             .await;
         }
-        self.event(
-            &reference,
-            Normal,
-            "EnsuredLoadBalancer",
-            "Ensured load balancer",
-        )
-        .await;
+        match (drift_check, status.changes.is_empty()) {
+            (true, true) => {}
+            (true, false) => self.report_repair(&reference, &status.changes).await,
+            (false, _) => {
+                self.event(
+                    &reference,
+                    Normal,
+                    "EnsuredLoadBalancer",
+                    "Ensured load balancer",
+                )
+                .await
+            }
+        }
         Ok(ingress_of(&status))
     }
 

@@ -13,6 +13,7 @@ use vcd_ccm::lb::{
     ServiceSpec,
 };
 use vcd_ccm::policy::builtin;
+use vcd_ccm::policy::loader::{self, PolicySource};
 use vcd_ccm::policy::model::Protocol;
 use vcd_ccm::policy::registry::PolicySet;
 use vcd_ccm::policy::{Limits, PolicyEngine, Registry};
@@ -129,9 +130,21 @@ pub fn policy_engine() -> Arc<PolicyEngine> {
         .clone()
 }
 
-/// The default policy with the config's certAlias, as the only policy.
+/// The default policy with the config's certAlias, as the only policy. Its
+/// deadline leaves room for a loaded machine: these engines test the load
+/// balancer, the sandbox's deadlines are tested on their own.
 pub async fn default_registry(config: &LbConfig) -> Arc<Registry> {
-    let policy = builtin::load_default(&policy_engine(), config.default_policy_config())
+    let source = PolicySource {
+        name: builtin::DEFAULT_POLICY_NAME,
+        bytes: builtin::DEFAULT_POLICY_WASM,
+        pin: None,
+        config: config.default_policy_config(),
+        limits: Limits {
+            timeout: std::time::Duration::from_secs(5),
+            ..Limits::default()
+        },
+    };
+    let policy = loader::load(&policy_engine(), source)
         .await
         .expect("the default policy loads");
     Arc::new(Registry::new(PolicySet::only_default(Arc::new(policy))))

@@ -1,0 +1,89 @@
+//! Drift repair through the real service controller: a virtual service
+//! deleted by hand in VCD and a pool whose members were changed by hand are
+//! written back at the next drift check, each with a Warning Event naming
+//! what was repaired; a check that finds nothing changed makes no Event and
+//! no write.
+
+use std::time::Duration;
+
+use crate::support::cluster::{Cluster, ServiceControllerConfig, fast_config, lb_service};
+use crate::support::lb;
+
+fn repairs(cluster: &Cluster) -> f64 {
+    cluster
+        .metrics_text()
+        .lines()
+        .find(|l| l.starts_with("vcd_ccm_drift_repairs_total "))
+        .and_then(|l| l.split_whitespace().nth(1)?.parse().ok())
+        .unwrap_or(0.0)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn objects_changed_or_deleted_by_hand_are_repaired_with_an_event() {
+    let config = ServiceControllerConfig {
+        drift_period: Some(Duration::from_millis(500)),
+        ..fast_config()
+    };
+    let cluster = Cluster::start_with(config, |_| {}).await;
+    cluster.add_node("worker-0", "10.0.1.10").await;
+    let uid = cluster
+        .create_service("default", lb_service("web", &[(80, 30080)]))
+        .await;
+    let ip = cluster.wait_for_ip("default", "web").await;
+    let tagged = format!(" uid={uid}");
+
+    // Checks that find nothing changed stay silent and write nothing.
+    cluster.vcd.reset_log();
+    tokio::time::sleep(Duration::from_millis(1600)).await;
+    assert_eq!(
+        lb::calls(&cluster.vcd).1,
+        0,
+        "{}",
+        lb::call_lines(&cluster.vcd)
+    );
+    let reasons: Vec<String> = cluster
+        .events("default", "web")
+        .await
+        .into_iter()
+        .map(|(reason, _)| reason)
+        .collect();
+    assert!(
+        !reasons.contains(&"LoadBalancerRepaired".to_string()),
+        "{reasons:?}"
+    );
+
+    // A virtual service deleted by hand comes back at the same address.
+    cluster.vcd.with_world(|w| {
+        w.virtual_services
+            .retain(|vs| !vs.description.as_deref().unwrap_or("").contains(&tagged))
+    });
+    let message = cluster
+        .wait_for_event("default", "web", "LoadBalancerRepaired")
+        .await;
+    assert!(message.contains("created virtual service"), "{message}");
+    let addresses: Vec<String> = lb::objects_of(&cluster.vcd, &uid)
+        .into_iter()
+        .filter(|o| o.kind == "virtual service")
+        .map(|o| o.address)
+        .collect();
+    assert_eq!(addresses, vec![ip]);
+
+    // A pool emptied by hand gets its member back.
+    cluster.vcd.with_world(|w| {
+        for pool in w
+            .pools
+            .iter_mut()
+            .filter(|p| p.description.as_deref().unwrap_or("").contains(&tagged))
+        {
+            pool.members.clear();
+        }
+    });
+    crate::support::cluster::wait_for("the pool's member back", || async {
+        (cluster.pool_members(&uid) == vec![vec!["10.0.1.10".to_string()]]).then_some(())
+    })
+    .await;
+    crate::support::cluster::wait_for("two repairs counted", || async {
+        (repairs(&cluster) >= 2.0).then_some(())
+    })
+    .await;
+}
