@@ -136,6 +136,10 @@ pub struct RunArgs {
     /// than one would go; above it the pass deletes none. In (0, 1].
     #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub max_node_deletion_fraction: f64,
+    /// How long VCD may go without answering before /readyz fails and the
+    /// leader gives up its Lease to a standby that can reach VCD.
+    #[arg(long, value_parser = duration, default_value = "60s")]
+    pub vcd_unreachable_timeout: Duration,
     /// How often every Service's load balancer is compared with what VCD
     /// holds, and objects deleted or changed outside the CCM are repaired
     /// (one read of the gateway per period); 0 turns it off.

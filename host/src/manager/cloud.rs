@@ -87,6 +87,11 @@ impl CloudSide {
         })
     }
 
+    /// Whether VCD answers, as every request of the client notes it.
+    pub fn reachability(&self) -> crate::vcd::Reachability {
+        self.client_config.reachability.clone()
+    }
+
     /// Connects to VCD and builds the node inventory, retrying every 10 s
     /// with the reason logged until it works. The load-balancer side is set
     /// up apart ([`LbSetup::run`]), so nodes never wait for it.

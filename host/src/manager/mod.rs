@@ -6,6 +6,7 @@
 mod cloud;
 mod lb_side;
 mod settings;
+mod vcd_health;
 
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -92,22 +93,21 @@ impl Manager {
             lb_ready.clone(),
         );
         let vcd_reached = Arc::new(AtomicBool::new(false));
+        let reach = cloud.reachability();
+        let unreachable_timeout = settings.vcd_unreachable_timeout;
         let caches = CacheSync::default();
         let server = match settings.serve.clone() {
             None => None,
             Some(config) => {
-                let reached = vcd_reached.clone();
                 let synced = caches.clone();
                 let mut probes = Probes {
                     ready: vec![
                         Check::new("informer-sync", move || synced.check()),
-                        Check::new("vcd", move || {
-                            if reached.load(Ordering::Relaxed) {
-                                Ok(())
-                            } else {
-                                Err("VCD has not been reached yet".to_string())
-                            }
-                        }),
+                        vcd_health::readiness(
+                            vcd_reached.clone(),
+                            reach.clone(),
+                            settings.vcd_unreachable_timeout,
+                        ),
                     ],
                     ..Probes::default()
                 };
@@ -148,6 +148,11 @@ impl Manager {
                 policy_watcher: _reloading,
                 lb_setup,
             } = cloud.connect().await;
+            let _probe = AbortOnDrop(tokio::spawn(vcd_health::probe(
+                lb_setup.client.clone(),
+                reach.clone(),
+                vcd_health::probe_period(unreachable_timeout),
+            )));
             // Standbys set it up too: they report it, and take over ready.
             let policies = lb_setup.policies.clone();
             let lb_task = lb.map(|ownership| {
@@ -211,7 +216,7 @@ impl Manager {
             // Only now: until the caches are registered, `informer-sync`
             // would pass without them.
             vcd_reached.store(true, Ordering::Relaxed);
-            let lost = until_lost(leadership).await;
+            let lost = until_lost(leadership, reach, unreachable_timeout).await;
             controllers.abort_all();
             lost
         });
@@ -250,10 +255,18 @@ impl Drop for AbortOnDrop {
     }
 }
 
-async fn until_lost(leadership: Option<Leadership>) -> LeadershipLost {
-    match leadership {
-        Some(leadership) => leadership.lost().await,
-        None => std::future::pending().await,
+/// Until leadership is lost, or given up because VCD stopped answering.
+async fn until_lost(
+    leadership: Option<Leadership>,
+    reach: crate::vcd::Reachability,
+    timeout: std::time::Duration,
+) -> LeadershipLost {
+    let Some(leadership) = leadership else {
+        return std::future::pending().await;
+    };
+    tokio::select! {
+        lost = leadership.lost() => lost,
+        reason = vcd_health::unanswered_too_long(reach, timeout) => leadership.step_down(reason).await,
     }
 }
 

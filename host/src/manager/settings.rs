@@ -48,6 +48,9 @@ pub struct Settings {
     pub node_monitor_period: Duration,
     /// The lifecycle controller's mass-deletion guard limit.
     pub max_node_deletion_fraction: DeletionFraction,
+    /// How long VCD may go unanswered before /readyz fails and the leader
+    /// steps down.
+    pub vcd_unreachable_timeout: Duration,
     /// `None` with `--leader-elect=false`.
     pub leader: Option<LeaderConfig>,
     /// `None` when nothing is served.

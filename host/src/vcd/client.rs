@@ -351,24 +351,43 @@ impl VcdClient {
     }
 }
 
+impl VcdClient {
+    /// Asks VCD for its API versions (no login), once: all that matters is
+    /// whether an answer comes, which [`Reachability`](super::Reachability)
+    /// notes.
+    pub async fn ping(&self) -> Result<(), VcdError> {
+        let transport = &self.inner.transport;
+        let call = versions_call();
+        transport
+            .send(&call, versions_request(transport, &call), BodyKind::Object)
+            .await
+            .map(drop)
+    }
+}
+
+fn versions_call() -> CallSite {
+    CallSite::new("get_versions", Method::GET, "/api/versions")
+}
+
+fn versions_request(transport: &Transport, call: &CallSite) -> reqwest::RequestBuilder {
+    transport
+        .http
+        .get(transport.url(call.path()))
+        .header(ACCEPT, "application/*+json")
+}
+
 /// `GET /api/versions` (no auth), then the best version in range.
 async fn discover_version(
     transport: &Transport,
     config: &ClientConfig,
 ) -> Result<ApiVersion, VcdError> {
-    let call = CallSite::new("get_versions", Method::GET, "/api/versions");
+    let call = versions_call();
     let reply = with_retries(
         &config.retry,
         &transport.metrics,
         call.operation(),
         Idempotency::Idempotent,
-        || {
-            let request = transport
-                .http
-                .get(transport.url(call.path()))
-                .header(ACCEPT, "application/*+json");
-            transport.send(&call, request, BodyKind::Object)
-        },
+        || transport.send(&call, versions_request(transport, &call), BodyKind::Object),
     )
     .await?;
     let supported: SupportedVersions =

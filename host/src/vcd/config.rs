@@ -5,6 +5,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::credentials::CredentialSource;
+use super::reachability::Reachability;
 use super::retry::RetryPolicy;
 use super::version::VersionRange;
 
@@ -71,6 +72,8 @@ pub struct ClientConfig {
     pub token_refresh_margin: Duration,
     /// The most the client reads of one answer.
     pub body_limits: BodyLimits,
+    /// Whether VCD answers, noted by every request.
+    pub reachability: Reachability,
 }
 
 /// How much of an answer the client reads before it gives up: a proxy or a
@@ -116,6 +119,7 @@ impl ClientConfig {
             tasks: TaskPolicy::default(),
             token_refresh_margin: Duration::from_secs(120),
             body_limits: BodyLimits::default(),
+            reachability: Reachability::default(),
         }
     }
 }

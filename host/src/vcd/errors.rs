@@ -295,6 +295,15 @@ impl VcdError {
         )
     }
 
+    /// No answer came at all (connect error, reset, timeout, TLS failure):
+    /// VCD, or the way to it, is down.
+    pub fn is_unanswered(&self) -> bool {
+        matches!(
+            self,
+            Self::Transport { .. } | Self::Tls { .. } | Self::Timeout { .. }
+        )
+    }
+
     /// VCD's `BUSY_ENTITY`: another operation holds the object.
     pub fn is_busy(&self) -> bool {
         matches!(self, Self::BusyEntity { .. })

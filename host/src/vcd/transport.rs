@@ -11,6 +11,7 @@ use reqwest::{RequestBuilder, StatusCode, Url};
 use super::config::{BodyLimits, ClientConfig};
 use super::errors::{CallSite, VcdError, from_status};
 use super::metrics::ClientMetrics;
+use super::reachability::Reachability;
 use crate::ratelimit::{Rate, RateLimiter};
 
 /// A successful (2xx) answer, body read in full.
@@ -42,6 +43,7 @@ pub struct Transport {
     base: Url,
     request_timeout: Duration,
     body_limits: BodyLimits,
+    reachability: Reachability,
     limiter: Option<RateLimiter>,
     pub metrics: ClientMetrics,
 }
@@ -103,6 +105,7 @@ impl Transport {
             base,
             request_timeout: config.request_timeout,
             body_limits: config.body_limits,
+            reachability: config.reachability.clone(),
             limiter: config.rate_limit.and_then(|per_second| {
                 // `vcd.requestsPerSecond` spaces requests evenly: no burst.
                 RateLimiter::new(Rate {
@@ -136,6 +139,7 @@ impl Transport {
         }
         let started = Instant::now();
         let outcome = self.attempt(call, request, kind).await;
+        self.reachability.note(&outcome);
         let label = match &outcome {
             Ok(_) => "ok",
             Err(error) => error.outcome(),

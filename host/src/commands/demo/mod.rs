@@ -75,6 +75,7 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
         },
         node_monitor_period: Duration::from_secs(1),
         max_node_deletion_fraction: DeletionFraction::default(),
+        vcd_unreachable_timeout: std::time::Duration::from_secs(60),
         leader: Some(LeaderConfig {
             identity: identity.clone(),
             ..LeaderConfig::default()

@@ -2,6 +2,7 @@
 
 use std::net::SocketAddr;
 use std::path::PathBuf;
+use std::time::Duration;
 
 use crate::cli::RunArgs;
 use crate::config::CloudConfig;
@@ -71,6 +72,7 @@ pub async fn settings(args: &RunArgs) -> Result<Settings, StartError> {
         },
         node_monitor_period: args.node_monitor_period,
         max_node_deletion_fraction,
+        vcd_unreachable_timeout: vcd_unreachable_timeout(args)?,
         leader,
         delegated_access: serve
             .as_ref()
@@ -101,6 +103,15 @@ fn kube_api_rate(args: &RunArgs) -> Result<Option<Rate>, StartError> {
         per_second: f64::from(qps),
         burst: args.kube_api_burst,
     }))
+}
+
+fn vcd_unreachable_timeout(args: &RunArgs) -> Result<Duration, StartError> {
+    match args.vcd_unreachable_timeout {
+        timeout if timeout < Duration::from_secs(1) => Err(StartError::Flag(format!(
+            "--vcd-unreachable-timeout: {timeout:?} is shorter than a second; a blip would fail readiness and cost the leadership"
+        ))),
+        timeout => Ok(timeout),
+    }
 }
 
 fn max_node_deletion_fraction(args: &RunArgs) -> Result<DeletionFraction, StartError> {

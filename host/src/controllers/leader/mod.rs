@@ -187,6 +187,14 @@ pub enum LeadershipLost {
         /// The new holder's identity.
         holder: String,
     },
+    /// This process gave the Lease up, so a healthier standby can lead.
+    #[error("gave up lease {lease}: {reason}")]
+    SteppedDown {
+        /// `namespace/name` of the Lease.
+        lease: String,
+        /// Why.
+        reason: String,
+    },
     /// The renewing task ended without saying why.
     #[error("renewing lease {lease} stopped unexpectedly")]
     RenewerStopped {
@@ -361,6 +369,29 @@ impl Leadership {
                 Err(_) => LeadershipLost::RenewerStopped { lease },
             }
         }
+    }
+
+    /// Stops renewing and releases the Lease (within the renew deadline),
+    /// so a standby takes over at once; the process should then exit.
+    pub async fn step_down(self, reason: String) -> LeadershipLost {
+        self.renewer.abort();
+        self.master_status.set(0);
+        let lock = &self.health.lock;
+        match timeout(lock.config.renew_deadline, lock.release()).await {
+            Ok(Ok(())) => {}
+            Ok(Err(error)) => {
+                tracing::warn!(%error, lease = %self.lease, "cannot release the leader lease; it expires after the lease duration")
+            }
+            Err(_) => {
+                tracing::warn!(lease = %self.lease, "releasing the leader lease timed out; it expires after the lease duration")
+            }
+        }
+        let lost = LeadershipLost::SteppedDown {
+            lease: self.lease.clone(),
+            reason,
+        };
+        tracing::error!(reason = %lost, "leaderelection lost");
+        lost
     }
 
     /// False once the Lease has gone unrenewed for the lease duration plus

@@ -79,6 +79,7 @@ impl ManagedCluster {
             },
             node_monitor_period: Duration::from_millis(200),
             max_node_deletion_fraction: DeletionFraction::default(),
+            vcd_unreachable_timeout: std::time::Duration::from_secs(60),
             leader: Some(LeaderConfig {
                 identity: identity.clone(),
                 lease_duration: Duration::from_secs(2),

@@ -4,6 +4,7 @@
 
 pub mod gateway;
 pub mod process;
+pub mod proxy;
 
 use std::ffi::OsString;
 use std::path::PathBuf;
@@ -92,6 +93,30 @@ impl World {
     /// info level and serving plain HTTP on a free port.
     pub fn spawn(&self, name: &str, extra: &[&str]) -> CcmProcess {
         let mut args = self.files.args();
+        args.extend(extra.iter().map(OsString::from));
+        CcmProcess::spawn(
+            name,
+            self.dir.path(),
+            args,
+            Some(free_port()),
+            Logging::Info,
+        )
+    }
+
+    /// `vcd-ccm run` reaching VCD through `proxy` instead of directly.
+    pub fn spawn_behind(&self, name: &str, proxy: &proxy::CutProxy, extra: &[&str]) -> CcmProcess {
+        let direct = std::fs::read_to_string(&self.files.cloud_config).expect("the cloud config");
+        let cloud_config = self.dir.path().join(format!("{name}-cloud-config.yaml"));
+        std::fs::write(
+            &cloud_config,
+            direct.replace(self.vcd.base_url(), &proxy.url),
+        )
+        .expect("the proxied cloud config is written");
+        let files = RunFiles {
+            cloud_config,
+            ..self.files.clone()
+        };
+        let mut args = files.args();
         args.extend(extra.iter().map(OsString::from));
         CcmProcess::spawn(
             name,
