@@ -12,6 +12,7 @@ pub mod node;
 mod node_helpers;
 pub mod ready;
 pub mod service;
+pub mod supervise;
 mod workqueue;
 
 pub use enabled::EnabledControllers;

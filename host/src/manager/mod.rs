@@ -27,7 +27,10 @@ use crate::access::Delegated;
 use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
 use crate::controllers::lifecycle::{self, LifecycleConfig, LifecycleController};
 use crate::controllers::node::{self, CloudNodeController};
-use crate::controllers::service::{AnnotationJournal, LbSide, ServiceController};
+use crate::controllers::service::{
+    AnnotationJournal, LbSide, ServiceController, ServiceControllerConfig,
+};
+use crate::controllers::supervise::TaskHealth;
 use crate::controllers::{CacheSync, EventRecorder, Informer};
 use crate::ratelimit::ThrottleMetrics;
 use crate::serve::{self, Authorize, Check, Probes, Server, SharedRegistry};
@@ -92,6 +95,7 @@ impl Manager {
             "1 once the load-balancer side (gateway, ALB, address source) is set up; 0 while it is retried",
             lb_ready.clone(),
         );
+        let task_health = TaskHealth::register(&mut write(&metrics));
         let vcd_reached = Arc::new(AtomicBool::new(false));
         let reach = cloud.reachability();
         let unreachable_timeout = settings.vcd_unreachable_timeout;
@@ -120,6 +124,10 @@ impl Manager {
                             LbSide::Pending(reason) => Err(reason.clone()),
                         }));
                 }
+                let tasks = task_health.clone();
+                probes
+                    .health
+                    .push(Check::new("controller-tasks", move || tasks.check()));
                 if let Some(elector) = &elector {
                     let health = elector.health();
                     probes
@@ -177,7 +185,10 @@ impl Manager {
                     policies,
                     lb_watch,
                     recorder("service-controller"),
-                    s.service.clone(),
+                    ServiceControllerConfig {
+                        tasks: task_health.clone(),
+                        ..s.service.clone()
+                    },
                     &mut write(&metrics),
                 );
                 controllers.spawn(controller.run(caches.register("service")));
@@ -216,7 +227,10 @@ impl Manager {
             // Only now: until the caches are registered, `informer-sync`
             // would pass without them.
             vcd_reached.store(true, Ordering::Relaxed);
-            let lost = until_lost(leadership, reach, unreachable_timeout).await;
+            let lost = tokio::select! {
+                lost = until_lost(leadership, reach, unreachable_timeout) => lost,
+                never = watch_controllers(&mut controllers, task_health) => match never {},
+            };
             controllers.abort_all();
             lost
         });
@@ -252,6 +266,24 @@ struct AbortOnDrop(tokio::task::JoinHandle<()>);
 impl Drop for AbortOnDrop {
     fn drop(&mut self) {
         self.0.abort();
+    }
+}
+
+/// Reports a controller whose run ends (they run for the life of the
+/// process) to `/healthz`; never returns.
+async fn watch_controllers(
+    controllers: &mut JoinSet<()>,
+    health: TaskHealth,
+) -> std::convert::Infallible {
+    loop {
+        match controllers.join_next().await {
+            Some(Ok(())) => health.controller_stopped("a controller's run ended".into()),
+            Some(Err(error)) if error.is_panic() => {
+                health.controller_stopped("a controller panicked".into())
+            }
+            Some(Err(_)) => {}
+            None => std::future::pending::<()>().await,
+        }
     }
 }
 

@@ -20,9 +20,11 @@ pub use journal::AnnotationJournal;
 pub use predicates::{CLEANUP_FINALIZER, internal_ip};
 
 use std::collections::HashMap;
+use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
+use futures::FutureExt;
 use k8s_openapi::api::core::v1::{Namespace, Node, ObjectReference, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::runtime::reflector::Store;
@@ -33,6 +35,7 @@ use tokio::task::JoinSet;
 
 use super::informer::{Change, Informer, Listed};
 use super::leader::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
+use super::supervise::TaskHealth;
 use super::workqueue::{Backoff, WorkQueue};
 use super::{EventRecorder, EventType, SyncedFlag};
 use crate::lb::LoadBalancers;
@@ -42,12 +45,15 @@ use metrics::ServiceMetrics;
 use pending::PendingReporter;
 use predicates::{ClassFilter, in_node_set, needs_cleanup, should_sync_updated_node};
 use spec::NodeKey;
-use sync::service_key;
+use sync::{SyncError, service_key};
 use writes::ServiceWrites;
 
 /// Services needing cleanup are queued again this often (upstream's
 /// informer resync of the service handler).
 const CLEANUP_RESYNC: Duration = Duration::from_secs(30);
+
+/// The controller's name in task supervision.
+const NAME: &str = "service";
 
 /// The default `--drift-repair-period`.
 pub const DEFAULT_DRIFT_PERIOD: Duration = Duration::from_secs(300);
@@ -63,6 +69,8 @@ pub struct ServiceControllerConfig {
     pub base_backoff: Duration,
     /// Longest retry delay.
     pub max_backoff: Duration,
+    /// Where the controller's tasks report restarts (`/healthz`).
+    pub tasks: TaskHealth,
     /// `--drift-repair-period`: how often every Service's load balancer is
     /// compared with what VCD holds and repaired; `None` turns it off.
     pub drift_period: Option<Duration>,
@@ -81,6 +89,7 @@ impl Default for ServiceControllerConfig {
             base_backoff: Duration::from_secs(5),
             max_backoff: Duration::from_secs(300),
             drift_period: Some(DEFAULT_DRIFT_PERIOD),
+            tasks: TaskHealth::default(),
             events_on: lease_reference(DEFAULT_LEASE_NAMESPACE, DEFAULT_LEASE_NAME),
         }
     }
@@ -141,6 +150,7 @@ pub struct ServiceController {
     listed: [Listed; 4],
     nodes_changed: Arc<Notify>,
     endpoints_changed: EndpointChanges,
+    tasks: TaskHealth,
 }
 
 impl ServiceController {
@@ -249,6 +259,7 @@ impl ServiceController {
             ],
             nodes_changed,
             endpoints_changed,
+            tasks: config.tasks.clone(),
         }
     }
 
@@ -271,16 +282,37 @@ impl ServiceController {
         let shared = Arc::new((self.make_shared)(lb));
         shared.sweep().await;
         synced.set();
+        let health = &self.tasks;
         for _ in 0..shared.workers {
-            tasks.spawn(worker(shared.clone()));
+            let s = shared.clone();
+            tasks.spawn(
+                health
+                    .clone()
+                    .supervise(NAME, "worker", move || worker(s.clone())),
+            );
         }
-        tasks.spawn(node_sync_loop(shared.clone(), self.nodes_changed));
-        tasks.spawn(endpoint_sync_loop(shared.clone(), self.endpoints_changed));
-        tasks.spawn(cleanup_resync_loop(shared.clone()));
+        let (s, changed) = (shared.clone(), self.nodes_changed);
+        tasks.spawn(health.clone().supervise(NAME, "node-sync", move || {
+            node_sync_loop(s.clone(), changed.clone())
+        }));
+        let (s, changes) = (shared.clone(), self.endpoints_changed);
+        tasks.spawn(health.clone().supervise(NAME, "endpoint-sync", move || {
+            endpoint_sync_loop(s.clone(), changes.clone())
+        }));
+        let s = shared.clone();
+        tasks.spawn(health.clone().supervise(NAME, "cleanup-resync", move || {
+            cleanup_resync_loop(s.clone())
+        }));
         if let Some(period) = shared.drift_period {
-            tasks.spawn(drift::drift_loop(shared.clone(), period));
+            let s = shared.clone();
+            tasks.spawn(health.clone().supervise(NAME, "drift-repair", move || {
+                drift::drift_loop(s.clone(), period)
+            }));
         }
-        tasks.spawn(shared.clone().follow_policy_reloads(self.policies));
+        let (s, policies) = (shared.clone(), self.policies);
+        tasks.spawn(health.clone().supervise(NAME, "policy-reloads", move || {
+            s.clone().follow_policy_reloads(policies.clone())
+        }));
         while let Some(result) = tasks.join_next().await {
             if let Err(error) = result {
                 tracing::error!(%error, "a service controller task ended");
@@ -294,7 +326,12 @@ async fn worker(shared: Arc<Shared>) {
         let key = shared.queue.next().await;
         shared.metrics.queue_depth.set(shared.queue.len() as i64);
         let started = std::time::Instant::now();
-        let result = shared.sync(&key).await;
+        // A panic in one sync fails that sync (retried with backoff), not
+        // the worker: the key would otherwise stay taken for good.
+        let result = AssertUnwindSafe(shared.sync(&key))
+            .catch_unwind()
+            .await
+            .unwrap_or_else(|_| Err(SyncError::Panicked));
         shared
             .metrics
             .work_duration

@@ -40,6 +40,8 @@ pub enum SyncError {
     RemoveFinalizer(#[source] kube::Error),
     #[error("failed to update load balancer status: {0}")]
     Status(#[source] kube::Error),
+    #[error("the sync panicked (a bug: see the log); retried with backoff")]
+    Panicked,
 }
 
 pub fn object_ref(service: &Service) -> ObjectReference {
