@@ -51,11 +51,28 @@ enum Verdict {
 }
 
 impl LoadBalancers {
+    /// Fills the caches every first Service would otherwise pay for (the
+    /// certificate library, the engine group with room); a failure here is
+    /// only a cost moved to that Service.
+    async fn warm_caches(&self) {
+        if let Err(error) = self.catalog.certificates(&self.client, false).await {
+            tracing::debug!(%error, "the certificate library is read at the first decision instead");
+        }
+        if let Err(error) = self
+            .catalog
+            .engine_group(&self.client, &self.gateway.id)
+            .await
+        {
+            tracing::debug!(%error, "the engine group is picked at the first virtual service instead");
+        }
+    }
+
     /// Deletes every object tagged with this cluster whose Service uid is
     /// not in `live_uids`. Objects of other clusters and untagged objects
     /// are never touched.
     pub async fn sweep(&self, live_uids: &HashSet<String>) -> Result<SweepReport, LbError> {
         let vcd = |a: String| LbError::vcd("(sweep)", a);
+        self.warm_caches().await;
         let view = self
             .snapshot
             .refreshed(&self.client, &self.gateway.id)

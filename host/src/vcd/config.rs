@@ -22,8 +22,8 @@ pub struct TlsOptions {
 /// How the client polls the VCD task a write starts.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct TaskPolicy {
-    /// While the client has not yet seen a task of the operation finish: the
-    /// wait before the second poll (the first one is immediate).
+    /// While the client has not yet seen a task finish: the step between
+    /// polls in the first second (the first poll is immediate).
     pub first_poll_delay: Duration,
     /// Polls never wait longer than this apart.
     pub max_poll_delay: Duration,

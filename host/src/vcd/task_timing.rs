@@ -14,9 +14,13 @@ use super::config::TaskPolicy;
 const SAMPLES: usize = 9;
 /// The first poll goes out this share of the expected duration in, so a
 /// task that got faster is noticed and the expectation follows it down.
-const LEAD: f64 = 0.9;
+const LEAD: f64 = 0.95;
 /// Past the expected end, polls start this share of it apart, and double.
-const STEP: f64 = 0.1;
+const STEP: f64 = 0.05;
+/// Without an expectation, the polls of the first second go out at the
+/// policy's first delay (100 ms) before the steps start doubling: most
+/// tasks end within a second.
+const FLAT_POLLS: u32 = 9;
 /// The shortest step between polls near the expected end.
 const MIN_STEP: Duration = Duration::from_millis(20);
 
@@ -33,11 +37,15 @@ impl TaskTimings {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    /// The median of the operation's recent durations, once it has any.
+    /// The median of the operation's recent durations; before it has
+    /// any, that of every operation's (tasks of one VCD take similar
+    /// times); `None` before any task was seen.
     pub fn expected(&self, operation: &str) -> Option<Duration> {
         let samples = self.samples();
-        let recent = samples.get(operation)?;
-        let mut sorted: Vec<Duration> = recent.iter().copied().collect();
+        let mut sorted: Vec<Duration> = match samples.get(operation) {
+            Some(recent) => recent.iter().copied().collect(),
+            None => samples.values().flatten().copied().collect(),
+        };
         sorted.sort();
         sorted.get(sorted.len() / 2).copied()
     }
@@ -60,18 +68,21 @@ pub(super) struct PollSchedule {
     next: Duration,
     step: Duration,
     max: Duration,
+    /// Polls left before the step starts doubling.
+    flat: u32,
 }
 
 impl PollSchedule {
-    /// Without an expectation: at once, then from the policy's first delay,
-    /// doubling. With one: just before the expected end, then at short
-    /// steps that double.
+    /// Without an expectation: at once, then at the policy's first delay
+    /// for a while, then doubling. With one: just before the expected end,
+    /// then at short steps that double.
     pub fn new(policy: &TaskPolicy, expected: Option<Duration>) -> Self {
         match expected {
             None => Self {
                 next: Duration::ZERO,
                 step: policy.first_poll_delay,
                 max: policy.max_poll_delay,
+                flat: FLAT_POLLS,
             },
             Some(expected) => Self {
                 next: expected.mul_f64(LEAD).min(policy.max_poll_delay),
@@ -79,6 +90,7 @@ impl PollSchedule {
                     .mul_f64(STEP)
                     .clamp(MIN_STEP, policy.max_poll_delay),
                 max: policy.max_poll_delay,
+                flat: 0,
             },
         }
     }
@@ -87,7 +99,10 @@ impl PollSchedule {
     pub fn next_wait(&mut self) -> Duration {
         let wait = self.next;
         self.next = self.step;
-        self.step = (self.step * 2).min(self.max);
+        match self.flat {
+            0 => self.step = (self.step * 2).min(self.max),
+            _ => self.flat -= 1,
+        }
         wait
     }
 }
@@ -108,7 +123,12 @@ mod tests {
             timings.observe("create_pool", ms(took));
         }
         assert_eq!(timings.expected("create_pool"), Some(ms(500)));
-        assert_eq!(timings.expected("update_pool"), None);
+        assert_eq!(
+            timings.expected("update_pool"),
+            Some(ms(500)),
+            "an unseen operation starts from every operation's median"
+        );
+        assert_eq!(TaskTimings::default().expected("update_pool"), None);
         for _ in 0..SAMPLES {
             timings.observe("create_pool", ms(100));
         }
@@ -120,10 +140,15 @@ mod tests {
         let policy = TaskPolicy::default();
         let mut learnt = PollSchedule::new(&policy, Some(ms(500)));
         let waits: Vec<u128> = (0..4).map(|_| learnt.next_wait().as_millis()).collect();
-        assert_eq!(waits, [450, 50, 100, 200]);
+        assert_eq!(waits, [475, 25, 50, 100]);
         let mut fresh = PollSchedule::new(&policy, None);
-        let waits: Vec<u128> = (0..3).map(|_| fresh.next_wait().as_millis()).collect();
-        assert_eq!(waits, [0, 100, 200]);
+        let waits: Vec<u128> = (0..13).map(|_| fresh.next_wait().as_millis()).collect();
+        assert_eq!(
+            waits,
+            [
+                0, 100, 100, 100, 100, 100, 100, 100, 100, 100, 100, 200, 400
+            ]
+        );
     }
 
     #[test]

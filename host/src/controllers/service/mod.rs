@@ -44,7 +44,7 @@ use endpoints::{EndpointChanges, endpoint_sync_loop, is_local, ready_endpoints};
 use metrics::ServiceMetrics;
 use pending::PendingReporter;
 use predicates::{ClassFilter, in_node_set, needs_cleanup, should_sync_updated_node};
-use spec::NodeKey;
+use spec::{NodeKey, NodeSetDigest};
 use sync::{SyncError, service_key};
 use writes::ServiceWrites;
 
@@ -110,7 +110,7 @@ pub(crate) struct Shared {
     /// Services synced since start (upstream's serviceCache).
     synced: Mutex<HashMap<String, Arc<Service>>>,
     /// The members each Service's load balancer was last given.
-    last_nodes: Mutex<HashMap<String, Vec<NodeKey>>>,
+    last_nodes: Mutex<HashMap<String, NodeSetDigest>>,
     /// A Service's sync and its node update never run at the same time:
     /// both write the same VCD objects.
     in_progress: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
@@ -476,7 +476,7 @@ impl Shared {
         }
     }
 
-    fn last_synced(&self) -> MutexGuard<'_, HashMap<String, Vec<NodeKey>>> {
+    fn last_synced(&self) -> MutexGuard<'_, HashMap<String, NodeSetDigest>> {
         self.last_nodes.lock().unwrap_or_else(|p| p.into_inner())
     }
 

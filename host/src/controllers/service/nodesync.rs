@@ -11,7 +11,7 @@ use k8s_openapi::api::core::v1::Service;
 
 use super::Shared;
 use super::predicates::needs_cleanup;
-use super::spec::NodeKey;
+use super::spec::{NodeKey, NodeSetDigest};
 use super::sync::{object_ref, service_key};
 use crate::controllers::EventType::{Normal, Warning};
 
@@ -63,10 +63,11 @@ impl Shared {
             // Not ensured yet (its finalizer may not be set): its own sync
             // creates the load balancer, with the nodes of that moment.
             let previous = synced.get_mut(&key)?;
-            if *previous == nodes {
+            let digest = NodeSetDigest::of(&nodes);
+            if *previous == digest {
                 return None;
             }
-            *previous = nodes.clone();
+            *previous = digest;
         }
         self.metrics.loadbalancer_sync.inc();
         let spec = self.spec_of(&service);

@@ -86,6 +86,34 @@ impl NodeKey {
     }
 }
 
+/// A node set as a digest: the service controller remembers, per Service,
+/// which set its load balancer was last given, and only ever compares it.
+/// Keeping the sets themselves would cost Services × Nodes keys (hundreds of
+/// MB at 1,000 Services over 5,000 Nodes); a SHA-256 is 32 bytes each.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct NodeSetDigest([u8; 32]);
+
+impl NodeSetDigest {
+    pub fn of(nodes: &[NodeKey]) -> Self {
+        use sha2::{Digest, Sha256};
+        let mut hasher = Sha256::new();
+        let mut field = |value: Option<&str>| {
+            // Length-prefixed, so no two different sets hash the same input.
+            let bytes = value.map(str::as_bytes);
+            hasher.update([u8::from(bytes.is_some())]);
+            let bytes = bytes.unwrap_or_default();
+            hasher.update((bytes.len() as u64).to_le_bytes());
+            hasher.update(bytes);
+        };
+        for node in nodes {
+            field(Some(&node.name));
+            field(node.provider_id.as_deref());
+            field(node.internal_ip.as_deref());
+        }
+        Self(hasher.finalize().into())
+    }
+}
+
 /// `status.loadBalancer.ingress` as the load balancer reports it.
 pub fn ingress_of(status: &LbStatus) -> Vec<LoadBalancerIngress> {
     status

@@ -13,7 +13,7 @@ use kube::runtime::reflector::ObjectRef;
 use super::Shared;
 use super::metrics::ReconcileLabels;
 use super::predicates::{has_finalizer, needs_cleanup};
-use super::spec::{NodeKey, current_ingress, ingress_of, service_spec};
+use super::spec::{NodeKey, NodeSetDigest, current_ingress, ingress_of, service_spec};
 use crate::controllers::EventType::{Normal, Warning};
 use crate::lb::{LbError, ServiceSpec};
 
@@ -219,7 +219,7 @@ impl Shared {
             self.event(&reference, Warning, reason, message).await;
         }
         let key = service_key(service);
-        self.last_synced().insert(key, nodes.clone());
+        self.last_synced().insert(key, NodeSetDigest::of(&nodes));
         let spec = self.spec_of(service);
         let node_specs: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
         tracing::debug!(service = %service_key(service), "ensuring the load balancer");
