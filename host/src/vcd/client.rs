@@ -98,9 +98,10 @@ impl ApiRequest {
         self
     }
 
-    /// Marks the answer as a page of a list, which may be larger.
-    pub fn page(mut self) -> Self {
-        self.body_kind = BodyKind::Page;
+    /// Marks the answer as a collection (a list page, a vApp with its VMs),
+    /// which may be larger.
+    pub fn collection(mut self) -> Self {
+        self.body_kind = BodyKind::Collection;
         self
     }
 

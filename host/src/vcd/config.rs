@@ -82,15 +82,16 @@ pub struct ClientConfig {
 pub struct BodyLimits {
     /// An answer about one object (and errors, tasks, logins).
     pub object: usize,
-    /// One page of a list (up to 128 items, the VM query's included).
-    pub page: usize,
+    /// A collection: one page of a list (up to 128 items), or a vApp
+    /// with every VM (thousands of VMs in one vApp reach tens of MiB).
+    pub collection: usize,
 }
 
 impl Default for BodyLimits {
     fn default() -> Self {
         Self {
             object: 4 << 20,
-            page: 32 << 20,
+            collection: 64 << 20,
         }
     }
 }
@@ -100,7 +101,7 @@ impl ClientConfig {
     /// default: API versions 36.0–38.1, a 10 s connect and a 60 s request
     /// timeout, no rate limit, the default [`RetryPolicy`] and [`TaskPolicy`],
     /// a 120 s token refresh margin and the default [`BodyLimits`] (4 MiB
-    /// per object, 32 MiB per list page).
+    /// per object, 64 MiB per collection).
     pub fn new(
         host: impl Into<String>,
         org: impl Into<String>,

@@ -235,7 +235,7 @@ pub enum VcdError {
         call: CallSite,
         /// The limit, in bytes.
         limit: usize,
-        /// `a list page` or `one object`.
+        /// `one object` or `a collection (…)`.
         kind: &'static str,
     },
     /// VCD and this client share no API version.

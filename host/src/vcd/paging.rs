@@ -84,7 +84,7 @@ impl VcdClient {
         let mut items = Vec::new();
         for page in 1..=MAX_PAGES {
             let mut request = ApiRequest::get(operation, path)
-                .page()
+                .collection()
                 .query("page", page)
                 .query("pageSize", page_size);
             if let Some(filter) = filter {
@@ -112,14 +112,14 @@ impl VcdClient {
     ) -> Result<Vec<T>, VcdError> {
         let mut items = Vec::new();
         let mut request = ApiRequest::get(operation, path)
-            .page()
+            .collection()
             .query("pageSize", page_size);
         for _ in 0..MAX_PAGES {
             let reply = self.execute(&request).await?;
             let page: Page<T> = self.decode(&request, &reply)?;
             items.extend(page.values);
             match next_page_link(&reply.headers) {
-                Some(link) => request = ApiRequest::get(operation, path_of(&link)).page(),
+                Some(link) => request = ApiRequest::get(operation, path_of(&link)).collection(),
                 None => return Ok(items),
             }
         }

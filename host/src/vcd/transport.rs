@@ -33,8 +33,8 @@ impl Reply {
 pub enum BodyKind {
     /// One object, a task, an error, a login.
     Object,
-    /// A page of a list.
-    Page,
+    /// A collection: a page of a list, or a vApp with all its VMs.
+    Collection,
 }
 
 #[derive(Debug)]
@@ -184,7 +184,10 @@ impl Transport {
     ) -> Result<Vec<u8>, VcdError> {
         let (limit, what) = match kind {
             BodyKind::Object => (self.body_limits.object, "one object"),
-            BodyKind::Page => (self.body_limits.page, "a list page"),
+            BodyKind::Collection => (
+                self.body_limits.collection,
+                "a collection (a list page, a vApp with its VMs)",
+            ),
         };
         let too_large = || VcdError::ResponseTooLarge {
             call: call.clone(),

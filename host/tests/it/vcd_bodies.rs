@@ -1,4 +1,4 @@
-//! Answers are read up to a limit: a list page larger than the page limit
+//! Answers are read up to a limit: a list page larger than the collection limit
 //! and an answer that never ends are refused with an error naming the
 //! limit, instead of growing the process's memory.
 
@@ -10,6 +10,7 @@ use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
 use vcd_ccm::vcd::resources::EntityRef;
 use vcd_ccm::vcd::resources::pool::Pool;
+use vcd_ccm::vcd::resources::vm::VmScope;
 use vcd_ccm::vcd::{BodyLimits, ClientConfig, CredentialSource, VcdClient, VcdError};
 
 fn pool(name: &str, gateway: &EntityRef) -> Pool {
@@ -27,7 +28,7 @@ async fn a_list_page_past_the_page_limit_is_refused_naming_the_limit() {
     let mut config = config(&sim, tenant_token(&sim));
     config.body_limits = BodyLimits {
         object: 64 << 10,
-        page: 2 << 10,
+        collection: 2 << 10,
     };
     let client = connect(config).await;
     let placement = placement(&client).await;
@@ -45,7 +46,7 @@ async fn a_list_page_past_the_page_limit_is_refused_naming_the_limit() {
         "{text}"
     );
     assert!(
-        text.contains("2048 bytes") && text.contains("a list page"),
+        text.contains("2048 bytes") && text.contains("a collection"),
         "{text}"
     );
     assert_eq!(error.outcome(), "too_large");
@@ -103,4 +104,33 @@ async fn an_answer_that_never_ends_is_cut_at_the_object_limit() {
         "{error}"
     );
     assert!(error.to_string().contains("get_versions"), "{error}");
+}
+
+#[tokio::test]
+async fn a_vapp_with_its_vms_is_read_under_the_collection_limit() {
+    let sim = sim().await;
+    let limited = |collection: usize| {
+        let mut config = config(&sim, tenant_token(&sim));
+        config.body_limits = BodyLimits {
+            object: 2 << 10,
+            collection,
+        };
+        connect(config)
+    };
+    let (small, large) = (limited(2 << 10).await, limited(4 << 20).await);
+    let records = large
+        .query_vms(&VmScope::VAppPrefix("cluster1".into()))
+        .await
+        .unwrap();
+    let container = records[0].container.clone().expect("a vApp");
+    let error = small.get_vapp_with_vms(&container).await.unwrap_err();
+    assert!(
+        matches!(error, VcdError::ResponseTooLarge { .. }),
+        "the vApp document is larger than one object may be: {error}"
+    );
+    let read = large
+        .get_vapp_with_vms(&container)
+        .await
+        .expect("a vApp document is a collection, not one object");
+    assert_eq!(read.vms.len(), 3);
 }

@@ -302,7 +302,7 @@ impl VcdClient {
         let mut records = Vec::new();
         for page in 1.. {
             let request = ApiRequest::get("query_vms", "/api/query")
-                .page()
+                .collection()
                 .legacy()
                 .query("type", query_type)
                 .query("format", "records")
@@ -341,7 +341,11 @@ impl VcdClient {
             name: String,
         }
         let body: VAppBody = self
-            .fetch(ApiRequest::get("get_vapp", path_of(href)).legacy())
+            .fetch(
+                ApiRequest::get("get_vapp", path_of(href))
+                    .legacy()
+                    .collection(),
+            )
             .await?;
         Ok(VApp {
             id: body.id,
@@ -365,7 +369,11 @@ impl VcdClient {
             children: Option<Children>,
         }
         let body: VAppBody = self
-            .fetch(ApiRequest::get("get_vapp", path_of(vapp_href)).legacy())
+            .fetch(
+                ApiRequest::get("get_vapp", path_of(vapp_href))
+                    .legacy()
+                    .collection(),
+            )
             .await?;
         let vms = body.children.map(|c| c.vm).unwrap_or_default();
         Ok(VAppWithVms {
