@@ -20,8 +20,8 @@ use prometheus_client::registry::Registry;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
-use settings::kube_client;
 pub use settings::{DEFAULT_KUBE_API_RATE, Settings, StartError};
+use settings::{access_client, kube_client};
 
 use crate::access::Delegated;
 use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
@@ -134,9 +134,14 @@ impl Manager {
                         .health
                         .push(Check::new("leaderElection", move || health.check()));
                 }
-                let access = settings.delegated_access.clone().map(|paths| {
-                    Arc::new(Delegated::new(client.clone(), paths)) as Arc<dyn Authorize>
-                });
+                let access = match settings.delegated_access.clone() {
+                    Some(paths) => Some(Arc::new(Delegated::new(
+                        access_client(&settings)?,
+                        paths,
+                        &mut write(&metrics),
+                    )) as Arc<dyn Authorize>),
+                    None => None,
+                };
                 Some(
                     serve::start(config, probes, metrics.clone(), access)
                         .await

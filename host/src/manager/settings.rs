@@ -134,3 +134,13 @@ pub fn kube_client(settings: &Settings, metrics: &ThrottleMetrics) -> Result<Cli
         None => builder.build(),
     })
 }
+
+/// The serving port's access-review client: a connection of its own, not
+/// throttled by `--kube-api-qps` (the reviews are paced by
+/// [`crate::access::ACCESS_RATE`] instead), so reviews and the controllers'
+/// requests never wait for each other.
+pub fn access_client(settings: &Settings) -> Result<Client, StartError> {
+    Ok(ClientBuilder::try_from(settings.kube.clone())
+        .map_err(StartError::Kube)?
+        .build())
+}

@@ -8,6 +8,7 @@
 //! (`[+]name ok` / `[-]name failed: reason`) and a closing line, with 500.
 
 mod access;
+mod conn;
 mod tls;
 
 use std::net::SocketAddr;
@@ -26,6 +27,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use self::access::{Authorize, Verdict};
+pub use self::conn::{HEADER_READ_TIMEOUT, IDLE_TIMEOUT, MAX_CONNECTIONS};
 pub use self::tls::Certificate;
 /// Upstream's `--secure-port` default (`CloudControllerManagerPort`).
 pub const DEFAULT_SECURE_PORT: u16 = 10258;
@@ -220,7 +222,9 @@ pub async fn start(
         metrics,
     });
     if let Some(access) = access {
-        app = app.layer(axum::middleware::from_fn_with_state(access, access::guard));
+        // On the routes only: any other path is 404 at once, without a
+        // review, so random paths cost the API server nothing.
+        app = app.route_layer(axum::middleware::from_fn_with_state(access, access::guard));
     }
     let (shutdown, signal) = oneshot::channel::<()>();
     let signal = async {
@@ -233,7 +237,8 @@ pub async fn start(
             ("https", tokio::spawn(log_exit(served.into_future())))
         }
         None => {
-            let served = axum::serve(tcp, app).with_graceful_shutdown(signal);
+            let served =
+                axum::serve(conn::PlainListener::new(tcp), app).with_graceful_shutdown(signal);
             ("http", tokio::spawn(log_exit(served.into_future())))
         }
     };

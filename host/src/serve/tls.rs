@@ -9,7 +9,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tokio::net::{TcpListener, TcpStream};
-use tokio::sync::mpsc;
+use tokio::sync::{Semaphore, mpsc};
 use tokio_rustls::TlsAcceptor;
 use tokio_rustls::rustls::pki_types::pem::{self, PemObject};
 use tokio_rustls::rustls::pki_types::{CertificateDer, PrivateKeyDer, PrivatePkcs8KeyDer};
@@ -17,6 +17,7 @@ use tokio_rustls::rustls::{self, ServerConfig};
 use tokio_rustls::server::TlsStream;
 
 use super::ServeError;
+use super::conn::{self, Guarded};
 
 /// A client that has not finished its handshake by then is dropped.
 const HANDSHAKE_TIMEOUT: Duration = Duration::from_secs(10);
@@ -110,7 +111,7 @@ fn read_key(path: &Path) -> Result<PrivateKeyDer<'static>, ServeError> {
 
 /// Accepts TCP connections and hands axum those whose handshake succeeded.
 pub(super) struct TlsListener {
-    handshaken: mpsc::Receiver<(TlsStream<TcpStream>, SocketAddr)>,
+    handshaken: mpsc::Receiver<(Guarded<TlsStream<TcpStream>>, SocketAddr)>,
     addr: SocketAddr,
 }
 
@@ -119,7 +120,7 @@ impl TlsListener {
     pub(super) fn new(tcp: TcpListener, acceptor: TlsAcceptor) -> io::Result<TlsListener> {
         let addr = tcp.local_addr()?;
         let (sender, handshaken) = mpsc::channel(HANDSHAKEN_BACKLOG);
-        tokio::spawn(accept_connections(tcp, acceptor, sender));
+        tokio::spawn(accept_connections(tcp, acceptor, sender, conn::permits()));
         Ok(TlsListener { handshaken, addr })
     }
 }
@@ -127,9 +128,15 @@ impl TlsListener {
 async fn accept_connections(
     tcp: TcpListener,
     acceptor: TlsAcceptor,
-    sender: mpsc::Sender<(TlsStream<TcpStream>, SocketAddr)>,
+    sender: mpsc::Sender<(Guarded<TlsStream<TcpStream>>, SocketAddr)>,
+    permits: Arc<Semaphore>,
 ) {
     loop {
+        // A slot first: connections beyond the limit wait in the backlog, handshakes included.
+        let slot = tokio::select! {
+            () = sender.closed() => return,
+            slot = conn::slot(&permits) => slot,
+        };
         let (stream, peer) = tokio::select! {
             () = sender.closed() => return,
             accepted = tcp.accept() => match accepted {
@@ -147,7 +154,7 @@ async fn accept_connections(
             match tokio::time::timeout(HANDSHAKE_TIMEOUT, acceptor.accept(stream)).await {
                 Ok(Ok(tls)) => {
                     // The server may have stopped meanwhile; the connection is dropped then.
-                    let _ = sender.send((tls, peer)).await;
+                    let _ = sender.send((Guarded::new(tls, slot), peer)).await;
                 }
                 Ok(Err(error)) => tracing::debug!(%error, %peer, "serving: TLS handshake failed"),
                 Err(_) => tracing::debug!(%peer, "serving: TLS handshake timed out"),
@@ -157,7 +164,7 @@ async fn accept_connections(
 }
 
 impl axum::serve::Listener for TlsListener {
-    type Io = TlsStream<TcpStream>;
+    type Io = Guarded<TlsStream<TcpStream>>;
     type Addr = SocketAddr;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {

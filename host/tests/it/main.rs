@@ -42,6 +42,7 @@ mod policy_directory;
 mod sandbox;
 mod serve;
 mod serve_access;
+mod serve_flood;
 mod structure;
 mod vcd_auth;
 mod vcd_bodies;

@@ -19,8 +19,9 @@ async fn serve(kube: &KubeSim) -> Server {
         transport: Transport::Https(Certificate::SelfSigned),
     };
     let paths = DEFAULT_ALWAYS_ALLOW_PATHS.map(String::from).to_vec();
-    let access = Arc::new(Delegated::new(kube.client().unwrap(), paths));
-    let metrics = Arc::new(RwLock::new(MetricRegistry::default()));
+    let mut registry = MetricRegistry::default();
+    let access = Arc::new(Delegated::new(kube.client().unwrap(), paths, &mut registry));
+    let metrics = Arc::new(RwLock::new(registry));
     serve::start(config, Probes::default(), metrics, Some(access))
         .await
         .expect("the server starts")
@@ -119,4 +120,46 @@ async fn an_api_server_that_cannot_answer_denies_with_500() {
     assert_eq!(status, 500, "{body}");
     assert!(body.contains("SubjectAccessReview: "), "{body}");
     assert_eq!(get(&server, "/healthz", None).await.0, 200);
+}
+
+fn reviews(kube: &KubeSim, resource: &str) -> usize {
+    let requests = kube.requests();
+    requests
+        .iter()
+        .filter(|r| r.method == "POST" && r.path.ends_with(resource))
+        .count()
+}
+
+#[tokio::test]
+async fn a_refused_token_or_request_is_reviewed_once_within_its_ttl() {
+    let kube = KubeSim::start().await.unwrap();
+    let server = serve(&kube).await;
+    let stranger = kube.service_account_token("default", "app");
+    for _ in 0..5 {
+        assert_eq!(get(&server, "/metrics", Some("not-a-token")).await.0, 401);
+        assert_eq!(get(&server, "/metrics", Some(&stranger)).await.0, 403);
+    }
+    assert_eq!(reviews(&kube, "/tokenreviews"), 2, "one per token");
+    assert_eq!(reviews(&kube, "/subjectaccessreviews"), 1, "one denial");
+    let (_, metrics) = get(&server, "/metrics", Some(&stranger)).await;
+    assert!(!metrics.contains("not-a-token"));
+}
+
+#[tokio::test]
+async fn unknown_paths_are_404_before_any_review() {
+    let kube = KubeSim::start().await.unwrap();
+    let server = serve(&kube).await;
+    for path in ["/", "/livez", "/debug/pprof", "/metrics/x", "/readyz/x"] {
+        for token in [None, Some("not-a-token")] {
+            assert_eq!(get(&server, path, token).await.0, 404, "{path}");
+        }
+    }
+    assert_eq!(reviews(&kube, "/tokenreviews"), 0);
+    assert_eq!(reviews(&kube, "/subjectaccessreviews"), 0);
+    assert_eq!(get(&server, "/metrics", Some("not-a-token")).await.0, 401);
+    assert_eq!(
+        reviews(&kube, "/tokenreviews"),
+        1,
+        "served paths are reviewed"
+    );
 }

@@ -106,6 +106,12 @@ impl ManagedCluster {
         }
     }
 
+    /// `https://<address>` of the manager's serving port.
+    pub fn serving_url(&self) -> String {
+        let url = self.manager.as_ref().and_then(Manager::serving_url);
+        url.expect("the manager serves")
+    }
+
     /// GETs `/metrics` on the manager's HTTPS port with `token`; the status.
     pub async fn scrape(&self, token: &str) -> u16 {
         let url = self.manager.as_ref().and_then(Manager::serving_url);

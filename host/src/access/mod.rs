@@ -4,10 +4,15 @@
 //! a SubjectAccessReview for the verb on the path. The always-allowed paths
 //! (`--authorization-always-allow-paths`) and the group `system:masters`
 //! skip the second step. Answers are cached for ten seconds, as upstream.
+//!
+//! The reviews go through a Kubernetes client of their own with its own
+//! token bucket ([`ACCESS_RATE`]), as client-go's delegated authentication
+//! does: anyone who reaches the port can make reviews happen, and they must
+//! wait in their own queue, never ahead of the controllers' writes.
 
-use std::collections::HashMap;
-use std::sync::Mutex;
-use std::time::{Duration, Instant};
+mod cache;
+
+use std::time::Duration;
 
 use futures::future::BoxFuture;
 use k8s_openapi::api::authentication::v1::{TokenReview, TokenReviewSpec};
@@ -16,17 +21,35 @@ use k8s_openapi::api::authorization::v1::{
 };
 use kube::Client;
 use kube::api::{Api, PostParams};
+use prometheus_client::encoding::EncodeLabelSet;
+use prometheus_client::metrics::counter::Counter;
+use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
+use prometheus_client::registry::Registry;
 use sha2::{Digest, Sha256};
+use tokio::time::Instant;
 
+use self::cache::Cache;
+use crate::ratelimit::{Rate, RateLimiter};
 use crate::serve::{Authorize, Verdict};
 
 /// Upstream's `--authorization-always-allow-paths` default.
 pub const DEFAULT_ALWAYS_ALLOW_PATHS: [&str; 3] = ["/healthz", "/readyz", "/livez"];
-const CACHE_TTL: Duration = Duration::from_secs(10);
-/// Entries per cache: at this size the expired ones are dropped, and while
-/// it is still full of live ones new answers are not cached, so a flood of
-/// distinct tokens cannot grow memory.
-const CACHE_CAPACITY: usize = 1024;
+/// The access client's own rate: reviews a flood of requests causes wait
+/// here, not in the controllers' `--kube-api-qps` bucket. A few reviews a
+/// second is plenty for probes and scrapers, whose answers are cached.
+pub const ACCESS_RATE: Rate = Rate {
+    per_second: 10.0,
+    burst: 20,
+};
+/// How long an accepted token or an allowed request is remembered (upstream's 10 s).
+pub const GRANT_TTL: Duration = Duration::from_secs(10);
+/// How long a refused token or a denied request is remembered, so repeating
+/// it costs no review.
+pub const REFUSAL_TTL: Duration = Duration::from_secs(10);
+/// Entries per cache; a full cache evicts the answer due soonest, so random
+/// tokens or paths cannot grow memory.
+pub const CACHE_CAPACITY: usize = 4096;
 
 #[derive(Debug, Clone, PartialEq, Eq, Hash)]
 struct User {
@@ -47,23 +70,78 @@ impl User {
 /// tokens checked by TokenReview, requests by SubjectAccessReview, answers
 /// cached briefly.
 pub struct Delegated {
+    /// Not the controllers' client: its requests are paced by `limiter` only.
     client: Client,
+    limiter: RateLimiter,
     always_allow: Vec<String>,
     /// By the token's SHA-256 (tokens themselves are not kept): the user,
     /// or `None` for a token the API server refused.
     tokens: Cache<[u8; 32], Option<User>>,
     decisions: Cache<(User, String, String), bool>,
+    metrics: AccessMetrics,
+}
+
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct ReviewLabels {
+    kind: &'static str,
+    outcome: &'static str,
+}
+
+#[derive(Clone)]
+struct AccessMetrics {
+    reviews: Family<ReviewLabels, Counter>,
+    waits: Histogram,
+}
+
+impl AccessMetrics {
+    fn register(registry: &mut Registry) -> Self {
+        let metrics = AccessMetrics {
+            reviews: Family::default(),
+            waits: Histogram::new(exponential_buckets(0.001, 2.0, 15)),
+        };
+        registry.register(
+            "vcd_ccm_access_reviews",
+            "TokenReviews and SubjectAccessReviews made for the serving port, by kind and outcome",
+            metrics.reviews.clone(),
+        );
+        registry.register(
+            "vcd_ccm_access_rate_limiter_duration_seconds",
+            "Time access reviews waited for the access client's own rate limit",
+            metrics.waits.clone(),
+        );
+        metrics
+    }
+
+    fn reviewed(&self, kind: &'static str, outcome: &'static str) {
+        self.reviews
+            .get_or_create(&ReviewLabels { kind, outcome })
+            .inc();
+    }
 }
 
 impl Delegated {
-    /// `always_allow`: paths, or prefixes ending in `*`, served to anyone.
-    pub fn new(client: Client, always_allow: Vec<String>) -> Delegated {
+    /// `client`: a client for the reviews alone, without a rate limit of
+    /// its own (it is paced at [`ACCESS_RATE`] here); `always_allow`:
+    /// paths, or prefixes ending in `*`, served to anyone. The metrics are
+    /// registered in `registry`.
+    pub fn new(client: Client, always_allow: Vec<String>, registry: &mut Registry) -> Delegated {
         Delegated {
             client,
+            limiter: RateLimiter::new(ACCESS_RATE).expect("ACCESS_RATE is a valid rate"),
             always_allow,
-            tokens: Cache::default(),
-            decisions: Cache::default(),
+            tokens: Cache::new(CACHE_CAPACITY),
+            decisions: Cache::new(CACHE_CAPACITY),
+            metrics: AccessMetrics::register(registry),
         }
+    }
+
+    /// Waits for this review's turn in the access client's bucket.
+    async fn paced(&self) {
+        let at = self.limiter.reserve();
+        self.metrics
+            .waits
+            .observe(at.saturating_duration_since(Instant::now()).as_secs_f64());
+        tokio::time::sleep_until(at).await;
     }
 
     async fn decide(&self, token: Option<&str>, verb: &str, path: &str) -> Verdict {
@@ -106,9 +184,11 @@ impl Delegated {
             },
             ..TokenReview::default()
         };
+        self.paced().await;
         let answered = Api::<TokenReview>::all(self.client.clone())
             .create(&PostParams::default(), &review)
-            .await?;
+            .await
+            .inspect_err(|_| self.metrics.reviewed("token_review", "error"))?;
         let status = answered.status.unwrap_or_default();
         let user = match (status.authenticated, status.user) {
             (Some(true), Some(user)) => Some(User {
@@ -117,7 +197,12 @@ impl Delegated {
             }),
             _ => None,
         };
-        self.tokens.put(key, user.clone());
+        let (outcome, ttl) = match user {
+            Some(_) => ("authenticated", GRANT_TTL),
+            None => ("unauthenticated", REFUSAL_TTL),
+        };
+        self.metrics.reviewed("token_review", outcome);
+        self.tokens.put(key, user.clone(), ttl);
         Ok(user)
     }
 
@@ -138,11 +223,18 @@ impl Delegated {
             },
             ..SubjectAccessReview::default()
         };
+        self.paced().await;
         let answered = Api::<SubjectAccessReview>::all(self.client.clone())
             .create(&PostParams::default(), &review)
-            .await?;
+            .await
+            .inspect_err(|_| self.metrics.reviewed("subject_access_review", "error"))?;
         let allowed = answered.status.is_some_and(|status| status.allowed);
-        self.decisions.put(key, allowed);
+        let (outcome, ttl) = match allowed {
+            true => ("allowed", GRANT_TTL),
+            false => ("denied", REFUSAL_TTL),
+        };
+        self.metrics.reviewed("subject_access_review", outcome);
+        self.decisions.put(key, allowed, ttl);
         Ok(allowed)
     }
 }
@@ -155,64 +247,5 @@ impl Authorize for Delegated {
         path: &'a str,
     ) -> BoxFuture<'a, Verdict> {
         Box::pin(self.decide(token, verb, path))
-    }
-}
-
-/// Answers kept for [`CACHE_TTL`].
-struct Cache<K, V>(Mutex<HashMap<K, (V, Instant)>>);
-
-impl<K, V> Default for Cache<K, V> {
-    fn default() -> Self {
-        Self(Mutex::new(HashMap::new()))
-    }
-}
-
-impl<K: std::hash::Hash + Eq, V: Clone> Cache<K, V> {
-    fn get(&self, key: &K) -> Option<V> {
-        let entries = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        let (value, stored) = entries.get(key)?;
-        (stored.elapsed() < CACHE_TTL).then(|| value.clone())
-    }
-
-    fn put(&self, key: K, value: V) {
-        let mut entries = self.0.lock().unwrap_or_else(|p| p.into_inner());
-        if entries.len() >= CACHE_CAPACITY {
-            entries.retain(|_, (_, stored)| stored.elapsed() < CACHE_TTL);
-            if entries.len() >= CACHE_CAPACITY {
-                return;
-            }
-        }
-        entries.insert(key, (value, Instant::now()));
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn a_full_cache_of_live_answers_caches_no_more() {
-        let cache: Cache<usize, bool> = Cache::default();
-        for key in 0..CACHE_CAPACITY {
-            cache.put(key, true);
-        }
-        cache.put(CACHE_CAPACITY, true);
-        assert_eq!(cache.get(&CACHE_CAPACITY), None);
-        assert_eq!(cache.get(&0), Some(true), "live answers stay");
-    }
-
-    #[test]
-    fn expired_answers_make_room() {
-        let cache: Cache<usize, bool> = Cache::default();
-        let expired = Instant::now() - CACHE_TTL;
-        cache
-            .0
-            .lock()
-            .unwrap()
-            .extend((0..CACHE_CAPACITY).map(|k| (k, (true, expired))));
-        assert_eq!(cache.get(&0), None, "expired");
-        cache.put(CACHE_CAPACITY, false);
-        assert_eq!(cache.get(&CACHE_CAPACITY), Some(false));
-        assert_eq!(cache.0.lock().unwrap().len(), 1);
     }
 }
