@@ -20,7 +20,7 @@ pub fn title(services: usize, nodes: usize) -> String {
 pub fn notes() -> Vec<String> {
     vec![
         format!("One-port TCP Services (port 80), created {CREATES_AT_ONCE} at a time; every pool has every Node as a member. VCD calls exclude task polls."),
-        "The Nodes registered as a kubelet does (uninitialised, a VM each) and were initialised by vcd-ccm before the Services were created. The cluster is zone-enabled with 100 VMs per vApp (both tables): vcd-ccm reads a vApp with its VMs in one answer of at most 4 MB, and one vApp of 5,000 VMs is larger, so no Node of it could be initialised.".into(),
+        "The Nodes registered as a kubelet does (uninitialised, a VM each) and were initialised by vcd-ccm before the Services were created. The cluster is zone-enabled with 100 VMs per vApp (both tables), as large clusters spread over vApps; vcd-ccm reads each vApp with its VMs in one answer.".into(),
         "Create: counted from the first Service's creation until all had an address and VCD stayed quiet for 3 s; CPU (utime + stime of /proc/<pid>/stat) over the same span.".into(),
         "No-op restart as in table 1. The joining Node is initialised by the restarted process; its calls count too.".into(),
         "Upstream CCM: its one-arm figures, all calls per Service (no figure for its shared-IP mode).".into(),

@@ -43,7 +43,6 @@ pub struct Address {
 /// What the resolution needs to know about the Service and the gateway.
 pub struct AddressContext<'a> {
     pub client: &'a VcdClient,
-    pub gateway_id: &'a str,
     pub source: &'a IpSource,
     /// Where IP Space allocations are noted before they are made.
     pub journal: &'a dyn AllocationJournal,
@@ -60,6 +59,8 @@ pub struct AddressContext<'a> {
     pub held: &'a HashSet<Ipv4Addr>,
     /// Addresses lost to another owner in this reconcile.
     pub excluded: &'a HashSet<Ipv4Addr>,
+    /// The gateway's used addresses, from the gateway snapshot.
+    pub used: &'a [(Ipv4Addr, String)],
 }
 
 fn ipv4(service: &str, ip: IpAddr) -> Result<Ipv4Addr, LbError> {
@@ -130,10 +131,7 @@ impl AddressContext<'_> {
         let vcd = |action: &str| LbError::vcd(self.service, action.to_string());
         match self.source {
             IpSource::Blocks { .. } => {
-                let used = ipam::used_addresses(self.client, self.gateway_id)
-                    .await
-                    .map_err(vcd("reading the gateway's used IP addresses"))?;
-                if let Some((_, category)) = used.iter().find(|(u, _)| *u == ip) {
+                if let Some((_, category)) = self.used.iter().find(|(u, _)| *u == ip) {
                     return Err(self.in_use(ip, format!("the gateway ({category})")));
                 }
                 Ok(Address {
@@ -189,12 +187,7 @@ impl AddressContext<'_> {
                         pool: pool.to_string(),
                     });
                 }
-                let used: HashSet<Ipv4Addr> = ipam::used_addresses(self.client, self.gateway_id)
-                    .await
-                    .map_err(vcd("reading the gateway's used IP addresses".into()))?
-                    .into_iter()
-                    .map(|(ip, _)| ip)
-                    .collect();
+                let used: HashSet<Ipv4Addr> = self.used.iter().map(|(ip, _)| *ip).collect();
                 let ip =
                     ipam::pick_block_address(ranges, reserved, &used, self.excluded, self.seed)
                         .ok_or_else(|| exhausted(String::new()))?;

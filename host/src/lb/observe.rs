@@ -18,6 +18,9 @@ pub struct GatewayView {
     pub virtual_services: Vec<VirtualServiceSummary>,
     pub pools: Vec<PoolSummary>,
     pub nat_rules: Vec<NatRule>,
+    /// The gateway's used external addresses (`usedIpAddresses`: its own,
+    /// SNAT, VPN, load balancers) with their category, as last read.
+    pub used_ips: Vec<(Ipv4Addr, String)>,
 }
 
 /// An observed object with its parsed tag.
@@ -67,10 +70,12 @@ impl GatewayView {
         let virtual_services = client.virtual_service_summaries(gateway_id).await?;
         let pools = client.pool_summaries(gateway_id).await?;
         let nat_rules = client.list_nat_rules(gateway_id).await?;
+        let used_ips = super::ipam::used_addresses(client, gateway_id).await?;
         Ok(Self {
             virtual_services,
             pools,
             nat_rules,
+            used_ips,
         })
     }
 
@@ -92,6 +97,7 @@ impl GatewayView {
             virtual_services,
             pools: Vec::new(),
             nat_rules,
+            used_ips: Vec::new(),
         })
     }
 
@@ -121,6 +127,18 @@ impl GatewayView {
             .iter()
             .map(|rule| rule.external_addresses.as_str());
         vips.chain(nat).filter_map(|ip| ip.parse().ok()).collect()
+    }
+
+    /// Every address in use on the gateway with why: as `usedIpAddresses`
+    /// last said, and the VIPs and NAT addresses written since.
+    pub fn used_addresses(&self) -> Vec<(Ipv4Addr, String)> {
+        let mut used = self.used_ips.clone();
+        used.extend(
+            self.addresses_in_use()
+                .into_iter()
+                .map(|ip| (ip, "LOAD_BALANCER".to_string())),
+        );
+        used
     }
 
     /// Who else holds `ip` as a VIP or NAT external address, if anyone.

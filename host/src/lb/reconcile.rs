@@ -452,7 +452,6 @@ impl LoadBalancers {
         let seed = format!("{}/{}", self.config.cluster_id, service.uid);
         let address = AddressContext {
             client: &self.client,
-            gateway_id: &self.gateway.id,
             source: &self.source,
             journal: self.journal.as_ref(),
             spec: service,
@@ -462,6 +461,7 @@ impl LoadBalancers {
             current,
             held: &self.external_ips(observed).into_iter().collect(),
             excluded,
+            used: &view.used_addresses(),
         }
         .resolve(&decision.address)
         .await?;

@@ -1,5 +1,5 @@
 //! The gateway snapshot: the summaries of the gateway's virtual services,
-//! pools and NAT rules (in every mode, so a Service's DNAT rules left by an
+//! pools and NAT rules, and its used addresses (NAT rules in every mode, so a Service's DNAT rules left by an
 //! earlier one-arm configuration are found), read once and shared by every
 //! reconcile, so a Service's reconcile reads nothing that grows with
 //! the gateway. Our own writes are recorded into it as they land; a failed
