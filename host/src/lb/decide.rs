@@ -11,6 +11,7 @@ use super::journal::{AllocationJournal, Noted};
 use super::ownership::OwnerTag;
 use super::{ServiceSpec, ipam::Space};
 use crate::policy::Registry;
+use crate::policy::decision::DecideError;
 use crate::policy::model::{AddressChoice, Decision, DecisionInput};
 use crate::vcd::resources::ipspace::IpAllocation;
 use crate::vcd::{ApiVersion, VcdClient, VcdError};
@@ -25,10 +26,10 @@ const ALLOCATE_BY_VALUE: ApiVersion = ApiVersion::new(37, 2);
 /// Runs the governing policy. The host's contract checks run inside
 /// `Policy::decide`; a failure of any kind changes nothing in VCD.
 pub async fn run_policy(registry: &Registry, input: DecisionInput) -> Result<Decision, LbError> {
-    let policy = registry
-        .current()
-        .select(&input.service, &input.namespace)?;
-    Ok(policy.decide(&input).await?)
+    registry.decide(&input).await.map_err(|error| match error {
+        DecideError::Select(error) => LbError::from(error),
+        DecideError::Eval(error) => LbError::from(error),
+    })
 }
 
 /// The external address a decision resolves to.

@@ -18,6 +18,7 @@ use crate::policy::directory::{self, DirectoryWatcher};
 use crate::policy::metrics::register_policy_set;
 use crate::policy::registry::PolicySet;
 use crate::policy::{PolicyEngine, Registry as Policies, builtin};
+use crate::serve::CaptureSource;
 use crate::vcd::{ClientConfig, ClientMetrics, VcdClient, VcdError};
 
 /// How long to wait between attempts to reach VCD at start.
@@ -87,6 +88,11 @@ impl CloudSide {
         })
     }
 
+    /// The decisions captured for Services that ask for it, for the serving port.
+    pub fn captures(&self) -> Arc<dyn CaptureSource> {
+        Arc::new(Captures(self.policies.clone()))
+    }
+
     /// Whether VCD answers, as every request of the client notes it.
     pub fn reachability(&self) -> crate::vcd::Reachability {
         self.client_config.reachability.clone()
@@ -122,6 +128,18 @@ impl CloudSide {
             VcdClient::connect(self.client_config.clone(), self.client_metrics.clone()).await?;
         let instances = Instances::new(client.clone(), self.instances_config.clone())?;
         Ok((client, Arc::new(instances)))
+    }
+}
+
+struct Captures(Arc<Policies>);
+
+impl CaptureSource for Captures {
+    fn list(&self) -> String {
+        self.0.captures().list()
+    }
+
+    fn suite(&self, namespace: &str, name: &str) -> Option<String> {
+        self.0.captures().suite(namespace, name)
     }
 }
 

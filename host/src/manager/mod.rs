@@ -143,9 +143,15 @@ impl Manager {
                     None => None,
                 };
                 Some(
-                    serve::start(config, probes, metrics.clone(), access)
-                        .await
-                        .map_err(StartError::Serve)?,
+                    serve::start(
+                        config,
+                        probes,
+                        metrics.clone(),
+                        access,
+                        Some(cloud.captures()),
+                    )
+                    .await
+                    .map_err(StartError::Serve)?,
                 )
             }
         };

@@ -12,6 +12,10 @@
 //!     namespaceSelector: {matchLabels: {tenant: gold}}
 //!     loadBalancerClass: vcd-ccm.io/gold
 //!     allowAnnotation: true        # Services may name it with vcd-ccm.io/policy
+//! - name: namespace-pools-next     # a candidate, evaluated beside another policy
+//!   sha256: 9b1c…
+//!   mode: shadow                   # decides for no Service; differences are reported
+//!   shadows: namespace-pools       # the policy it runs beside: a listed one or "default"
 //! ```
 
 use std::path::{Path, PathBuf};
@@ -82,9 +86,27 @@ pub struct PolicyEntry {
     /// the [`Limits`] default.
     #[serde(default, rename = "memoryLimitMiB")]
     pub memory_limit_mib: Option<u64>,
-    /// `selector`: which Services the policy governs.
+    /// `selector`: which Services the policy governs (none for a shadow).
     #[serde(default)]
     pub selector: PolicySelector,
+    /// `mode`: `active` (the default) or `shadow`.
+    #[serde(default)]
+    pub mode: PolicyMode,
+    /// `shadows`: for a shadow, the policy it is evaluated beside.
+    #[serde(default)]
+    pub shadows: Option<String>,
+}
+
+/// Whether a policy decides for Services or only runs beside another.
+#[derive(Clone, Copy, Debug, Default, Deserialize, PartialEq, Eq)]
+#[serde(rename_all = "camelCase")]
+pub enum PolicyMode {
+    /// It governs the Services its selector picks.
+    #[default]
+    Active,
+    /// It is evaluated beside the policy named by `shadows` on each of that
+    /// policy's decisions; its own decision is compared, never applied.
+    Shadow,
 }
 
 /// Which Services a policy governs. `namespaceSelector` and `loadBalancerClass`
@@ -118,6 +140,14 @@ impl PolicyEntry {
         self.config
             .as_ref()
             .map_or_else(|| "{}".to_string(), serde_json::Value::to_string)
+    }
+
+    /// The policy this one is a shadow of; `None` for an active policy.
+    pub fn shadowed(&self) -> Option<&str> {
+        match self.mode {
+            PolicyMode::Shadow => self.shadows.as_deref(),
+            PolicyMode::Active => None,
+        }
     }
 
     /// The call budgets: `timeoutMs` and `memoryLimitMiB` where given, the
@@ -178,6 +208,30 @@ impl PolicyEntry {
             return Err(("memoryLimitMiB", format!("{mib} is outside 1–{max_mib}")));
         }
         let selector = &self.selector;
+        match (self.mode, &self.shadows) {
+            (PolicyMode::Shadow, None) => {
+                return Err((
+                    "shadows",
+                    "a shadow policy must name the policy it runs beside (a listed policy or \"default\")".into(),
+                ));
+            }
+            (PolicyMode::Active, Some(shadowed)) => {
+                return Err((
+                    "shadows",
+                    format!(
+                        "{shadowed:?} is set, but mode is active: set mode: shadow, or remove shadows"
+                    ),
+                ));
+            }
+            (PolicyMode::Shadow, Some(_)) if *selector != PolicySelector::default() => {
+                return Err((
+                    "selector",
+                    "a shadow policy decides for no Service: remove its selector (it runs wherever the policy it shadows decides)".into(),
+                ));
+            }
+            (PolicyMode::Shadow, Some(_)) => return Ok(()),
+            (PolicyMode::Active, None) => {}
+        }
         if let Some(namespaces) = &selector.namespace_selector {
             namespaces
                 .validate()
@@ -220,6 +274,24 @@ impl Manifest {
                 return Err(invalid(
                     format!("policies[{i}].name"),
                     format!("{:?} is listed twice", entry.name),
+                ));
+            }
+        }
+        for (i, entry) in manifest.policies.iter().enumerate() {
+            let Some(shadowed) = entry.shadowed() else {
+                continue;
+            };
+            let active = shadowed == DEFAULT_POLICY_NAME
+                || manifest
+                    .policies
+                    .iter()
+                    .any(|p| p.name == shadowed && p.mode == PolicyMode::Active);
+            if !active {
+                return Err(invalid(
+                    format!("policies[{i}].shadows"),
+                    format!(
+                        "{shadowed:?} is not an active policy of this manifest nor \"default\""
+                    ),
                 ));
             }
         }
@@ -318,6 +390,41 @@ mod tests {
             twice.contains("policies[1].name: \"gold\" is listed twice"),
             "{twice}"
         );
+    }
+
+    #[test]
+    fn shadows_name_an_active_policy_and_select_nothing() {
+        let active =
+            format!("- name: gold\n  sha256: {PIN}\n  selector: {{allowAnnotation: true}}\n");
+        let shadow =
+            |extra: &str| format!("- name: gold-next\n  sha256: {PIN}\n  mode: shadow\n{extra}");
+        let ok = parse(&format!(
+            "policies:\n{active}{}",
+            shadow("  shadows: gold\n")
+        ))
+        .unwrap();
+        assert_eq!(ok.policies[1].shadowed(), Some("gold"));
+        assert_eq!(ok.policies[0].shadowed(), None);
+        assert!(parse(&format!("policies:\n{}", shadow("  shadows: default\n"))).is_ok());
+        let cases = [
+            (shadow(""), "policies[0].shadows: a shadow policy must name"),
+            (
+                shadow("  shadows: silver\n"),
+                "\"silver\" is not an active policy",
+            ),
+            (
+                shadow("  shadows: default\n  selector: {allowAnnotation: true}\n"),
+                "remove its selector",
+            ),
+            (
+                active.replace("selector", "shadows: default\n  selector"),
+                "mode is active",
+            ),
+        ];
+        for (entries, expected) in cases {
+            let error = parse(&format!("policies:\n{entries}")).unwrap_err();
+            assert!(error.contains(expected), "{error}");
+        }
     }
 
     #[test]

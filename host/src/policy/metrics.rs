@@ -144,10 +144,11 @@ impl PolicyEngine {
 }
 
 /// Exports the loaded policies and the reload counters of `policies`.
+/// Also registers the shadow policies' counter.
 pub fn register_policy_set(registry: &mut MetricRegistry, policies: Arc<Registry>) {
-    registry
-        .sub_registry_with_prefix("policy")
-        .register_collector(Box::new(PolicySetCollector { policies }));
+    let registry = registry.sub_registry_with_prefix("policy");
+    policies.shadows().register(registry);
+    registry.register_collector(Box::new(PolicySetCollector { policies }));
 }
 
 struct PolicySetCollector {

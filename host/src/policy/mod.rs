@@ -8,13 +8,17 @@
 //! (allow-list), [`sandbox`] (per-call store state and budgets), `runtime`
 //! (calls, deadlines and error mapping), `output` (policy text made safe),
 //! [`validate`] (contract checks on decisions), [`registry`] (which policy
-//! serves which Service), [`manifest`] and [`directory`] (the provider's
-//! policy ConfigMap and its hot reload), [`suite`] (policy test suites),
+//! serves which Service), [`decision`] (the governing decision, with
+//! [`shadow`] policies beside it and [`capture`] of real inputs),
+//! [`manifest`] and [`directory`] (the provider's policy ConfigMap and its
+//! hot reload), [`suite`] (policy test suites),
 //! [`metrics`] (evaluations, loaded policies and reloads for `/metrics`).
 
 pub mod builtin;
 pub mod capacity;
+pub mod capture;
 pub mod contract;
+pub mod decision;
 pub mod directory;
 pub mod engine;
 pub mod errors;
@@ -28,6 +32,7 @@ pub mod registry;
 mod runtime;
 pub mod sandbox;
 pub mod selector;
+pub mod shadow;
 pub mod suite;
 pub mod validate;
 pub mod yaml;

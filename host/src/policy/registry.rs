@@ -3,9 +3,11 @@
 use std::sync::{Arc, Mutex, RwLock};
 
 use super::builtin::DEFAULT_POLICY_NAME;
+use super::capture::CaptureStore;
 use super::loader::Policy;
 use super::manifest::PolicyEntry;
 use super::model::{Namespace, Service};
+use super::shadow::ShadowFeed;
 
 /// The Service annotation that names a policy (one whose selector sets `allowAnnotation`).
 pub const POLICY_ANNOTATION: &str = "vcd-ccm.io/policy";
@@ -121,6 +123,18 @@ impl PolicySet {
         }
     }
 
+    /// The shadows of the policy named `active` that loaded, in manifest order.
+    pub fn shadows_of(&self, active: &str) -> Vec<Arc<Policy>> {
+        self.providers
+            .iter()
+            .filter(|p| p.entry.shadowed() == Some(active))
+            .filter_map(|p| match &p.state {
+                PolicyState::Ready(policy) => Some(policy.clone()),
+                PolicyState::Failed(_) => None,
+            })
+            .collect()
+    }
+
     /// The provider policy named `name`, if the manifest lists it.
     pub fn provider(&self, name: &str) -> Option<&ProviderPolicy> {
         self.providers.iter().find(|p| p.entry.name == name)
@@ -144,6 +158,10 @@ pub struct Registry {
     status: Mutex<ReloadStatus>,
     /// The number of reloads so far, for those who act on each one.
     reloaded: tokio::sync::watch::Sender<u64>,
+    /// Where shadow policies' differences go.
+    shadows: ShadowFeed,
+    /// Decisions kept for Services that ask for it.
+    captures: CaptureStore,
 }
 
 impl Registry {
@@ -153,7 +171,19 @@ impl Registry {
             current: RwLock::new(Arc::new(set)),
             status: Mutex::new(ReloadStatus::default()),
             reloaded: tokio::sync::watch::Sender::new(0),
+            shadows: ShadowFeed::default(),
+            captures: CaptureStore::default(),
         }
+    }
+
+    /// Shadow policies' differences and their counter.
+    pub fn shadows(&self) -> &ShadowFeed {
+        &self.shadows
+    }
+
+    /// Captured decisions of the Services that ask for it.
+    pub fn captures(&self) -> &CaptureStore {
+        &self.captures
     }
 
     /// Changes after every reload (once its set is in force and its

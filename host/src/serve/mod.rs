@@ -1,6 +1,7 @@
 //! The health and metrics server: `/healthz` (and `/healthz/<check>`),
-//! `/readyz` and `/metrics`, over HTTPS on port 10258 as upstream, or plain
-//! HTTP for local runs.
+//! `/readyz`, `/metrics` and captured policy inputs
+//! (`/policy/captures[/<namespace>/<name>]`), over HTTPS on port 10258 as
+//! upstream, or plain HTTP for local runs.
 //!
 //! Checks are closures supplied by the caller (leader election health, VCD
 //! reachability, …), so this module knows nothing of Kubernetes or VCD.
@@ -151,10 +152,19 @@ pub struct Probes {
     pub ready: Vec<Check>,
 }
 
+/// Where captured policy inputs come from (the policy registry in production).
+pub trait CaptureSource: Send + Sync {
+    /// The captured Services, one `namespace/name` per line.
+    fn list(&self) -> String;
+    /// One Service's capture as a suite file.
+    fn suite(&self, namespace: &str, name: &str) -> Option<String>;
+}
+
 #[derive(Clone)]
 struct AppState {
     probes: Arc<Probes>,
     metrics: SharedRegistry,
+    captures: Option<Arc<dyn CaptureSource>>,
 }
 
 /// A running server; dropping it stops it too, without waiting.
@@ -199,12 +209,14 @@ impl Drop for Server {
 }
 
 /// Binds `config.listen` and serves until the returned [`Server`] is stopped.
-/// With `access`, every request must be authorized by it first.
+/// With `access`, every request must be authorized by it first; without
+/// `captures`, the capture paths are 404.
 pub async fn start(
     config: ServeConfig,
     probes: Probes,
     metrics: SharedRegistry,
     access: Option<Arc<dyn Authorize>>,
+    captures: Option<Arc<dyn CaptureSource>>,
 ) -> Result<Server, ServeError> {
     let bind_error = |source| ServeError::Bind {
         addr: config.listen,
@@ -220,6 +232,7 @@ pub async fn start(
     let mut app = router(AppState {
         probes: Arc::new(probes),
         metrics,
+        captures,
     });
     if let Some(access) = access {
         // On the routes only: any other path is 404 at once, without a
@@ -263,7 +276,43 @@ fn router(state: AppState) -> Router {
         .route("/healthz/{check}", get(healthz_one))
         .route("/readyz", get(readyz))
         .route("/metrics", get(metrics))
+        .route("/policy/captures", get(capture_list))
+        .route("/policy/captures/{namespace}/{name}", get(capture_one))
         .with_state(state)
+}
+
+async fn capture_list(State(state): State<AppState>) -> Response {
+    match &state.captures {
+        Some(captures) => (StatusCode::OK, captures.list()).into_response(),
+        None => no_captures(),
+    }
+}
+
+async fn capture_one(
+    State(state): State<AppState>,
+    Path((namespace, name)): Path<(String, String)>,
+) -> Response {
+    let Some(captures) = &state.captures else {
+        return no_captures();
+    };
+    match captures.suite(&namespace, &name) {
+        Some(suite) => ([(header::CONTENT_TYPE, "application/yaml")], suite).into_response(),
+        None => (
+            StatusCode::NOT_FOUND,
+            format!(
+                "no capture for Service {namespace}/{name}: annotate it vcd-ccm.io/capture-policy-input=true and wait for its next reconcile\n"
+            ),
+        )
+            .into_response(),
+    }
+}
+
+fn no_captures() -> Response {
+    (
+        StatusCode::NOT_FOUND,
+        "this process decides for no Service: nothing is captured\n",
+    )
+        .into_response()
 }
 
 async fn healthz(State(state): State<AppState>) -> Response {

@@ -33,18 +33,7 @@ fn write_manifest(dir: &Path, pin: &str, label: &str) {
 
 /// The algorithm of the Service's (only) pool.
 fn pool_algorithm(cluster: &Cluster, uid: &str) -> Option<String> {
-    let needle = format!(" uid={uid}");
-    cluster.vcd.with_world(|w| {
-        w.pools
-            .iter()
-            .find(|p| {
-                p.description
-                    .as_deref()
-                    .unwrap_or_default()
-                    .contains(&needle)
-            })
-            .and_then(|p| p.algorithm.clone())
-    })
+    cluster.pool_algorithms(uid).into_iter().next().flatten()
 }
 
 /// A cluster whose policy directory holds the example policy, selecting

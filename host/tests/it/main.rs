@@ -14,6 +14,7 @@ mod e2e_drift;
 mod e2e_firewall;
 mod e2e_nodes;
 mod e2e_policy_reload;
+mod e2e_policy_shadow;
 mod e2e_run;
 mod e2e_scale;
 mod e2e_service_failures;

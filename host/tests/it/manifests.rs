@@ -51,6 +51,7 @@ fn every_manifest_parses_into_its_kubernetes_type() {
             "pdb.yaml: PodDisruptionBudget kube-system/vcd-ccm",
             "rbac.yaml: ClusterRole system:cloud-controller-manager",
             "rbac.yaml: ClusterRole vcd-ccm-metrics-reader",
+            "rbac.yaml: ClusterRole vcd-ccm-policy-capture-reader",
             "rbac.yaml: ClusterRoleBinding system:cloud-controller-manager",
             "rbac.yaml: Role kube-system/vcd-ccm-leader-election",
             "rbac.yaml: RoleBinding kube-system/vcd-ccm-leader-election",

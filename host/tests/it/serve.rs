@@ -75,9 +75,15 @@ async fn plain_http_reports_health_then_readiness_once_caches_sync_and_vcd_answe
             }),
         ],
     };
-    let server = serve::start(loopback(Transport::Http), probes, shared(registry), None)
-        .await
-        .unwrap();
+    let server = serve::start(
+        loopback(Transport::Http),
+        probes,
+        shared(registry),
+        None,
+        None,
+    )
+    .await
+    .unwrap();
     assert_ne!(server.local_addr().port(), 0);
     assert!(server.url().starts_with("http://127.0.0.1:"));
     let http = reqwest::Client::new();
@@ -147,6 +153,7 @@ async fn a_failing_health_check_fails_healthz_and_is_named_with_its_reason() {
         probes,
         shared(MetricRegistry::default()),
         None,
+        None,
     )
     .await
     .unwrap();
@@ -176,6 +183,7 @@ async fn https_serves_a_certificate_generated_at_start() {
         loopback(Transport::Https(Certificate::SelfSigned)),
         Probes::default(),
         shared(MetricRegistry::default()),
+        None,
         None,
     )
     .await
@@ -235,6 +243,7 @@ async fn https_serves_the_certificate_from_the_given_files() {
         Probes::default(),
         shared(MetricRegistry::default()),
         None,
+        None,
     )
     .await
     .unwrap();
@@ -254,6 +263,7 @@ async fn unusable_tls_files_and_a_taken_port_are_named_in_the_error() {
             config,
             Probes::default(),
             shared(MetricRegistry::default()),
+            None,
             None,
         )
         .await
@@ -339,6 +349,7 @@ async fn metrics_show_policy_evaluations_by_outcome_and_the_loaded_policy_digest
         loopback(Transport::Http),
         Probes::default(),
         shared(registry),
+        None,
         None,
     )
     .await

@@ -22,7 +22,7 @@ async fn serve(kube: &KubeSim) -> Server {
     let mut registry = MetricRegistry::default();
     let access = Arc::new(Delegated::new(kube.client().unwrap(), paths, &mut registry));
     let metrics = Arc::new(RwLock::new(registry));
-    serve::start(config, Probes::default(), metrics, Some(access))
+    serve::start(config, Probes::default(), metrics, Some(access), None)
         .await
         .expect("the server starts")
 }

@@ -309,9 +309,13 @@ impl ServiceController {
                 drift::drift_loop(s.clone(), period)
             }));
         }
-        let (s, policies) = (shared.clone(), self.policies);
+        let (s, policies) = (shared.clone(), self.policies.clone());
         tasks.spawn(health.clone().supervise(NAME, "policy-reloads", move || {
             s.clone().follow_policy_reloads(policies.clone())
+        }));
+        let (s, policies) = (shared.clone(), self.policies);
+        tasks.spawn(health.clone().supervise(NAME, "shadow-reports", move || {
+            s.clone().report_shadow_differences(policies.clone())
         }));
         while let Some(result) = tasks.join_next().await {
             if let Err(error) = result {

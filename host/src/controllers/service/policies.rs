@@ -8,13 +8,14 @@ use std::collections::BTreeMap;
 use std::sync::Arc;
 
 use k8s_openapi::api::core::v1::{Namespace, Service};
-use kube::runtime::reflector::Store;
+use kube::runtime::reflector::{ObjectRef, Store};
+use tokio::sync::broadcast::error::RecvError;
 
 use super::Shared;
 use super::predicates::ClassFilter;
 use super::spec::service_spec;
 use super::sync::{object_ref, service_key};
-use crate::controllers::EventType::Warning;
+use crate::controllers::EventType::{Normal, Warning};
 use crate::controllers::informer::Change;
 use crate::controllers::workqueue::WorkQueue;
 use crate::policy::builtin::DEFAULT_POLICY_NAME;
@@ -24,6 +25,8 @@ use crate::policy::{Policy, Registry};
 
 /// Our reason for a reload that refused the Service's policy.
 pub const POLICY_RELOAD_FAILED: &str = "LoadBalancerPolicyReloadFailed";
+/// Our reason for a shadow policy that would decide otherwise.
+pub const SHADOW_POLICY_DIFFERS: &str = "ShadowPolicyDiffers";
 
 type Selection = Result<Arc<Policy>, SelectError>;
 
@@ -63,6 +66,41 @@ impl Shared {
                 }
             }
             previous = current;
+        }
+    }
+}
+
+impl Shared {
+    /// Puts each shadow policy's difference on its Service as a Normal
+    /// Event: the Service itself got the governing decision.
+    pub(super) async fn report_shadow_differences(self: Arc<Self>, policies: Arc<Registry>) {
+        let mut reports = policies.shadows().subscribe();
+        loop {
+            let report = match reports.recv().await {
+                Ok(report) => report,
+                Err(RecvError::Lagged(missed)) => {
+                    tracing::warn!(
+                        missed,
+                        "shadow policy differences came faster than their Events; some were not reported"
+                    );
+                    continue;
+                }
+                Err(RecvError::Closed) => return,
+            };
+            let key = ObjectRef::new(&report.name).within(&report.namespace);
+            let Some(service) = self.services.get(&key) else {
+                continue;
+            };
+            if service.metadata.uid.as_deref() != Some(report.uid.as_str()) {
+                continue;
+            }
+            self.event(
+                &object_ref(&service),
+                Normal,
+                SHADOW_POLICY_DIFFERS,
+                &report.message,
+            )
+            .await;
         }
     }
 }

@@ -34,6 +34,8 @@ pub struct Cluster {
     pub policy_dir: Option<PathBuf>,
     /// The load balancer's settings, when changed before the controller starts.
     pub lb_config: LbConfig,
+    /// The policies the running controller decides with.
+    pub policies: Option<Arc<vcd_ccm::policy::Registry>>,
     watcher: Option<DirectoryWatcher>,
     controller: Option<JoinHandle<()>>,
 }
@@ -86,6 +88,7 @@ impl Cluster {
             registry: Registry::default(),
             policy_dir: None,
             lb_config: LbConfig::new(CLUSTER, "vdc1", "net1"),
+            policies: None,
             watcher: None,
             controller: None,
         };
@@ -118,11 +121,13 @@ impl Cluster {
             .expect("kubesim has kube-system");
         let identity = lb::identity(&kube_system.metadata.uid.expect("a uid"));
         let journal = Arc::new(AnnotationJournal::new(self.client.clone()));
+        self.policies = Some(registry.clone());
         let lb =
             lb::journal_engine(&self.vcd, lb_config, registry.clone(), identity, journal).await;
         let ready = tokio::sync::watch::channel(LbSide::Ready(Arc::new(lb))).1;
         let recorder = EventRecorder::new(self.client.clone(), "service-controller", "test");
         let mut metrics = Registry::default();
+        vcd_ccm::policy::metrics::register_policy_set(&mut metrics, registry.clone());
         let mut nodes = Informer::new(Api::<Node>::all(self.client.clone()));
         let controller = ServiceController::new(
             self.client.clone(),
@@ -257,6 +262,19 @@ impl Cluster {
 
     /// Pool member IPs of the Service's pools, sorted, per pool.
     pub fn pool_members(&self, uid: &str) -> Vec<Vec<String>> {
+        self.pools_of(uid, |p| {
+            let mut ips: Vec<String> = p.members.iter().map(|m| m.ip_address.clone()).collect();
+            ips.sort();
+            ips
+        })
+    }
+
+    /// The algorithm of each of the Service's pools.
+    pub fn pool_algorithms(&self, uid: &str) -> Vec<Option<String>> {
+        self.pools_of(uid, |p| p.algorithm.clone())
+    }
+
+    fn pools_of<T>(&self, uid: &str, read: impl Fn(&vcdsim::world::alb::Pool) -> T) -> Vec<T> {
         let needle = format!(" uid={uid}");
         self.vcd.with_world(|w| {
             w.pools
@@ -267,12 +285,7 @@ impl Cluster {
                         .unwrap_or_default()
                         .contains(&needle)
                 })
-                .map(|p| {
-                    let mut ips: Vec<String> =
-                        p.members.iter().map(|m| m.ip_address.clone()).collect();
-                    ips.sort();
-                    ips
-                })
+                .map(read)
                 .collect()
         })
     }
