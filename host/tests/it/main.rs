@@ -10,6 +10,7 @@ mod support;
 mod config;
 mod demo;
 mod e2e_client_ip;
+mod e2e_conditions;
 mod e2e_drift;
 mod e2e_firewall;
 mod e2e_nodes;

@@ -3,6 +3,7 @@
 //! the parent folder): which Services and changes count, the cleanup
 //! finalizer, the node set, Events, backoff, and node changes → `update`.
 
+mod condition;
 mod drift;
 mod endpoints;
 mod journal;
@@ -16,6 +17,7 @@ mod sweep;
 mod sync;
 mod writes;
 
+pub use condition::{READY_CONDITION, condition_of};
 pub use journal::AnnotationJournal;
 pub use predicates::{CLEANUP_FINALIZER, internal_ip};
 
@@ -212,6 +214,7 @@ impl ServiceController {
         slices.on_change(endpoints_changed.handler());
         let pending = PendingReporter {
             recorder: recorder.clone(),
+            writes: ServiceWrites::new(client.clone()),
             services: services.store(),
             class: class.clone(),
         };

@@ -1,6 +1,7 @@
 //! While the load-balancer side is not working, the Services that wait for
 //! it are told why: a Warning Event on each LoadBalancer Service, repeated
-//! (and folded into its count) until it works.
+//! (and folded into its count) until it works, and the same on its
+//! `vcd-ccm.io/LoadBalancerReady` condition.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -10,8 +11,10 @@ use kube::runtime::reflector::Store;
 use tokio::sync::watch;
 
 use super::LbSide;
+use super::condition::Readiness;
 use super::predicates::ClassFilter;
 use super::sync::object_ref;
+use super::writes::ServiceWrites;
 use crate::controllers::{EventRecorder, EventType};
 use crate::lb::LoadBalancers;
 
@@ -23,6 +26,7 @@ pub const UNAVAILABLE: &str = "LoadBalancerUnavailable";
 
 pub(super) struct PendingReporter {
     pub recorder: EventRecorder,
+    pub writes: ServiceWrites,
     pub services: Store<Service>,
     pub class: ClassFilter,
 }
@@ -60,6 +64,8 @@ impl PendingReporter {
                         &message,
                     )
                     .await;
+                let waiting = Readiness::not_ready(UNAVAILABLE, &message);
+                self.writes.set_condition(&service, &waiting).await;
             }
         }
     }

@@ -11,11 +11,18 @@ use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
 
 use super::Shared;
+use super::condition::{self, Readiness};
 use super::metrics::ReconcileLabels;
 use super::predicates::{has_finalizer, needs_cleanup};
 use super::spec::{NodeKey, NodeSetDigest, current_ingress, ingress_of, service_spec};
 use crate::controllers::EventType::{Normal, Warning};
 use crate::lb::{LbError, ServiceSpec};
+
+/// The Event (and condition) reason of a Service whose load balancer matches it.
+const ENSURED: &str = "EnsuredLoadBalancer";
+const ENSURED_MESSAGE: &str = "Ensured load balancer";
+/// The Event (and condition) reason of a sync that failed.
+const SYNC_FAILED: &str = "SyncLoadBalancerFailed";
 
 /// Our reason for a warning the Service's policy returned with its decision.
 pub const POLICY_WARNING: &str = "LoadBalancerPolicyWarning";
@@ -126,13 +133,12 @@ impl Shared {
         match &result {
             Err(error) => {
                 let message = format!("Error syncing load balancer: {error}");
-                self.event(
-                    &object_ref(&service),
-                    Warning,
-                    "SyncLoadBalancerFailed",
-                    &message,
-                )
-                .await;
+                self.event(&object_ref(&service), Warning, SYNC_FAILED, &message)
+                    .await;
+                if self.class.wants_load_balancer(&service) && !needs_cleanup(&service) {
+                    let failed = Readiness::not_ready(SYNC_FAILED, &message);
+                    self.writes.set_condition(&service, &failed).await;
+                }
             }
             Ok(Outcome::Deleted) => self.forget(key),
             Ok(Outcome::Ensured) => {}
@@ -142,19 +148,20 @@ impl Shared {
 
     async fn sync_load_balancer(&self, service: &Service) -> Result<Outcome, SyncError> {
         let previous = current_ingress(service);
-        let (wanted, outcome) =
+        let (wanted, outcome, condition) =
             if !self.class.wants_load_balancer(service) || needs_cleanup(service) {
                 self.clean_up(service).await?;
-                (Vec::new(), Outcome::Deleted)
+                (Vec::new(), Outcome::Deleted, condition::removal(service))
             } else {
-                (self.ensure(service).await?, Outcome::Ensured)
+                let wanted = self.ensure(service).await?;
+                let ready = Readiness::ready(ENSURED, ENSURED_MESSAGE).change(service);
+                (wanted, Outcome::Ensured, ready.map(condition::entry))
             };
-        if previous != wanted {
-            self.writes
-                .set_ingress(service, &wanted)
-                .await
-                .map_err(SyncError::Status)?;
-        }
+        let ingress = (previous != wanted).then_some(wanted.as_slice());
+        self.writes
+            .set_status(service, ingress, condition.into_iter().collect())
+            .await
+            .map_err(SyncError::Status)?;
         Ok(outcome)
     }
 
@@ -244,13 +251,8 @@ impl Shared {
             (true, true) => {}
             (true, false) => self.report_repair(&reference, &status.changes).await,
             (false, _) => {
-                self.event(
-                    &reference,
-                    Normal,
-                    "EnsuredLoadBalancer",
-                    "Ensured load balancer",
-                )
-                .await
+                self.event(&reference, Normal, ENSURED, ENSURED_MESSAGE)
+                    .await
             }
         }
         Ok(ingress_of(&status))

@@ -1,12 +1,14 @@
 //! The service controller's writes, as upstream sends them: two-way
-//! strategic-merge patches to `/status` for the finalizer and the ingress,
-//! with no resourceVersion precondition.
+//! strategic-merge patches to `/status` for the finalizer, the ingress and
+//! our condition (merged by `type`, so others' conditions stay), with no
+//! resourceVersion precondition.
 
 use k8s_openapi::api::core::v1::{LoadBalancerIngress, Service};
 use kube::api::{Patch, PatchParams};
 use kube::{Api, Client};
 use serde_json::{Value, json};
 
+use super::condition::{Readiness, entry};
 use super::predicates::{CLEANUP_FINALIZER, has_finalizer};
 
 pub struct ServiceWrites {
@@ -57,17 +59,41 @@ impl ServiceWrites {
         self.patch(service, patch).await
     }
 
-    /// Replaces `status.loadBalancer.ingress`. A Service that vanished
-    /// meanwhile (its finalizer was just removed) is not an error.
-    pub async fn set_ingress(
+    /// Replaces `status.loadBalancer.ingress` when `ingress` is given, and
+    /// merges `conditions` (entries, or `$patch: delete` directives) by type,
+    /// in one patch. A Service that vanished meanwhile (its finalizer was
+    /// just removed) is not an error.
+    pub async fn set_status(
         &self,
         service: &Service,
-        ingress: &[LoadBalancerIngress],
+        ingress: Option<&[LoadBalancerIngress]>,
+        conditions: Vec<Value>,
     ) -> Result<(), kube::Error> {
-        let patch = json!({"status": {"loadBalancer": {"ingress": ingress}}});
-        match self.patch(service, patch).await {
+        let mut status = serde_json::Map::new();
+        if let Some(ingress) = ingress {
+            status.insert("loadBalancer".into(), json!({"ingress": ingress}));
+        }
+        if !conditions.is_empty() {
+            status.insert("conditions".into(), Value::Array(conditions));
+        }
+        if status.is_empty() {
+            return Ok(());
+        }
+        match self.patch(service, json!({"status": status})).await {
             Err(kube::Error::Api(status)) if status.code == 404 => Ok(()),
             other => other,
+        }
+    }
+
+    /// Writes what `readiness` says onto the Service's condition, if it
+    /// says something new. Best effort: the sync's own outcome stands
+    /// either way, and its Event already said the same.
+    pub async fn set_condition(&self, service: &Service, readiness: &Readiness) {
+        let Some(change) = readiness.change(service) else {
+            return;
+        };
+        if let Err(error) = self.set_status(service, None, vec![entry(change)]).await {
+            tracing::warn!(service = ?service.metadata.name, %error, "cannot write the Service's load-balancer condition");
         }
     }
 }

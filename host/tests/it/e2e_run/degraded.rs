@@ -4,10 +4,11 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Event, Node};
+use k8s_openapi::api::core::v1::{Event, Node, Service};
 use kube::Api;
 use kube::api::PostParams;
 use serde_json::json;
+use vcd_ccm::controllers::service::{READY_CONDITION, condition_of};
 
 use crate::support::poll::wait_until;
 use crate::support::run::{NODES, World};
@@ -68,6 +69,26 @@ async fn nodes_are_initialised_while_the_load_balancer_side_waits_for_alb() {
     })
     .await;
     assert!(message.contains("load balancer"), "{message}");
+    let services: Api<Service> = Api::namespaced(world.client.clone(), "default");
+    let condition = || async {
+        let service = services.get("web").await.map_err(|e| e.to_string())?;
+        condition_of(&service, READY_CONDITION)
+            .map(|c| (c.status.clone(), c.reason.clone(), c.message.clone()))
+            .ok_or_else(|| "no condition yet".to_string())
+    };
+    let (waiting, _) = wait_until("the Service's condition", WAIT, condition).await;
+    // The words of a LoadBalancerUnavailable Event (the reason may have moved on).
+    assert_eq!(
+        (waiting.0.as_str(), waiting.1.as_str()),
+        ("False", "LoadBalancerUnavailable")
+    );
+    assert!(
+        waiting
+            .2
+            .starts_with("The load-balancer side of VMware Cloud Director is not working"),
+        "{}",
+        waiting.2
+    );
     let (status, body) = ccm.get("/readyz").await.unwrap();
     assert_eq!(status, 500, "{body}");
     assert!(body.contains("[-]load-balancer failed"), "{body}");
@@ -83,6 +104,14 @@ async fn nodes_are_initialised_while_the_load_balancer_side_waits_for_alb() {
     .await;
     assert!(!ip.is_empty());
     println!("address {waited:?} after ALB was turned on");
+    let (ready, _) = wait_until("the condition turned True", WAIT, || async {
+        let found = condition().await?;
+        (found.0 == "True")
+            .then_some(found)
+            .ok_or("still False".to_string())
+    })
+    .await;
+    assert_eq!(ready.1, "EnsuredLoadBalancer");
     assert_eq!(
         ccm.metric("vcd_ccm_load_balancer_ready").await.unwrap(),
         1.0
