@@ -6,13 +6,15 @@ use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
 
 use super::LbError;
+use super::hints;
 use super::ipam::{self, IpSource};
 use super::journal::{AllocationJournal, Noted};
 use super::ownership::OwnerTag;
 use super::{ServiceSpec, ipam::Space};
+use crate::policy::EvalError;
 use crate::policy::Registry;
 use crate::policy::decision::DecideError;
-use crate::policy::model::{AddressChoice, Decision, DecisionInput};
+use crate::policy::model::{AddressChoice, AddressPool, Decision, DecisionInput};
 use crate::vcd::resources::ipspace::IpAllocation;
 use crate::vcd::{ApiVersion, VcdClient, VcdError};
 
@@ -28,7 +30,13 @@ const ALLOCATE_BY_VALUE: ApiVersion = ApiVersion::new(37, 2);
 pub async fn run_policy(registry: &Registry, input: DecisionInput) -> Result<Decision, LbError> {
     registry.decide(&input).await.map_err(|error| match error {
         DecideError::Select(error) => LbError::from(error),
-        DecideError::Eval(error) => LbError::from(error),
+        DecideError::Eval(source) => {
+            let hint = match &source {
+                EvalError::Declined { error, .. } => hints::for_declined(error, &input),
+                _ => String::new(),
+            };
+            LbError::Policy { source, hint }
+        }
     })
 }
 
@@ -117,6 +125,19 @@ impl AddressContext<'_> {
         }
     }
 
+    /// The pools the source offers, without their free counts.
+    fn pools(&self) -> Vec<AddressPool> {
+        self.source.address_pools(&HashSet::new())
+    }
+
+    fn unknown_pool(&self, pool: &str) -> LbError {
+        LbError::UnknownPool {
+            service: self.service.to_string(),
+            pool: pool.to_string(),
+            offered: hints::extents(&self.pools()),
+        }
+    }
+
     fn in_use(&self, ip: Ipv4Addr, holder: String) -> LbError {
         LbError::AddressInUse {
             service: self.service.to_string(),
@@ -144,10 +165,7 @@ impl AddressContext<'_> {
                 let space = self
                     .source
                     .space_of(ip)
-                    .ok_or_else(|| LbError::UnknownPool {
-                        service: self.service.to_string(),
-                        pool: format!("(the IP Space holding {ip})"),
-                    })?;
+                    .ok_or_else(|| self.unknown_pool(&format!("(the IP Space holding {ip})")))?;
                 if let Some(allocation) = self.noted_allocation(space).await?
                     && allocation.value == ip.to_string()
                 {
@@ -173,7 +191,11 @@ impl AddressContext<'_> {
         let vcd = |action: String| LbError::vcd(self.service, action);
         let exhausted = |detail: String| LbError::PoolExhausted {
             service: self.service.to_string(),
-            pool: pool.to_string(),
+            pool: self
+                .pools()
+                .iter()
+                .find(|p| p.name == pool)
+                .map_or_else(|| pool.to_string(), hints::extent),
             detail,
         };
         match self.source {
@@ -183,10 +205,7 @@ impl AddressContext<'_> {
                 reserved,
             } => {
                 if name != pool {
-                    return Err(LbError::UnknownPool {
-                        service: self.service.to_string(),
-                        pool: pool.to_string(),
-                    });
+                    return Err(self.unknown_pool(pool));
                 }
                 let used: HashSet<Ipv4Addr> = self.used.iter().map(|(ip, _)| *ip).collect();
                 let ip =
@@ -201,10 +220,7 @@ impl AddressContext<'_> {
                 let space = self
                     .source
                     .space_named(pool)
-                    .ok_or_else(|| LbError::UnknownPool {
-                        service: self.service.to_string(),
-                        pool: pool.to_string(),
-                    })?;
+                    .ok_or_else(|| self.unknown_pool(pool))?;
                 // A claim left by an interrupted reconcile is reused, not doubled.
                 let claims =
                     ipam::find_claims(self.client, std::slice::from_ref(space), self.owner)

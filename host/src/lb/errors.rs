@@ -25,8 +25,14 @@ pub enum LbError {
     PolicySelection(#[from] SelectError),
     /// The policy trapped, timed out, declined or broke the contract; its
     /// own words are in the message. Nothing changed in VCD.
-    #[error("{0}; nothing was changed in VCD")]
-    Policy(#[from] EvalError),
+    #[error("{source}{hint}; nothing was changed in VCD")]
+    Policy {
+        /// What the policy (or the sandbox) said.
+        #[source]
+        source: EvalError,
+        /// What would work instead (`; …`), from the decision input, or empty.
+        hint: String,
+    },
     #[error(
         "Service {service}: address {ip} is already used on the edge gateway by {holder}; request another address (spec.loadBalancerIP or vcd-ccm.io/load-balancer-ip) or free it"
     )]
@@ -46,13 +52,13 @@ pub enum LbError {
     PoolExhausted {
         /// `namespace/name`.
         service: String,
-        /// The pool's name.
+        /// The pool's name, size and ranges.
         pool: String,
         /// VCD's own words, when it refused an allocation (`: …`).
         detail: String,
     },
     #[error(
-        "Service {service}: the policy chose pool {pool}, which this load balancer does not offer"
+        "Service {service}: the policy chose pool {pool}, which this load balancer does not offer; it offers: {offered}"
     )]
     /// The policy named a pool this load balancer does not offer.
     UnknownPool {
@@ -60,6 +66,8 @@ pub enum LbError {
         service: String,
         /// The pool the policy named.
         pool: String,
+        /// The pools it offers, with their ranges.
+        offered: String,
     },
     #[error(
         "Service {service}: no free internal (one-arm) address between {start} and {end}; widen loadbalancer.oneArm.startIP/endIP"

@@ -15,6 +15,7 @@ mod decide;
 mod delete;
 pub mod errors;
 mod firewall;
+mod hints;
 mod input;
 mod internal;
 mod ipam;

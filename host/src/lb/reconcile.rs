@@ -70,13 +70,18 @@ enum Pass {
 
 fn policy_needs_certificates(error: &LbError) -> bool {
     match error {
-        LbError::Policy(EvalError::Declined {
-            error: DecisionError::CertificateNotFound(_),
+        LbError::Policy {
+            source:
+                EvalError::Declined {
+                    error: DecisionError::CertificateNotFound(_),
+                    ..
+                },
             ..
-        }) => true,
-        LbError::Policy(EvalError::InvalidDecision { problem, .. }) => {
-            problem.contains("certificate")
-        }
+        } => true,
+        LbError::Policy {
+            source: EvalError::InvalidDecision { problem, .. },
+            ..
+        } => problem.contains("certificate"),
         _ => false,
     }
 }

@@ -149,7 +149,7 @@ async fn expect_policy_failure(
         .ensure(&svc, &nodes(2))
         .await
         .expect_err("the policy fails");
-    assert!(matches!(error, LbError::Policy(_)), "{error:?}");
+    assert!(matches!(error, LbError::Policy { .. }), "{error:?}");
     let text = error.to_string();
     assert!(text.contains(words), "{text}");
     assert!(text.contains("nothing was changed in VCD"), "{text}");

@@ -40,6 +40,12 @@ fn certificates() -> &'static str {
 /// The default world with a wide IP block, room for 200 virtual services
 /// and two certificates.
 pub fn blocks_scenario() -> Scenario {
+    blocks_scenario_ranged("203.0.113.10-203.0.113.250")
+}
+
+/// [`blocks_scenario`] with the gateway's external addresses in `range`
+/// (its first is the primary IP).
+pub fn blocks_scenario_ranged(range: &str) -> Scenario {
     let yaml = format!(
         "systemUsers:
   - {{name: admin, password: admin-password, apiTokens: [system-api-token-0123456789abcdef]}}
@@ -55,7 +61,7 @@ orgs:
     edgeGateways:
       - name: edge1
         vdc: vdc1
-        subnets: [{{cidr: 203.0.113.1/24, primaryIp: 203.0.113.10, ranges: [\"203.0.113.10-203.0.113.250\"]}}]
+        subnets: [{{cidr: 203.0.113.1/24, primaryIp: 203.0.113.10, ranges: [\"{range}\"]}}]
         serviceEngineGroups: [{{name: seg1, maxVirtualServices: 400}}]
 {certs}    entities:
       - entityType: urn:vcloud:type:vmware:capvcdCluster:1.3.0
