@@ -1,5 +1,5 @@
 //! The command line: `vcd-ccm run`, `vcd-ccm demo` and
-//! `vcd-ccm policy {test,eval,inspect}`. `run` takes the Go CCM's flags
+//! `vcd-ccm policy {test,eval,inspect,new,wit,configmap}`. `run` takes the Go CCM's flags
 //! where they exist, so existing Deployments keep their command lines.
 
 use std::net::IpAddr;
@@ -50,7 +50,54 @@ pub enum PolicyCommand {
     Eval(EvalArgs),
     /// Show a component's imports, exports, contract version and digest, and whether the host accepts it.
     Inspect(InspectArgs),
+    /// Create a policy crate that builds and passes its test suite as created.
+    New(NewArgs),
+    /// Write the policy contract's WIT files.
+    Wit(WitArgs),
+    /// Make the policy ConfigMap from a spec, refusing what the CCM would refuse.
+    Configmap(ConfigMapArgs),
 }
+
+/// Arguments of `vcd-ccm policy new`.
+#[derive(clap::Args)]
+pub struct NewArgs {
+    /// The policy's name: a lowercase DNS label other than `default`; the
+    /// crate's name and directory too.
+    pub name: String,
+    /// The directory to create the crate in.
+    #[arg(long, default_value = ".")]
+    pub dir: PathBuf,
+}
+
+/// Arguments of `vcd-ccm policy wit`.
+#[derive(clap::Args)]
+pub struct WitArgs {
+    /// The directory to write `types.wit` and `world.wit` to.
+    #[arg(long)]
+    pub out: PathBuf,
+}
+
+/// Arguments of `vcd-ccm policy configmap`.
+#[derive(clap::Args)]
+pub struct ConfigMapArgs {
+    /// `policies.yaml` with each `file` a path to the component relative to
+    /// it, and `sha256` optional.
+    pub spec: PathBuf,
+    /// The ConfigMap's name: the one the CCM's Deployment mounts as its policy directory.
+    #[arg(long, default_value = DEFAULT_POLICY_CONFIGMAP)]
+    pub name: String,
+    /// The ConfigMap's namespace: the CCM's.
+    #[arg(long, default_value = DEFAULT_POLICY_NAMESPACE)]
+    pub namespace: String,
+    /// Write the ConfigMap here instead of to stdout.
+    #[arg(long)]
+    pub out: Option<PathBuf>,
+}
+
+/// The ConfigMap `manifests/deployment.yaml` mounts at `--policy-dir`'s default.
+pub const DEFAULT_POLICY_CONFIGMAP: &str = "vcd-ccm-policies";
+/// The namespace `manifests/` deploys the CCM in.
+pub const DEFAULT_POLICY_NAMESPACE: &str = "kube-system";
 
 /// Arguments of `vcd-ccm policy test`.
 #[derive(clap::Args)]

@@ -26,5 +26,8 @@ fn main() -> ExitCode {
         Command::Policy(PolicyCommand::Test(args)) => policy::test(&args),
         Command::Policy(PolicyCommand::Eval(args)) => policy::eval(&args),
         Command::Policy(PolicyCommand::Inspect(args)) => policy::inspect(&args),
+        Command::Policy(PolicyCommand::New(args)) => policy::new(&args),
+        Command::Policy(PolicyCommand::Wit(args)) => policy::wit(&args),
+        Command::Policy(PolicyCommand::Configmap(args)) => policy::configmap(&args),
     }
 }

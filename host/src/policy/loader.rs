@@ -234,34 +234,32 @@ impl PolicyRef {
         }
     }
 
-    /// Loads it with default limits and no pin: for tools, not for serving.
+    /// Loads it under `limits` with no pin: for tools, not for serving.
     pub async fn load(
         &self,
         engine: &Arc<PolicyEngine>,
         config: String,
+        limits: Limits,
     ) -> Result<Policy, LoadError> {
-        let PolicyRef::File(path) = self else {
-            return builtin::load_default(engine, config).await;
+        let (name, bytes) = match self {
+            PolicyRef::Builtin => (DEFAULT_POLICY_NAME, builtin::DEFAULT_POLICY_WASM.to_vec()),
+            PolicyRef::File(path) => {
+                let bytes = std::fs::read(path).map_err(|error| LoadError::Read {
+                    path: path.clone(),
+                    error,
+                })?;
+                let name = path.file_stem().and_then(|s| s.to_str());
+                (name.unwrap_or("policy"), bytes)
+            }
         };
-        let bytes = std::fs::read(path).map_err(|error| LoadError::Read {
-            path: path.clone(),
-            error,
-        })?;
-        let name = path
-            .file_stem()
-            .and_then(|s| s.to_str())
-            .unwrap_or("policy");
-        load(
-            engine,
-            PolicySource {
-                name,
-                bytes: &bytes,
-                pin: None,
-                config,
-                limits: Limits::default(),
-            },
-        )
-        .await
+        let source = PolicySource {
+            name,
+            bytes: &bytes,
+            pin: None,
+            config,
+            limits,
+        };
+        load(engine, source).await
     }
 }
 

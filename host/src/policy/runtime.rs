@@ -19,9 +19,11 @@ use super::contract::Contract;
 use super::errors::{CallError, EvalError};
 use super::loader::{Compiled, Exports, Policy};
 use super::metrics::Outcome;
-use super::model::{Decision, DecisionError, DecisionInput, PolicyInfo, v0_1};
+use super::model::{
+    AddressChoice, Decision, DecisionError, DecisionInput, PolicyInfo, PortDecision, v0_1,
+};
 use super::output;
-use super::sandbox::{Limits, OUTPUT_BYTES, Sandbox};
+use super::sandbox::{CallCost, Limits, OUTPUT_BYTES, Sandbox};
 use super::validate;
 use crate::text::sanitize;
 
@@ -41,9 +43,23 @@ impl Compiled {
         limits: Limits,
         call: impl AsyncFnOnce(&mut Store<Sandbox>, &Instance, &Exports) -> wasmtime::Result<R>,
     ) -> Result<R, CallError> {
+        self.run_measured(name, limits, call).await.0
+    }
+
+    /// [`Compiled::run`], also returning the call's time under its deadline
+    /// and its memory high-water mark (two reads, nothing the call pays for).
+    async fn run_measured<R>(
+        &self,
+        name: &Arc<str>,
+        limits: Limits,
+        call: impl AsyncFnOnce(&mut Store<Sandbox>, &Instance, &Exports) -> wasmtime::Result<R>,
+    ) -> (Result<R, CallError>, CallCost) {
         let engine = &self.engine;
         {
-            let _slot = self.share.acquire(&engine.capacity).await?;
+            let _slot = match self.share.acquire(&engine.capacity).await {
+                Ok(slot) => slot,
+                Err(busy) => return (Err(busy), CallCost::default()),
+            };
             let mut store = Store::new(&engine.engine, Sandbox::new(name.clone(), limits));
             store.limiter(|sandbox| &mut sandbox.memory);
             store.set_hostcall_fuel(OUTPUT_BYTES);
@@ -66,8 +82,13 @@ impl Compiled {
                 Ok(Err(error)) => Err(classify(&store, error, limits)),
                 Err(_elapsed) => Err(CallError::Timeout(limits.timeout)),
             };
+            let cost = CallCost {
+                time: started.elapsed(),
+                peak_memory_bytes: store.data().memory.used_bytes(),
+                output_bytes: None,
+            };
             store.data().finish();
-            result
+            (result, cost)
         }
     }
 
@@ -128,8 +149,34 @@ impl Policy {
     /// Asks the policy for a decision and checks it against the contract.
     /// Returns within the slot wait plus the policy's deadline.
     pub async fn decide(&self, input: &DecisionInput) -> Result<Decision, EvalError> {
+        self.decide_observed(input, |_| {}).await
+    }
+
+    /// [`Policy::decide`] for policy suites: the same call, checks and
+    /// metrics, and what the call cost. Only this variant counts the output.
+    pub async fn decide_measured(
+        &self,
+        input: &DecisionInput,
+    ) -> (Result<Decision, EvalError>, CallCost) {
+        let mut cost = CallCost::default();
+        let result = self
+            .decide_observed(input, |measured| {
+                cost = CallCost {
+                    output_bytes: measured.answer.map(lifted_bytes),
+                    ..measured.cost
+                };
+            })
+            .await;
+        (result, cost)
+    }
+
+    async fn decide_observed(
+        &self,
+        input: &DecisionInput,
+        observe: impl FnOnce(Measured<'_>),
+    ) -> Result<Decision, EvalError> {
         let started = Instant::now();
-        let result = self.decide_checked(input).await;
+        let result = self.decide_checked(input, observe).await;
         self.compiled
             .engine
             .metrics
@@ -137,15 +184,19 @@ impl Policy {
         result
     }
 
-    async fn decide_checked(&self, input: &DecisionInput) -> Result<Decision, EvalError> {
+    async fn decide_checked(
+        &self,
+        input: &DecisionInput,
+        observe: impl FnOnce(Measured<'_>),
+    ) -> Result<Decision, EvalError> {
         let policy = || self.name.to_string();
         let call_failed = |cause| EvalError::Call {
             policy: policy(),
             cause,
         };
-        let outcome = self
+        let (outcome, cost) = self
             .compiled
-            .run(&self.name, self.limits, async |store, instance, exports| {
+            .run_measured(&self.name, self.limits, async |store, instance, exports| {
                 let config = self.config.as_str();
                 Ok(match exports.contract {
                     Contract::V0_2 => {
@@ -162,8 +213,12 @@ impl Policy {
                     }
                 })
             })
-            .await
-            .map_err(call_failed)?;
+            .await;
+        observe(Measured {
+            answer: outcome.as_ref().ok(),
+            cost,
+        });
+        let outcome = outcome.map_err(call_failed)?;
         let decision = outcome.map_err(|error| EvalError::Declined {
             policy: policy(),
             error: output::decision_error(error),
@@ -174,6 +229,52 @@ impl Policy {
             problem,
         })?;
         Ok(decision)
+    }
+}
+
+/// A `decide` call as it came back from the sandbox: the guest's answer as
+/// lifted (before it is escaped, capped and checked) and the call's cost.
+struct Measured<'a> {
+    answer: Option<&'a Result<Decision, DecisionError>>,
+    cost: CallCost,
+}
+
+/// The hostcall fuel lifting `answer` consumed. Wasmtime keeps the remaining
+/// fuel inside the lift (`Store::hostcall_fuel` only returns the amount each
+/// lift starts with), so the charge is counted again the way wasmtime makes
+/// it: every string its UTF-8 bytes, every list its length × the size of the
+/// host type it is lifted into; records, variants and scalars cost nothing.
+/// A 0.1.0 decision is lifted with the same list element types.
+fn lifted_bytes(answer: &Result<Decision, DecisionError>) -> usize {
+    match answer {
+        Ok(decision) => {
+            let address = match &decision.address {
+                AddressChoice::FromPool(pool) => pool.len(),
+                AddressChoice::Specific(_) | AddressChoice::KeepCurrent => 0,
+            };
+            let ports: usize = decision
+                .ports
+                .iter()
+                .map(|port| {
+                    size_of::<PortDecision>() + port.certificate.as_ref().map_or(0, String::len)
+                })
+                .sum();
+            let warnings: usize = decision
+                .warnings
+                .iter()
+                .map(|warning| size_of::<String>() + warning.len())
+                .sum();
+            address + ports + warnings
+        }
+        Err(error) => match error {
+            DecisionError::InvalidAnnotation(field) => field.key.len() + field.message.len(),
+            DecisionError::UnsupportedPort(port) => port.message.len(),
+            DecisionError::CertificateNotFound(text) | DecisionError::Other(text) => text.len(),
+            DecisionError::RequestedAddressUnavailable(_)
+            | DecisionError::UnsupportedIpFamily(_)
+            | DecisionError::NoAddressAvailable
+            | DecisionError::ProfileUnavailable(_) => 0,
+        },
     }
 }
 
@@ -209,4 +310,42 @@ fn is_output_bound(error: &wasmtime::Error) -> bool {
     error
         .chain()
         .any(|cause| cause.to_string().contains("fuel allocated for hostcalls"))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::model::{AppProfile, HealthMonitor, PoolAlgorithm, Protocol};
+
+    #[test]
+    fn output_is_counted_as_the_hostcall_fuel_charges_it() {
+        let port = PortDecision {
+            service_port: 443,
+            protocol: Protocol::Tcp,
+            listen_port: 443,
+            profile: AppProfile::Https,
+            certificate: Some("web-cert".into()),
+            health_monitor: HealthMonitor::Http,
+            algorithm: PoolAlgorithm::RoundRobin,
+        };
+        let decision = Decision {
+            address: AddressChoice::FromPool("public".into()),
+            ports: vec![
+                port.clone(),
+                PortDecision {
+                    certificate: None,
+                    ..port
+                },
+            ],
+            warnings: vec!["slow".into()],
+            preserve_client_ip: false,
+        };
+        let list_elements = 2 * size_of::<PortDecision>() + size_of::<String>();
+        assert_eq!(
+            lifted_bytes(&Ok(decision)),
+            list_elements + "public".len() + "web-cert".len() + "slow".len()
+        );
+        assert_eq!(lifted_bytes(&Err(DecisionError::Other("no".into()))), 2);
+        assert_eq!(lifted_bytes(&Err(DecisionError::NoAddressAvailable)), 0);
+    }
 }

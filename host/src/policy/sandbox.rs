@@ -30,8 +30,11 @@ pub const OUTPUT_BYTES: usize = 64 * 1024;
 /// reference is a pointer).
 const TABLE_ELEMENT_BYTES: usize = 8;
 
+/// The largest per-call deadline a policy may be given (`timeoutMs` ≤ 10000).
+pub const MAX_TIMEOUT_MS: u64 = 10_000;
+
 /// Limits one call runs under.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Limits {
     /// The call's deadline (100 ms by default).
     pub timeout: Duration,
@@ -47,6 +50,22 @@ impl Default for Limits {
             memory_bytes: 32 << 20,
         }
     }
+}
+
+/// What one call used of its budgets, for policy authors (`vcd-ccm policy
+/// test`): the figures the CCM would hold against [`Limits`] and
+/// [`OUTPUT_BYTES`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub struct CallCost {
+    /// From the store's creation to the call's end: the span the deadline
+    /// covers (instantiation included, the wait for a pool slot not).
+    pub time: Duration,
+    /// The high-water mark of the instance's memories and tables together,
+    /// as the memory cap counts them.
+    pub peak_memory_bytes: usize,
+    /// The bytes the returned value was charged against [`OUTPUT_BYTES`];
+    /// `None` when nothing was returned (the call failed in the sandbox).
+    pub output_bytes: Option<usize>,
 }
 
 /// The store's data for one call.
@@ -135,6 +154,12 @@ pub struct MemoryCap {
 }
 
 impl MemoryCap {
+    /// Bytes charged so far. Memories and tables never shrink, so this is
+    /// also the call's high-water mark.
+    pub(super) fn used_bytes(&self) -> usize {
+        self.used_bytes
+    }
+
     fn grow(&mut self, extra_bytes: usize) -> bool {
         match self.used_bytes.checked_add(extra_bytes) {
             Some(total) if total <= self.limit_bytes => {

@@ -39,6 +39,7 @@ mod lb_ownership;
 mod lb_upstream;
 mod leader;
 mod manifests;
+mod policy_authoring;
 mod policy_cli;
 mod policy_contracts;
 mod policy_directory;

@@ -1,4 +1,7 @@
-//! `vcd-ccm policy test | eval | inspect`.
+//! `vcd-ccm policy test | eval | inspect | new | wit | configmap`.
+
+pub mod configmap;
+pub mod scaffold;
 
 use std::io::{self, Write};
 use std::path::Path;
@@ -8,7 +11,7 @@ use std::sync::Arc;
 use anyhow::{Context, Result, bail};
 use regex::Regex;
 
-use crate::cli::{EvalArgs, InspectArgs, Output, TestArgs};
+use crate::cli::{ConfigMapArgs, EvalArgs, InspectArgs, NewArgs, Output, TestArgs, WitArgs};
 use crate::policy::contract::Contract;
 use crate::policy::loader::{self, Policy, PolicyRef, sha256_hex};
 use crate::policy::model::DecisionInput;
@@ -90,6 +93,53 @@ fn load_failure(error: anyhow::Error) -> ExitCode {
     ExitCode::from(LOAD_FAILURE)
 }
 
+/// Exit 0, or print the error and exit 1.
+fn finish(result: Result<()>) -> ExitCode {
+    match result {
+        Ok(()) => ExitCode::SUCCESS,
+        Err(error) => {
+            eprintln!("error: {}", super::one_line(&error));
+            ExitCode::FAILURE
+        }
+    }
+}
+
+/// `vcd-ccm policy new`.
+pub fn new(args: &NewArgs) -> ExitCode {
+    finish((|| {
+        let dir = scaffold::new_crate(&args.dir, &args.name)?;
+        println!(
+            "created {}; build and test it with:\n  cd {}\n  cargo build --release --target wasm32-wasip2\n  vcd-ccm policy test tests/",
+            dir.display(),
+            dir.display()
+        );
+        Ok(())
+    })())
+}
+
+/// `vcd-ccm policy wit`.
+pub fn wit(args: &WitArgs) -> ExitCode {
+    finish(scaffold::write_wit(&args.out).map_err(Into::into))
+}
+
+/// `vcd-ccm policy configmap`.
+pub fn configmap(args: &ConfigMapArgs) -> ExitCode {
+    finish((|| {
+        let target = configmap::Target {
+            name: &args.name,
+            namespace: &args.namespace,
+        };
+        let yaml = configmap::build(&args.spec, target)?;
+        match &args.out {
+            Some(path) => {
+                std::fs::write(path, yaml).with_context(|| format!("writing {}", path.display()))?
+            }
+            None => io::stdout().lock().write_all(yaml.as_bytes())?,
+        }
+        Ok(())
+    })())
+}
+
 fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<Policy> {
     let config = match &args.config {
         Some(path) => {
@@ -98,7 +148,7 @@ fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<Policy> 
         None => "{}".to_string(),
     };
     let policy = PolicyRef::parse(&args.policy, Path::new("."));
-    Ok(engine.block_on(policy.load(engine, config))?)
+    Ok(engine.block_on(policy.load(engine, config, Limits::default()))?)
 }
 
 fn read_input(path: &Path) -> Result<DecisionInput> {

@@ -3,17 +3,18 @@
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::{Duration, Instant};
 
 use regex::Regex;
 use serde::Serialize;
 use serde_json::Value;
 
+use super::budget::{Budget, Budgets};
 use super::format::{Expectation, SuiteFile, merge};
 use crate::policy::loader::{Policy, PolicyRef};
 use crate::policy::model::{Decision, DecisionError, DecisionInput};
+use crate::policy::sandbox::CallCost;
 use crate::policy::yaml::{self, YamlError};
-use crate::policy::{EvalError, LoadError, PolicyEngine};
+use crate::policy::{EvalError, Limits, LoadError, PolicyEngine};
 
 /// A suite that cannot run at all (exit code 2 territory).
 #[derive(Debug, thiserror::Error)]
@@ -35,6 +36,14 @@ pub enum SuiteError {
         /// What is wrong, and where.
         #[source]
         source: YamlError,
+    },
+    /// The suite's `limits` are out of range.
+    #[error("{}: {message}", path.display())]
+    Limits {
+        /// The suite file.
+        path: PathBuf,
+        /// Which limit, its value and the range allowed.
+        message: String,
     },
     /// A case's input, merged with the suite's defaults, is not a valid decision input.
     #[error("{}: case {case:?}: input: {source}", path.display())]
@@ -73,14 +82,18 @@ pub struct CaseResult {
     pub name: String,
     /// Whether it passed, and if not, how it differed.
     pub outcome: Outcome,
-    /// How long the `decide` call (with its decision checks) took.
-    pub elapsed: Duration,
+    /// What the `decide` call cost.
+    pub cost: CallCost,
+    /// The budgets it ran under, which the CCM enforces too.
+    pub budgets: Budgets,
+    /// The budget the call went over, which fails the case.
+    pub over_budget: Option<Budget>,
 }
 
-/// Runs suites, compiling each distinct (policy, config) once.
+/// Runs suites, compiling each distinct (policy, config, limits) once.
 pub struct SuiteRunner {
     engine: Arc<PolicyEngine>,
-    policies: HashMap<(PathBuf, String), Arc<Policy>>,
+    policies: HashMap<(PathBuf, String, Limits), Arc<Policy>>,
 }
 
 /// Suite files named by `paths`: files as given, directories searched
@@ -155,7 +168,15 @@ impl SuiteRunner {
             .config
             .as_ref()
             .map_or_else(|| "{}".to_string(), Value::to_string);
-        let policy = self.policy(path, &suite.policy, config)?;
+        let limits = suite
+            .limits
+            .limits()
+            .map_err(|message| SuiteError::Limits {
+                path: path.into(),
+                message,
+            })?;
+        let policy = self.policy(path, &suite.policy, config, limits)?;
+        let budgets = Budgets::from(limits);
         let defaults = suite.defaults.unwrap_or(Value::Null);
         let mut results = Vec::new();
         for case in suite
@@ -170,14 +191,19 @@ impl SuiteRunner {
                     case: case.name.clone(),
                     source,
                 })?;
-            let started = Instant::now();
-            let actual = self.engine.block_on(policy.decide(&input));
-            let elapsed = started.elapsed();
+            let (actual, cost) = self.engine.block_on(policy.decide_measured(&input));
+            let over_budget = budgets.exceeded(&actual, &cost);
+            let outcome = match over_budget {
+                Some(budget) => Outcome::Failed(over(budgets.explain(budget, &cost), actual)),
+                None => compare(&case.expect, actual),
+            };
             results.push(CaseResult {
                 suite: path.into(),
                 name: case.name,
-                outcome: compare(&case.expect, actual),
-                elapsed,
+                outcome,
+                cost,
+                budgets,
+                over_budget,
             });
         }
         Ok(results)
@@ -188,19 +214,20 @@ impl SuiteRunner {
         suite: &Path,
         policy: &str,
         config: String,
+        limits: Limits,
     ) -> Result<Arc<Policy>, SuiteError> {
         let reference = PolicyRef::parse(policy, suite.parent().unwrap_or(Path::new(".")));
         let location = match &reference {
             PolicyRef::Builtin => PathBuf::from(policy),
             PolicyRef::File(path) => path.clone(),
         };
-        let key = (location, config);
+        let key = (location, config, limits);
         if let Some(loaded) = self.policies.get(&key) {
             return Ok(loaded.clone());
         }
         let loaded = self
             .engine
-            .block_on(reference.load(&self.engine, key.1.clone()))
+            .block_on(reference.load(&self.engine, key.1.clone(), limits))
             .map_err(|error| SuiteError::Policy {
                 path: suite.into(),
                 error,
@@ -208,6 +235,14 @@ impl SuiteRunner {
         let loaded = Arc::new(loaded);
         self.policies.insert(key, loaded.clone());
         Ok(loaded)
+    }
+}
+
+/// A failure for going over a budget, with what the call returned.
+fn over(explanation: String, actual: Result<Decision, EvalError>) -> String {
+    match actual {
+        Ok(_) => explanation,
+        Err(error) => format!("{explanation}\n{error}"),
     }
 }
 
