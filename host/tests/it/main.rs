@@ -8,8 +8,8 @@
 mod support;
 
 mod config;
-mod e2e_address_errors;
 mod demo;
+mod e2e_address_errors;
 mod e2e_client_ip;
 mod e2e_conditions;
 mod e2e_drift;
