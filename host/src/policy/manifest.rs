@@ -25,7 +25,7 @@ use serde::Deserialize;
 
 use super::builtin::DEFAULT_POLICY_NAME;
 use super::engine::MAX_MEMORY_BYTES;
-use super::sandbox::Limits;
+use super::sandbox::{Limits, MAX_TIMEOUT_MS};
 use super::selector::LabelSelector;
 
 /// The manifest's file name inside the policy directory.
@@ -197,9 +197,9 @@ impl PolicyEntry {
             ));
         }
         if let Some(ms) = self.timeout_ms
-            && !(1..=10_000).contains(&ms)
+            && !(1..=MAX_TIMEOUT_MS).contains(&ms)
         {
-            return Err(("timeoutMs", format!("{ms} is outside 1–10000")));
+            return Err(("timeoutMs", format!("{ms} is outside 1–{MAX_TIMEOUT_MS}")));
         }
         let max_mib = (MAX_MEMORY_BYTES >> 20) as u64;
         if let Some(mib) = self.memory_limit_mib

@@ -7,11 +7,21 @@
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
 
-use k8s_openapi::api::core::v1::ConfigMap;
+use k8s_openapi::api::core::v1::{ConfigMap, Event};
+use kube::Api;
+use kube::api::PostParams;
+use serde_json::json;
 use tempfile::TempDir;
 use vcd_ccm::cli::{DEFAULT_POLICY_CONFIGMAP, DEFAULT_POLICY_NAMESPACE};
 use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
+use vcd_ccm::policy::capture::CAPTURE_ANNOTATION;
 use vcd_ccm::policy::loader::sha256_hex;
+
+use crate::support::poll::wait_until;
+use crate::support::run::World;
+
+/// How long the running CCM may take to act.
+const WAIT: std::time::Duration = std::time::Duration::from_secs(30);
 
 /// The policy `author_policy` creates.
 const NAME: &str = "edge-pools";
@@ -94,9 +104,9 @@ fn configmap(dir: &Path, spec: &str) -> Result<ConfigMap, String> {
     }
 }
 
-#[test]
-fn policy_authoring() {
-    let (component, dir) = author_policy();
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn policy_authoring() {
+    let (component, dir) = tokio::task::spawn_blocking(author_policy).await.unwrap();
     let spec = format!(
         "policies:\n- name: {NAME}\n  file: {NAME}/target/wasm32-wasip2/release/edge_pools.wasm\n  config: {{pool: internal, certificate: web-cert}}\n  selector: {{allowAnnotation: true}}\n"
     );
@@ -116,6 +126,117 @@ fn policy_authoring() {
     assert_eq!(entry["sha256"], sha256_hex(&bytes));
     assert_eq!(entry["file"], "edge_pools.wasm");
     assert_eq!(entry["config"]["pool"], "internal");
+
+    rolled_out_as_a_shadow(dir.path()).await;
+}
+
+/// The new policy shipped beside the default one with `mode: shadow`: the
+/// ConfigMap `policy configmap` makes is applied to the cluster, mounted as
+/// kubelet mounts it and loaded by `vcd-ccm run`; a Service gets the default
+/// policy's decision in VCD and an Event with the new policy's difference,
+/// and its captured input is a suite that passes for the default policy and
+/// shows the new one's difference.
+async fn rolled_out_as_a_shadow(dir: &Path) {
+    let spec = format!(
+        "policies:\n- name: {NAME}\n  file: {NAME}/target/wasm32-wasip2/release/edge_pools.wasm\n  mode: shadow\n  shadows: default\n"
+    );
+    let config_map = configmap(dir, &spec).unwrap();
+    let world = World::start().await;
+    let applied = Api::<ConfigMap>::namespaced(world.client.clone(), DEFAULT_POLICY_NAMESPACE)
+        .create(&PostParams::default(), &config_map)
+        .await
+        .expect("the ConfigMap is applied");
+    mount(&applied, &world.files.policy_dir);
+    world.add_nodes().await;
+    let ccm = world.spawn("authored", &["--leader-elect=false"]);
+    let web = world
+        .create_annotated_service("web", &[80], json!({CAPTURE_ANNOTATION: "true"}))
+        .await;
+    wait_until("the Service's address", WAIT, || world.external_ip("web")).await;
+    let (message, _) = wait_until("the shadow's Event", WAIT, || async {
+        Api::<Event>::namespaced(world.client.clone(), "default")
+            .list(&Default::default())
+            .await
+            .map_err(|e| e.to_string())?
+            .items
+            .into_iter()
+            .find(|e| {
+                e.involved_object.name.as_deref() == Some("web")
+                    && e.reason.as_deref() == Some("ShadowPolicyDiffers")
+            })
+            .and_then(|e| e.message)
+            .ok_or_else(|| "no ShadowPolicyDiffers Event yet".to_string())
+    })
+    .await;
+    assert!(
+        message.contains(&format!(
+            "shadow policy {NAME} would decide otherwise than default"
+        )) && message.contains("- algorithm: round-robin; + algorithm: least-connections"),
+        "{message}"
+    );
+    let needle = format!(" uid={}", web.uid);
+    let algorithms: Vec<Option<String>> = world.vcd.with_world(|w| {
+        w.pools
+            .iter()
+            .filter(|p| {
+                p.description
+                    .as_deref()
+                    .unwrap_or_default()
+                    .contains(&needle)
+            })
+            .map(|p| p.algorithm.clone())
+            .collect()
+    });
+    assert_eq!(
+        algorithms,
+        [Some("ROUND_ROBIN".to_string())],
+        "the default policy's"
+    );
+    let (_, metrics) = ccm.get("/metrics").await.unwrap();
+    assert!(
+        metrics.contains(&format!(
+            "policy_shadow_decisions_total{{policy=\"{NAME}\",shadows=\"default\",result=\"different\"}}"
+        )),
+        "{metrics}"
+    );
+
+    let (status, captured) = ccm.get("/policy/captures/default/web").await.unwrap();
+    assert_eq!(status, 200, "{captured}");
+    std::fs::write(dir.join("captured.yaml"), &captured).unwrap();
+    let passed = vcd_ccm(dir, &["policy", "test", "captured.yaml"]);
+    assert!(passed.status.success(), "{}", text(&passed.stdout));
+    // The same input against the new policy, with its own settings.
+    let mut against_new: serde_json::Value = serde_yaml_ng::from_str(&captured).unwrap();
+    against_new["policy"] = json!(format!(
+        "{NAME}/target/wasm32-wasip2/release/edge_pools.wasm"
+    ));
+    against_new["config"] = json!({});
+    let against_new = serde_yaml_ng::to_string(&against_new).unwrap();
+    std::fs::write(dir.join("captured-new.yaml"), against_new).unwrap();
+    let differs = vcd_ccm(dir, &["policy", "test", "captured-new.yaml"]);
+    let report = text(&differs.stdout);
+    assert_eq!(
+        differs.status.code(),
+        Some(1),
+        "{report}{}",
+        text(&differs.stderr)
+    );
+    assert!(
+        report.contains("+     algorithm: least-connections"),
+        "{report}"
+    );
+}
+
+/// Each `data` and `binaryData` key of the ConfigMap as a file in `dir`, as
+/// kubelet mounts a ConfigMap volume.
+fn mount(config_map: &ConfigMap, dir: &Path) {
+    std::fs::create_dir_all(dir).unwrap();
+    for (key, value) in config_map.data.iter().flatten() {
+        std::fs::write(dir.join(key), value).unwrap();
+    }
+    for (key, value) in config_map.binary_data.iter().flatten() {
+        std::fs::write(dir.join(key), &value.0).unwrap();
+    }
 }
 
 #[test]
