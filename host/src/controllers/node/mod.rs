@@ -12,8 +12,11 @@ mod address_refresh;
 mod metrics;
 mod sync;
 
+use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
+
+use futures::FutureExt;
 
 use k8s_openapi::api::core::v1::Node;
 use kube::runtime::reflector::{ObjectRef, Store};
@@ -138,7 +141,15 @@ impl CloudNodeController {
             let name = self.queue.next().await;
             match self.cache.get(&ObjectRef::new(&name)) {
                 Some(node) => {
-                    if let Err(error) = sync::sync_node(&node, &self.context).await {
+                    // A panic in one Node's sync fails that sync, not the
+                    // worker: the Node would otherwise stay taken for good.
+                    let result = AssertUnwindSafe(sync::sync_node(&node, &self.context))
+                        .catch_unwind()
+                        .await
+                        .unwrap_or_else(|_| {
+                            Err(sync::NodeSyncError::Panicked { node: name.clone() })
+                        });
+                    if let Err(error) = result {
                         let delay = self.context.backoff.next_delay(name.clone());
                         tracing::warn!(node = %name, %error, retry_in = ?delay, "node sync failed; requeuing");
                         self.queue.add_after(name.clone(), delay);

@@ -71,6 +71,12 @@ pub enum NodeSyncError {
         #[source]
         source: kube::Error,
     },
+    /// The sync panicked: a bug; it is retried with backoff like any failure.
+    #[error("the sync of node {node} panicked (a bug: see the log); retried with backoff")]
+    Panicked {
+        /// The Node's name.
+        node: String,
+    },
 }
 
 pub(super) async fn sync_node(node: &Node, context: &Context) -> Result<(), NodeSyncError> {
