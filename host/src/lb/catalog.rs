@@ -1,6 +1,7 @@
 //! Slow-changing facts read from VCD and kept between reconciles: the
 //! certificate library (refreshed after a short time, or at once when a
-//! decision names an alias it lacks), the service engine group with room
+//! decision names an alias it lacks; our own uploads and deletes are
+//! applied to it as they happen), the service engine group with room
 //! (forgotten when a virtual service create fails), and the application
 //! profiles the gateway's load balancer offers (read once).
 
@@ -86,6 +87,22 @@ impl Catalog {
         let items = client.list_certificates().await?;
         *lock(&self.certificates) = Some((Instant::now(), items.clone()));
         Ok(items)
+    }
+
+    /// Adds an item this process uploaded to the cached library, so the next
+    /// decision sees it without a read.
+    pub fn remember_certificate(&self, item: CertificateItem) {
+        if let Some((_, items)) = lock(&self.certificates).as_mut() {
+            items.retain(|c| c.alias != item.alias);
+            items.push(item);
+        }
+    }
+
+    /// Drops an item this process deleted from the cached library.
+    pub fn forget_certificate(&self, id: &str) {
+        if let Some((_, items)) = lock(&self.certificates).as_mut() {
+            items.retain(|c| c.id != id);
+        }
     }
 
     /// A service engine group of the gateway with room for a virtual service.

@@ -1,6 +1,7 @@
-//! Deleting a Service's load balancer: its objects, the upstream CCM's
-//! objects a takeover had not replaced yet, its IP Space claims and an
-//! allocation the journal noted that was never claimed.
+//! Deleting a Service's load balancer: its objects, the certificate
+//! uploads only it used, the upstream CCM's objects a takeover had not
+//! replaced yet, its IP Space claims and an allocation the journal noted
+//! that was never claimed.
 
 use super::ipam;
 use super::journal::Noted;
@@ -56,6 +57,11 @@ impl LoadBalancers {
                 > 0;
         }
         self.applier(service).apply(ops, &observed).await?;
+        let leftovers = super::tls::Leftovers {
+            referenced: observed.certificate_ids(),
+            ..Default::default()
+        };
+        self.prune_uploads(&service.key(), &leftovers).await;
         // A takeover still waiting leaves the upstream CCM's objects: they
         // go with the Service, as upstream would have deleted them.
         // Its claim is made ours first, so a crash after the deletes cannot

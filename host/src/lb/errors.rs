@@ -20,6 +20,15 @@ pub enum LbError {
         /// What to change.
         problem: String,
     },
+    /// A TLS Secret the Service names cannot be used. Nothing changed in VCD.
+    #[error("Service {service}: {source}; nothing was changed in VCD")]
+    TlsSecret {
+        /// `namespace/name`.
+        service: String,
+        /// Which Secret, and what is wrong with it.
+        #[source]
+        source: super::tls::TlsSecretError,
+    },
     /// No policy could be chosen for the Service.
     #[error("{0}")]
     PolicySelection(#[from] SelectError),

@@ -1,10 +1,12 @@
 //! What would work instead. When a policy declines for want of an address
 //! or a certificate, or an address cannot be had, the error names the pools
 //! the Service may use (ranges, size, free addresses) or the certificates
-//! the library holds and every place a certificate can be named.
+//! the library holds and every place a certificate can be named (a TLS
+//! Secret, the cert-alias annotation, `loadbalancer.certAlias`).
 
 use std::net::IpAddr;
 
+use super::tls::{TLS_SECRET_ANNOTATION, TLS_SECRET_TYPE};
 use crate::policy::model::{AddressPool, DecisionError, DecisionInput, IpRange};
 use crate::text::sanitize;
 
@@ -78,7 +80,7 @@ fn certificates(input: &DecisionInput) -> String {
         .map(|(_, v)| format!(" for TLS port(s) {}", sanitize(v, PORTS_BYTES)))
         .unwrap_or_default();
     format!(
-        "; name a certificate{ports} of the org's library with the annotation {CERT_ALIAS_ANNOTATION} or the cloud config's loadbalancer.certAlias (the default policy's certAlias setting); the library holds: {}",
+        "; name a certificate{ports} with the annotation {TLS_SECRET_ANNOTATION} (a {TLS_SECRET_TYPE} Secret of the Service's namespace: <secret>, or <port>=<secret>,…), or one of the org's library with the annotation {CERT_ALIAS_ANNOTATION} or the cloud config's loadbalancer.certAlias (the default policy's certAlias setting); the library holds: {}",
         listed(aliases, "no certificate")
     )
 }
@@ -155,6 +157,7 @@ mod tests {
         };
         let hint = for_declined(&DecisionError::CertificateNotFound("x".into()), &input);
         assert!(hint.contains(CERT_ALIAS_ANNOTATION) && hint.contains("loadbalancer.certAlias"));
+        assert!(hint.contains("kubernetes.io/tls Secret") && hint.contains(TLS_SECRET_ANNOTATION));
         assert!(
             hint.ends_with("c0, c1, c2, c3, c4, c5, c6, c7, and 2 more"),
             "{hint}"

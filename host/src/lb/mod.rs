@@ -7,6 +7,7 @@
 //! beside this file describes modes, names, tags and errors.
 
 mod apply;
+mod asking;
 mod catalog;
 mod claims;
 pub mod config;
@@ -30,6 +31,7 @@ pub mod service;
 mod snapshot;
 mod source_ranges;
 mod sweep;
+pub mod tls;
 mod upstream;
 
 use std::sync::Arc;
@@ -41,6 +43,7 @@ pub use ownership::ClusterIdentity;
 pub use service::{Ingress, IpMode, LbStatus, NodeSpec, PortSpec, ServiceSpec};
 pub use source_ranges::SOURCE_RANGES_ANNOTATION;
 pub use sweep::SweepReport;
+pub use tls::TlsSecrets;
 
 use catalog::{Catalog, Features};
 use ipam::IpSource;
@@ -48,6 +51,7 @@ use naming::Names;
 use ownership::OwnerTag;
 use rde::RdeStatus;
 use snapshot::{GATEWAY_REFRESH, GatewaySnapshot};
+use tls::UploadPins;
 
 use crate::policy::Registry;
 use crate::policy::model::{Capabilities, Cluster};
@@ -61,6 +65,10 @@ pub struct LoadBalancers {
     config: LbConfig,
     identity: ClusterIdentity,
     journal: Arc<dyn AllocationJournal>,
+    /// Reads the Secrets named by `vcd-ccm.io/tls-secret`.
+    tls_secrets: Arc<dyn TlsSecrets>,
+    /// Uploads reconciles in progress use.
+    upload_pins: Arc<UploadPins>,
     mode: Mode,
     gateway: EntityRef,
     /// The org and VDC, which own the firewall's port profiles.
@@ -79,13 +87,15 @@ impl LoadBalancers {
     /// VDC, network, gateway), the gateway's load-balancer features and its
     /// address source. `identity` tells this Kubernetes cluster's objects
     /// from those of another one configured with the same `clusterid`;
-    /// `journal` keeps IP Space allocations findable across a crash.
+    /// `journal` keeps IP Space allocations findable across a crash;
+    /// `tls_secrets` reads the Secrets Services name as certificates.
     pub async fn new(
         client: VcdClient,
         registry: Arc<Registry>,
         config: LbConfig,
         identity: ClusterIdentity,
         journal: Arc<dyn AllocationJournal>,
+        tls_secrets: Arc<dyn TlsSecrets>,
     ) -> Result<Self, LbError> {
         let mode = config.check()?;
         let setup = |action: &str| LbError::vcd("(setup)", action.to_string());
@@ -124,6 +134,8 @@ impl LoadBalancers {
             config,
             identity,
             journal,
+            tls_secrets,
+            upload_pins: Arc::default(),
             mode,
             cluster,
             source,

@@ -2,7 +2,7 @@
 //! pools and NAT rules), kept in the gateway snapshot, then the objects of
 //! one Service picked out by ownership tag.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
 use super::ownership::{OwnerTag, Tagged};
@@ -168,6 +168,14 @@ impl GatewayView {
 impl ServiceObjects {
     pub fn is_empty(&self) -> bool {
         self.virtual_services.is_empty() && self.pools.is_empty() && self.nat_rules.is_empty()
+    }
+
+    /// The library items the virtual services terminate TLS with.
+    pub fn certificate_ids(&self) -> BTreeSet<String> {
+        self.virtual_services
+            .values()
+            .filter_map(|v| v.object.certificate_ref.as_ref().map(|r| r.id.clone()))
+            .collect()
     }
 
     /// Every external address the objects use, whatever the current mode

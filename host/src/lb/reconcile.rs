@@ -7,19 +7,18 @@ use std::net::Ipv4Addr;
 use std::sync::Arc;
 
 use super::apply::Applier;
+use super::asking::Decided;
 use super::current::{Current, Found};
-use super::decide::{Address, AddressContext, run_policy};
+use super::decide::{Address, AddressContext};
 use super::firewall::Exposure;
-use super::input::{InputParts, build};
 use super::ipam;
 use super::observe::{GatewayView, ServiceObjects};
 use super::plan::{self, Target};
 use super::rde::RdeRecord;
 use super::source_ranges::source_ranges;
+use super::tls::{Leftovers, Pinned};
 use super::upstream::UpstreamObjects;
 use super::{LbError, LbStatus, LoadBalancers, NodeSpec, ServiceSpec};
-use crate::policy::errors::EvalError;
-use crate::policy::model::{Decision, DecisionError};
 
 /// How often a reconcile moves to another address after losing one to a
 /// concurrent owner before it gives up until the next reconcile.
@@ -47,6 +46,10 @@ struct Planned {
     /// Every one-arm internal VIP of the Service.
     internal: Vec<Ipv4Addr>,
     warnings: Vec<String>,
+    /// Uploads the virtual services will use; unpinned when the pass ends.
+    _pins: Vec<Pinned>,
+    /// The Secrets the Service names, whose unused uploads go afterwards.
+    secrets: Vec<String>,
 }
 
 /// How one reconcile pass ended.
@@ -66,24 +69,6 @@ enum Pass {
         holder: String,
         writes: usize,
     },
-}
-
-fn policy_needs_certificates(error: &LbError) -> bool {
-    match error {
-        LbError::Policy {
-            source:
-                EvalError::Declined {
-                    error: DecisionError::CertificateNotFound(_),
-                    ..
-                },
-            ..
-        } => true,
-        LbError::Policy {
-            source: EvalError::InvalidDecision { problem, .. },
-            ..
-        } => problem.contains("certificate"),
-        _ => false,
-    }
 }
 
 impl LoadBalancers {
@@ -284,46 +269,6 @@ impl LoadBalancers {
         })
     }
 
-    async fn decide(
-        &self,
-        service: &ServiceSpec,
-        view: &GatewayView,
-        current: Option<Ipv4Addr>,
-    ) -> Result<
-        (
-            Decision,
-            Vec<crate::vcd::resources::certificate::CertificateItem>,
-        ),
-        LbError,
-    > {
-        let in_use: HashSet<Ipv4Addr> = view.addresses_in_use().into_iter().collect();
-        let mut fresh = false;
-        loop {
-            let certificates = self
-                .catalog
-                .certificates(&self.client, fresh)
-                .await
-                .map_err(LbError::vcd(
-                    &service.key(),
-                    "reading the certificate library".into(),
-                ))?;
-            let input = build(InputParts {
-                service,
-                cluster: &self.cluster,
-                pools: self.source.address_pools(&in_use),
-                certificates: &certificates,
-                profiles: &self.features.profiles,
-                current,
-            });
-            match run_policy(&self.registry, input).await {
-                Ok(decision) => return Ok((decision, certificates)),
-                // The library may have gained the certificate since it was read.
-                Err(error) if !fresh && policy_needs_certificates(&error) => fresh = true,
-                Err(error) => return Err(error),
-            }
-        }
-    }
-
     async fn pass(
         &self,
         service: &ServiceSpec,
@@ -380,6 +325,8 @@ impl LoadBalancers {
             mut unreserved,
             internal,
             warnings,
+            _pins,
+            secrets,
         } = planned;
         if address.verify_claim || current == Current::Remembered(address.ip) {
             unreserved.push(address.ip);
@@ -422,6 +369,11 @@ impl LoadBalancers {
                     "adding the cluster identity to the Service's IP Space claim".into(),
                 ))?;
         }
+        let leftovers = Leftovers {
+            referenced: observed.certificate_ids(),
+            secrets: secrets.into_iter().collect(),
+        };
+        self.prune_uploads(&service.key(), &leftovers).await;
         Ok(Pass::Done {
             ip: address.ip.to_string(),
             internal,
@@ -449,7 +401,12 @@ impl LoadBalancers {
             ..
         } = *found;
         let current = current.ip();
-        let (decision, certificates) = self.decide(service, view, current).await?;
+        let Decided {
+            decision,
+            certificates,
+            pins,
+            secrets,
+        } = self.decide(service, view, current).await?;
         for warning in &decision.warnings {
             tracing::warn!(service = %service.key(), %warning, "policy warning");
         }
@@ -491,6 +448,8 @@ impl LoadBalancers {
             unreserved,
             internal: internal_ips.values().copied().collect(),
             warnings: decision.warnings,
+            _pins: pins,
+            secrets,
         })
     }
 }

@@ -1,6 +1,7 @@
 //! Sweep: delete what carries this cluster's tag but belongs to a Service
 //! that no longer exists (crashes, type changes while the CCM was down,
-//! Services deleted behind its back), IP Space claims included.
+//! Services deleted behind its back), IP Space claims included, and this
+//! cluster's certificate uploads that no virtual service uses.
 //!
 //! Only objects tagged with both this `clusterid` and this Kubernetes
 //! cluster's identity are ever deleted. Tagged objects that share one of the
@@ -24,6 +25,8 @@ pub struct SweepReport {
     pub objects: usize,
     /// IP Space allocations released.
     pub released: usize,
+    /// Certificate uploads of this cluster no virtual service used, deleted.
+    pub certificates: usize,
     /// Identities of other Kubernetes clusters whose objects carry this
     /// `clusterid`: a copied cloud config. Their objects are left alone.
     pub other_clusters: BTreeSet<String>,
@@ -160,6 +163,16 @@ impl LoadBalancers {
                 }
             }
         }
+        // The view after the deletes above: what still uses a certificate.
+        let view = self
+            .snapshot
+            .view(&self.client, &self.gateway.id)
+            .await
+            .map_err(vcd("reading the gateway's load balancer objects".into()))?;
+        report.certificates = self
+            .sweep_uploads(&view)
+            .await
+            .map_err(vcd("reading the certificate library".into()))?;
         Ok(report)
     }
 

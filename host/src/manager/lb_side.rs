@@ -11,7 +11,7 @@ use prometheus_client::metrics::gauge::Gauge;
 use tokio::sync::watch;
 
 use crate::controllers::service::LbSide;
-use crate::lb::{AllocationJournal, ClusterIdentity, LbConfig, LoadBalancers};
+use crate::lb::{AllocationJournal, ClusterIdentity, LbConfig, LoadBalancers, TlsSecrets};
 use crate::policy::Registry as Policies;
 use crate::text::{EVENT_MESSAGE_BYTES, sanitize};
 use crate::vcd::VcdClient;
@@ -21,10 +21,12 @@ const FIRST_RETRY: Duration = Duration::from_secs(10);
 const LAST_RETRY: Duration = Duration::from_secs(300);
 
 /// What ties the load balancer's VCD objects to this cluster: its identity
-/// in every tag, and the journal of IP Space allocations on its Services.
+/// in every tag, the journal of IP Space allocations on its Services, and
+/// the Secrets its Services name as certificates.
 pub struct LbOwnership {
     pub identity: ClusterIdentity,
     pub journal: Arc<dyn AllocationJournal>,
+    pub tls_secrets: Arc<dyn TlsSecrets>,
 }
 
 /// What the load balancer is built from.
@@ -46,6 +48,7 @@ impl LbSetup {
                 self.config.clone(),
                 ownership.identity.clone(),
                 ownership.journal.clone(),
+                ownership.tls_secrets.clone(),
             )
             .await;
             match built {

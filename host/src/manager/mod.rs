@@ -28,7 +28,7 @@ use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
 use crate::controllers::lifecycle::{self, LifecycleConfig, LifecycleController};
 use crate::controllers::node::{self, CloudNodeController};
 use crate::controllers::service::{
-    AnnotationJournal, LbSide, ServiceController, ServiceControllerConfig,
+    AnnotationJournal, KubeTlsSecrets, LbSide, ServiceController, ServiceControllerConfig,
 };
 use crate::controllers::supervise::TaskHealth;
 use crate::controllers::{CacheSync, EventRecorder, Informer};
@@ -83,6 +83,7 @@ impl Manager {
             true => Some(LbOwnership {
                 identity: cloud::cluster_identity(&client).await?,
                 journal: Arc::new(AnnotationJournal::new(client.clone())),
+                tls_secrets: Arc::new(KubeTlsSecrets::new(client.clone())),
             }),
             false => None,
         };

@@ -23,6 +23,8 @@ pub enum DeleteRight {
     IpSpaces,
     /// Gateway firewall rules and IP sets.
     Firewall,
+    /// Items of the org's certificate library.
+    Certificates,
 }
 
 impl DeleteRight {
@@ -34,6 +36,7 @@ impl DeleteRight {
             DeleteRight::PortProfiles => "NAT Configure (application port profiles)",
             DeleteRight::IpSpaces => "IP Spaces Manage",
             DeleteRight::Firewall => "Configure Firewall",
+            DeleteRight::Certificates => "Manage Certificates Library",
         }
     }
 }

@@ -22,6 +22,8 @@ mod e2e_scale;
 mod e2e_service_failures;
 mod e2e_services;
 mod e2e_source_ranges;
+mod e2e_tls_secrecy;
+mod e2e_tls_secrets;
 mod e2e_traffic_policy;
 mod e2e_wire;
 mod instances_cache;

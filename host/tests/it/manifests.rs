@@ -311,6 +311,16 @@ async fn rbac_grants_exactly_the_calls_the_controllers_make() {
     })
     .await;
 
+    // service: a Service naming a TLS Secret reads it by name (a GET, no
+    // list or watch); a missing one is a Warning naming it.
+    cluster.create_service("shop", "tls", &[443]).await;
+    let annotation = json!({"metadata": {"annotations": {"vcd-ccm.io/tls-secret": "tls-cert"}}});
+    cluster.patch_service("shop", "tls", annotation).await;
+    eventually("a Warning about the missing Secret", || {
+        (cluster.event_count("shop", "tls", "SyncLoadBalancerFailed") >= 1).then_some(())
+    })
+    .await;
+
     // A node joins, initialised, with only the beta instance-type label:
     // cloud-node patches the GA label; service updates the load balancer.
     let (urn, ip) = cluster.vm("worker-1");

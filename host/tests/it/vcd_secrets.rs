@@ -2,36 +2,11 @@
 //! refreshes, failures and retries, with all tracing output captured at
 //! TRACE level, must not contain any password, API token or access token.
 
-use std::io::Write;
-use std::sync::{Arc, Mutex};
-
 use crate::support::alone::run_alone;
+use crate::support::capture::Captured;
 use crate::support::vcd::*;
-use tracing_subscriber::fmt::MakeWriter;
 use vcd_ccm::vcd::{ClientMetrics, Credentials, Secret, VcdClient};
 use vcdsim::{FaultAction, FaultRule};
-
-#[derive(Clone, Default)]
-struct Captured(Arc<Mutex<Vec<u8>>>);
-
-impl Write for Captured {
-    fn write(&mut self, bytes: &[u8]) -> std::io::Result<usize> {
-        self.0.lock().unwrap().extend_from_slice(bytes);
-        Ok(bytes.len())
-    }
-
-    fn flush(&mut self) -> std::io::Result<()> {
-        Ok(())
-    }
-}
-
-impl<'a> MakeWriter<'a> for Captured {
-    type Writer = Captured;
-
-    fn make_writer(&'a self) -> Self::Writer {
-        self.clone()
-    }
-}
 
 /// Runs in a process of its own: the capture needs tracing to itself.
 #[test]
@@ -130,7 +105,7 @@ async fn capture_a_run_and_find_no_secret() {
     ];
     secrets.extend(access_tokens);
 
-    let logs = String::from_utf8(captured.0.lock().unwrap().clone()).unwrap();
+    let logs = captured.text();
     assert!(logs.contains("logging in to VCD"), "the capture works");
     assert!(logs.lines().count() > 50, "TRACE output was captured");
     for secret in &secrets {

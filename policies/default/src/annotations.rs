@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
+use crate::tls_secret::TlsSecrets;
 use crate::vcd::lb_policy::types::{
     DecisionError, HealthMonitor, InvalidField, PoolAlgorithm, Protocol, Service,
 };
@@ -35,6 +36,8 @@ pub struct Annotations {
     pub health_monitor: Option<HealthMonitor>,
     pub algorithm: Option<PoolAlgorithm>,
     pub preserve_client_ip: bool,
+    /// Secrets named by `vcd-ccm.io/tls-secret`.
+    pub tls_secrets: TlsSecrets,
 }
 
 /// A boolean annotation: `"true"` or `"false"` (any case); absent or empty is false.
@@ -85,6 +88,7 @@ impl Annotations {
             health_monitor: parse_named(service, HEALTH_MONITOR, parse_health_monitor)?,
             algorithm: parse_named(service, POOL_ALGORITHM, parse_algorithm)?,
             preserve_client_ip: flag(service, PRESERVE_CLIENT_IP)?,
+            tls_secrets: TlsSecrets::read(service)?,
         })
     }
 }
@@ -104,12 +108,7 @@ fn ssl_ports(service: &Service) -> Result<BTreeSet<u16>, DecisionError> {
     let Some(value) = get(service, SSL_PORTS).filter(|v| !v.trim().is_empty()) else {
         return Ok(BTreeSet::new());
     };
-    let tcp_ports: Vec<u16> = service
-        .ports
-        .iter()
-        .filter(|p| p.protocol == Protocol::Tcp)
-        .map(|p| p.port)
-        .collect();
+    let tcp_ports = tcp_ports(service);
     let mut ports = BTreeSet::new();
     for entry in value.split(',').map(str::trim) {
         let port: u16 = entry
@@ -126,6 +125,16 @@ fn ssl_ports(service: &Service) -> Result<BTreeSet<u16>, DecisionError> {
         ports.insert(port);
     }
     Ok(ports)
+}
+
+/// The Service's TCP port numbers, in `spec.ports` order.
+pub fn tcp_ports(service: &Service) -> Vec<u16> {
+    service
+        .ports
+        .iter()
+        .filter(|p| p.protocol == Protocol::Tcp)
+        .map(|p| p.port)
+        .collect()
 }
 
 /// The requested address from our annotation or `spec.loadBalancerIP`; both may be

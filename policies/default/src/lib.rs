@@ -4,7 +4,8 @@
 //! (`appProtocol`, the `service.beta.kubernetes.io/vcloud-avi-ssl-*` annotations,
 //! `spec.loadBalancerIP`, the `certAlias` setting) and adds UDP ports, health
 //! monitors, requested addresses and pools by annotation, a stable address,
-//! and preserved client addresses by annotation (contract 0.2.0).
+//! certificates from Kubernetes TLS Secrets, and preserved client addresses
+//! by annotation (contract 0.2.0).
 
 wit_bindgen::generate!({ path: "../../wit", world: "lb-policy" });
 
@@ -13,6 +14,7 @@ mod annotations;
 mod config;
 mod ip;
 mod ports;
+mod tls_secret;
 
 use exports::vcd::lb_policy::policy::Guest;
 use vcd::lb_policy::types::{Decision, DecisionError, DecisionInput, PolicyInfo};

@@ -5,6 +5,7 @@ use crate::annotations::{
     protocol_name,
 };
 use crate::config::Config;
+use crate::tls_secret::TLS_SECRET;
 use crate::vcd::lb_policy::types::{
     AppProfile, DecisionError, DecisionInput, HealthMonitor, InvalidField, PoolAlgorithm,
     PortDecision, Protocol, ServicePort, UnsupportedPort,
@@ -93,7 +94,8 @@ fn decide_port(
 }
 
 /// The upstream rules: `appProtocol` http/https/tcp picks the application, the
-/// ssl-ports annotation adds TLS termination, no-termination forces plain L4.
+/// ssl-ports annotation (and a per-port `vcd-ccm.io/tls-secret` entry) adds TLS
+/// termination, no-termination forces plain L4.
 fn tcp_profile(
     port: &ServicePort,
     annotations: &Annotations,
@@ -119,7 +121,9 @@ fn tcp_profile(
             Application::Tcp
         }
     };
-    match (application, annotations.ssl_ports.contains(&port.port)) {
+    let terminates = annotations.ssl_ports.contains(&port.port)
+        || annotations.tls_secrets.per_port.contains_key(&port.port);
+    match (application, terminates) {
         (Application::Tcp, false) => AppProfile::L4Tcp,
         (Application::Tcp, true) => AppProfile::L4Tls,
         (Application::Http, false) => AppProfile::Http,
@@ -127,21 +131,28 @@ fn tcp_profile(
     }
 }
 
+/// The first of: the port's Secret, the Service's Secret, the cert-alias
+/// annotation, the `certAlias` setting.
 fn certificate(
     port: &ServicePort,
     input: &DecisionInput,
     config: &Config,
     annotations: &Annotations,
 ) -> Result<String, DecisionError> {
-    let alias = annotations.cert_alias.clone().or_else(|| config.cert_alias.clone()).ok_or_else(|| {
-        invalid(
-            SSL_CERT_ALIAS,
-            format!(
-                "port {} terminates TLS but no certificate is named: set this annotation or the policy's certAlias setting",
-                port.port
-            ),
-        )
-    })?;
+    let alias = annotations
+        .tls_secrets
+        .alias_for(port.port)
+        .or_else(|| annotations.cert_alias.clone())
+        .or_else(|| config.cert_alias.clone())
+        .ok_or_else(|| {
+            invalid(
+                SSL_CERT_ALIAS,
+                format!(
+                    "port {} terminates TLS but no certificate is named: set this annotation, {TLS_SECRET} or the policy's certAlias setting",
+                    port.port
+                ),
+            )
+        })?;
     if input.certificates.iter().any(|c| c.alias == alias) {
         Ok(alias)
     } else {

@@ -6,8 +6,7 @@
 //! ownership tag, pool member count) is written back, and the Service gets
 //! a Warning Event naming what was repaired.
 
-use std::collections::HashSet;
-use std::sync::{Arc, MutexGuard};
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::Shared;
@@ -38,7 +37,7 @@ pub(super) async fn drift_loop(shared: Arc<Shared>, period: Duration) {
             services = keys.len(),
             "checking every load balancer against VCD"
         );
-        *shared.drift_marks() = keys.iter().cloned().collect();
+        shared.drift_marks.replace(&keys);
         shared.metrics.drift_checks.inc();
         for key in keys {
             shared.queue.add(key);
@@ -47,18 +46,6 @@ pub(super) async fn drift_loop(shared: Arc<Shared>, period: Duration) {
 }
 
 impl Shared {
-    fn drift_marks(&self) -> MutexGuard<'_, HashSet<String>> {
-        self.drift_marks
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
-    /// Whether this sync of `key` is the drift check's (it then makes no
-    /// Event unless something was repaired).
-    pub(super) fn take_drift_mark(&self, key: &str) -> bool {
-        self.drift_marks().remove(key)
-    }
-
     /// The Warning of a drift check that wrote something.
     pub(super) async fn report_repair(
         &self,

@@ -7,19 +7,24 @@ mod condition;
 mod drift;
 mod endpoints;
 mod journal;
+mod marks;
 mod metrics;
 mod nodesync;
 mod pending;
 mod policies;
 mod predicates;
+mod rotation;
 mod spec;
 mod sweep;
 mod sync;
+mod tls_secrets;
 mod writes;
 
 pub use condition::{READY_CONDITION, condition_of};
 pub use journal::AnnotationJournal;
 pub use predicates::{CLEANUP_FINALIZER, internal_ip};
+pub use rotation::{CERTIFICATE_UPDATED, DEFAULT_TLS_SECRET_PERIOD};
+pub use tls_secrets::KubeTlsSecrets;
 
 use std::collections::HashMap;
 use std::panic::AssertUnwindSafe;
@@ -43,6 +48,7 @@ use super::{EventRecorder, EventType, SyncedFlag};
 use crate::lb::LoadBalancers;
 use crate::policy::Registry as PolicyRegistry;
 use endpoints::{EndpointChanges, endpoint_sync_loop, is_local, ready_endpoints};
+use marks::Marks;
 use metrics::ServiceMetrics;
 use pending::PendingReporter;
 use predicates::{ClassFilter, in_node_set, needs_cleanup, should_sync_updated_node};
@@ -76,6 +82,9 @@ pub struct ServiceControllerConfig {
     /// `--drift-repair-period`: how often every Service's load balancer is
     /// compared with what VCD holds and repaired; `None` turns it off.
     pub drift_period: Option<Duration>,
+    /// How often Services naming TLS Secrets are reconciled again, so a
+    /// changed Secret reaches VCD; `None` turns it off.
+    pub tls_secret_period: Option<Duration>,
     /// What the sweep's Warnings about the gateway (objects of another
     /// cluster with the same `clusterid`, a former `clusterid`) are
     /// attached to: the leader-election Lease.
@@ -91,6 +100,7 @@ impl Default for ServiceControllerConfig {
             base_backoff: Duration::from_secs(5),
             max_backoff: Duration::from_secs(300),
             drift_period: Some(DEFAULT_DRIFT_PERIOD),
+            tls_secret_period: Some(DEFAULT_TLS_SECRET_PERIOD),
             tasks: TaskHealth::default(),
             events_on: lease_reference(DEFAULT_LEASE_NAMESPACE, DEFAULT_LEASE_NAME),
         }
@@ -117,8 +127,11 @@ pub(crate) struct Shared {
     /// both write the same VCD objects.
     in_progress: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
     /// Services queued by the drift check and not synced since.
-    drift_marks: Mutex<std::collections::HashSet<String>>,
+    drift_marks: Marks,
     drift_period: Option<Duration>,
+    /// Services queued by the TLS Secret check and not synced since.
+    rotation_marks: Marks,
+    tls_secret_period: Option<Duration>,
     queue: Arc<WorkQueue<String>>,
     backoff: Backoff<String>,
     metrics: ServiceMetrics,
@@ -238,8 +251,10 @@ impl ServiceController {
             synced: Mutex::default(),
             last_nodes: Mutex::default(),
             in_progress: Mutex::default(),
-            drift_marks: Mutex::default(),
+            drift_marks: Marks::default(),
             drift_period: config.drift_period,
+            rotation_marks: Marks::default(),
+            tls_secret_period: config.tls_secret_period,
             queue,
             backoff: Backoff::new(config.base_backoff, config.max_backoff),
             metrics,
@@ -310,6 +325,12 @@ impl ServiceController {
             let s = shared.clone();
             tasks.spawn(health.clone().supervise(NAME, "drift-repair", move || {
                 drift::drift_loop(s.clone(), period)
+            }));
+        }
+        if let Some(period) = shared.tls_secret_period {
+            let s = shared.clone();
+            tasks.spawn(health.clone().supervise(NAME, "tls-secrets", move || {
+                rotation::rotation_loop(s.clone(), period)
             }));
         }
         let (s, policies) = (shared.clone(), self.policies.clone());

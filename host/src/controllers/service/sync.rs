@@ -207,8 +207,9 @@ impl Shared {
         service: &Service,
     ) -> Result<Vec<k8s_openapi::api::core::v1::LoadBalancerIngress>, SyncError> {
         let reference = object_ref(service);
-        let drift_check = self.take_drift_mark(&service_key(service));
-        if !drift_check {
+        let drift_check = self.drift_marks.take(&service_key(service));
+        let rotation_check = self.rotation_marks.take(&service_key(service));
+        if !drift_check && !rotation_check {
             self.event(
                 &reference,
                 Normal,
@@ -247,10 +248,14 @@ impl Shared {
             )
             .await;
         }
-        match (drift_check, status.changes.is_empty()) {
-            (true, true) => {}
-            (true, false) => self.report_repair(&reference, &status.changes).await,
-            (false, _) => {
+        match (drift_check, rotation_check, status.changes.is_empty()) {
+            (true, _, true) | (false, true, true) => {}
+            (true, _, false) => self.report_repair(&reference, &status.changes).await,
+            (false, true, false) => {
+                self.report_certificate_update(&reference, &status.changes)
+                    .await
+            }
+            (false, false, _) => {
                 self.event(&reference, Normal, ENSURED, ENSURED_MESSAGE)
                     .await
             }

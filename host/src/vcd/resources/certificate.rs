@@ -1,13 +1,19 @@
 //! The org's certificate library, by alias. Only metadata is read: the
 //! certificate body is not needed to reference it, and private keys are
-//! never fetched.
+//! never fetched. Uploads carry a private key, which goes into the request
+//! body only: [`NewCertificate`]'s `Debug` redacts it, and neither the
+//! request nor its body is ever logged.
 
+use reqwest::Method;
 use serde::Deserialize;
+use serde_json::json;
 
-use crate::vcd::client::VcdClient;
+use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::delete::DeleteRight;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::secret::Secret;
 
 use super::EntityRef;
 
@@ -28,6 +34,19 @@ impl CertificateItem {
     pub fn reference(&self) -> EntityRef {
         EntityRef::new(self.alias.clone(), self.id.clone())
     }
+}
+
+/// A certificate chain and its private key to add to the library.
+#[derive(Debug, Clone)]
+pub struct NewCertificate {
+    /// The alias, unique in the org (at most 128 characters).
+    pub alias: String,
+    /// Free text: the uploader's ownership tag.
+    pub description: String,
+    /// The PEM certificate chain, leaf first.
+    pub certificate: String,
+    /// The PEM private key; printed as `<redacted>`.
+    pub private_key: Secret,
 }
 
 const LIBRARY: &str = "/cloudapi/1.0.0/ssl/certificateLibrary";
@@ -54,5 +73,43 @@ impl VcdClient {
             alias,
             "in the org's library",
         )
+    }
+
+    /// Adds the certificate and its key to the library (VCD answers at once,
+    /// with the item). A create whose answer was lost is found by alias.
+    #[tracing::instrument(skip(self, new), fields(alias = %new.alias))]
+    pub async fn upload_certificate(
+        &self,
+        new: &NewCertificate,
+    ) -> Result<CertificateItem, VcdError> {
+        let body = json!({
+            "alias": new.alias,
+            "description": new.description,
+            "certificate": new.certificate,
+            "privateKey": new.private_key.expose(),
+        });
+        let body = &body;
+        self.create_checked(
+            "upload_certificate",
+            || async move {
+                let request =
+                    ApiRequest::new("upload_certificate", Method::POST, LIBRARY).json(body.clone());
+                self.fetch(request).await
+            },
+            || self.find_certificate(&new.alias),
+        )
+        .await
+    }
+
+    /// Deletes a library item. VCD refuses (HTTP 400) while a virtual
+    /// service uses it; gone already counts as done.
+    #[tracing::instrument(skip(self))]
+    pub async fn delete_certificate(&self, id: &str) -> Result<(), VcdError> {
+        let path = format!("{LIBRARY}/{id}");
+        let request = ApiRequest::new("delete_certificate", Method::DELETE, &path);
+        self.delete_object(None, request, DeleteRight::Certificates, || {
+            self.fetch::<CertificateItem>(ApiRequest::get("get_certificate", &path))
+        })
+        .await
     }
 }

@@ -116,6 +116,9 @@ pub struct VirtualServiceSummary {
     pub service_ports: Vec<ServicePort>,
     /// `HTTP`, `HTTPS`, `L4` or `L4_TLS`.
     pub application_profile_type: Option<String>,
+    /// The certificate library item TLS terminates with: which uploads are
+    /// still in use is read from here.
+    pub certificate_ref: Option<EntityRef>,
 }
 
 impl VirtualServiceSummary {
@@ -132,6 +135,7 @@ impl VirtualServiceSummary {
             load_balancer_pool_ref: Some(service.load_balancer_pool_ref.clone()),
             service_ports: service.service_ports.clone(),
             application_profile_type: Some(service.application_profile.profile_type.clone()),
+            certificate_ref: service.certificate_ref.clone(),
         }
     }
 }

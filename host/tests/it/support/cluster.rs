@@ -13,7 +13,7 @@ use prometheus_client::registry::Registry;
 use serde_json::{Value, json};
 use tokio::task::JoinHandle;
 pub use vcd_ccm::controllers::service::ServiceControllerConfig;
-use vcd_ccm::controllers::service::{AnnotationJournal, LbSide, ServiceController};
+use vcd_ccm::controllers::service::{AnnotationJournal, KubeTlsSecrets, LbSide, ServiceController};
 use vcd_ccm::controllers::{CacheSync, EventRecorder, Informer};
 use vcd_ccm::lb::LbConfig;
 use vcd_ccm::policy::directory::{self, DirectoryWatcher};
@@ -122,8 +122,16 @@ impl Cluster {
         let identity = lb::identity(&kube_system.metadata.uid.expect("a uid"));
         let journal = Arc::new(AnnotationJournal::new(self.client.clone()));
         self.policies = Some(registry.clone());
-        let lb =
-            lb::journal_engine(&self.vcd, lb_config, registry.clone(), identity, journal).await;
+        let secrets = Arc::new(KubeTlsSecrets::new(self.client.clone()));
+        let lb = lb::secrets_engine(
+            &self.vcd,
+            lb_config,
+            registry.clone(),
+            identity,
+            journal,
+            secrets,
+        )
+        .await;
         let ready = tokio::sync::watch::channel(LbSide::Ready(Arc::new(lb))).1;
         let recorder = EventRecorder::new(self.client.clone(), "service-controller", "test");
         let mut metrics = Registry::default();

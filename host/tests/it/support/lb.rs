@@ -8,9 +8,10 @@ use std::sync::{Arc, Mutex, OnceLock};
 use futures::future::BoxFuture;
 
 use vcd_ccm::lb::journal::JournalError;
+use vcd_ccm::lb::tls::{SecretData, SecretReadError};
 use vcd_ccm::lb::{
     AllocationJournal, ClusterIdentity, LbConfig, LoadBalancers, NodeSpec, OneArm, PortSpec,
-    ServiceSpec,
+    ServiceSpec, TlsSecrets,
 };
 use vcd_ccm::policy::builtin;
 use vcd_ccm::policy::loader::{self, PolicySource};
@@ -204,9 +205,49 @@ pub async fn journal_engine(
     identity: ClusterIdentity,
     journal: Arc<dyn AllocationJournal>,
 ) -> LoadBalancers {
-    LoadBalancers::new(client(sim).await, registry, config, identity, journal)
-        .await
-        .expect("the load balancer engine starts")
+    secrets_engine(
+        sim,
+        config,
+        registry,
+        identity,
+        journal,
+        Arc::new(NoSecrets),
+    )
+    .await
+}
+
+/// [`journal_engine`] reading the Secrets Services name through `secrets`.
+pub async fn secrets_engine(
+    sim: &Sim,
+    config: LbConfig,
+    registry: Arc<Registry>,
+    identity: ClusterIdentity,
+    journal: Arc<dyn AllocationJournal>,
+    secrets: Arc<dyn TlsSecrets>,
+) -> LoadBalancers {
+    LoadBalancers::new(
+        client(sim).await,
+        registry,
+        config,
+        identity,
+        journal,
+        secrets,
+    )
+    .await
+    .expect("the load balancer engine starts")
+}
+
+/// A cluster without Secrets: every one a Service names is missing.
+pub struct NoSecrets;
+
+impl TlsSecrets for NoSecrets {
+    fn get<'a>(
+        &'a self,
+        _namespace: &'a str,
+        _name: &'a str,
+    ) -> BoxFuture<'a, Result<Option<SecretData>, SecretReadError>> {
+        Box::pin(async { Ok(None) })
+    }
 }
 
 /// Notes kept per Service uid, as the Services' annotations would keep them.

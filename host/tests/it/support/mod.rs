@@ -7,6 +7,7 @@
 pub const CLUSTER: &str = "NO_RDE_cluster-a";
 
 pub mod alone;
+pub mod capture;
 pub mod cluster;
 pub mod instances;
 pub mod lb;
@@ -16,5 +17,6 @@ pub mod objects;
 pub mod policies;
 pub mod poll;
 pub mod run;
+pub mod tls;
 pub mod vcd;
 pub mod wire;

@@ -1,0 +1,114 @@
+//! Deleting uploads nothing uses any more: after a Service's virtual
+//! services were written (the older uploads of a rotated Secret, the upload
+//! a Service stopped using) and at the start-up sweep (every upload of this
+//! cluster no virtual service on the gateway uses). Only items tagged by
+//! this cluster are candidates; items of other clusters, other tools and
+//! humans are never touched. VCD refuses to delete an item a virtual
+//! service still uses (HTTP 400): that is "still used", tried again later.
+
+use std::collections::BTreeSet;
+
+use super::tag::SecretTag;
+use crate::lb::LoadBalancers;
+use crate::lb::observe::GatewayView;
+use crate::vcd::VcdError;
+use crate::vcd::resources::certificate::CertificateItem;
+
+/// What one Service's pass leaves to clean up: uploads its virtual services
+/// used before, and the Secrets whose older uploads may now be unused.
+#[derive(Debug, Default)]
+pub struct Leftovers {
+    /// Library item ids the Service's virtual services referenced before.
+    pub referenced: BTreeSet<String>,
+    /// `namespace/name` of the Secrets the Service names now.
+    pub secrets: BTreeSet<String>,
+}
+
+fn used_ids(view: &GatewayView) -> BTreeSet<&str> {
+    view.virtual_services
+        .iter()
+        .filter_map(|v| v.certificate_ref.as_ref().map(|r| r.id.as_str()))
+        .collect()
+}
+
+impl LoadBalancers {
+    /// This cluster's upload, parsed from the item's description.
+    fn our_upload(&self, item: &CertificateItem) -> Option<SecretTag> {
+        item.description
+            .as_deref()
+            .and_then(SecretTag::parse)
+            .filter(|tag| tag.is_ours(&self.config.cluster_id, &self.identity))
+    }
+
+    /// Deletes the uploads among `leftovers` that are ours, unused on the
+    /// gateway and not pinned by a reconcile in progress. Failures are
+    /// logged: the next pass over the Secret, or the next start-up sweep,
+    /// tries again.
+    pub(in crate::lb) async fn prune_uploads(&self, service: &str, leftovers: &Leftovers) {
+        if leftovers.referenced.is_empty() && leftovers.secrets.is_empty() {
+            return;
+        }
+        let read = async {
+            let library = self.catalog.certificates(&self.client, false).await?;
+            let view = self.snapshot.view(&self.client, &self.gateway.id).await?;
+            Ok::<_, VcdError>((library, view))
+        };
+        let (library, view) = match read.await {
+            Ok(both) => both,
+            Err(error) => {
+                tracing::warn!(%service, %error, "unused certificate uploads are deleted later");
+                return;
+            }
+        };
+        let candidates = library.iter().filter(|item| {
+            self.our_upload(item).is_some_and(|tag| {
+                leftovers.referenced.contains(&item.id)
+                    || leftovers
+                        .secrets
+                        .contains(&format!("{}/{}", tag.namespace, tag.name))
+            })
+        });
+        let used = used_ids(&view);
+        for item in candidates.filter(|item| !used.contains(item.id.as_str())) {
+            self.delete_upload(service, item).await;
+        }
+    }
+
+    /// The start-up sweep's part: every upload of this cluster that no
+    /// virtual service on the gateway uses (the library as the sweep's
+    /// cache warm-up just read it). Returns how many were deleted.
+    pub(in crate::lb) async fn sweep_uploads(&self, view: &GatewayView) -> Result<usize, VcdError> {
+        let library = self.catalog.certificates(&self.client, false).await?;
+        let used = used_ids(view);
+        let mut deleted = 0;
+        for item in library
+            .iter()
+            .filter(|item| self.our_upload(item).is_some() && !used.contains(item.id.as_str()))
+        {
+            deleted += usize::from(self.delete_upload("(sweep)", item).await);
+        }
+        Ok(deleted)
+    }
+
+    /// Deletes one unpinned upload; whether it is gone.
+    async fn delete_upload(&self, service: &str, item: &CertificateItem) -> bool {
+        if self.upload_pins.is_pinned(&item.id) {
+            return false;
+        }
+        match self.client.delete_certificate(&item.id).await {
+            Ok(()) => {
+                tracing::info!(%service, alias = %item.alias, "deleted a certificate upload nothing uses any more");
+                self.catalog.forget_certificate(&item.id);
+                true
+            }
+            Err(VcdError::Rejected { status: 400, .. }) => {
+                tracing::debug!(%service, alias = %item.alias, "VCD keeps the certificate upload: a virtual service still uses it; deleted later");
+                false
+            }
+            Err(error) => {
+                tracing::warn!(%service, alias = %item.alias, %error, "could not delete a certificate upload; tried again later");
+                false
+            }
+        }
+    }
+}
