@@ -1,8 +1,7 @@
-//! Asking the Service's policy: the certificate library and the Service's
-//! TLS Secrets are offered as certificates, the policy decides, and the
-//! Secrets its decision uses are uploaded, so the plan can point virtual
-//! services at real library items. A refused Secret or decision writes
-//! nothing.
+//! Asking the Service's policy: the Service's TLS Secrets are read and
+//! checked, then offered as certificates beside the library's, and the
+//! policy decides. A refused Secret or decision writes nothing; the plan
+//! uploads the Secrets the decision uses once everything else is decided.
 
 use std::collections::HashSet;
 use std::net::Ipv4Addr;
@@ -10,7 +9,7 @@ use std::net::Ipv4Addr;
 use super::decide::run_policy;
 use super::input::{InputParts, build};
 use super::observe::GatewayView;
-use super::tls::{self, Pinned};
+use super::tls::{self, CheckedSecret};
 use super::{LbError, LoadBalancers, ServiceSpec};
 use crate::policy::errors::EvalError;
 use crate::policy::model::{Decision, DecisionError};
@@ -19,12 +18,12 @@ use crate::vcd::resources::certificate::CertificateItem;
 /// A checked decision and what it needs to be planned.
 pub struct Decided {
     pub decision: Decision,
-    /// The certificates offered, the Secrets' entries with their uploads' ids.
+    /// The certificates offered; a Secret's entry has no id until uploaded.
     pub certificates: Vec<CertificateItem>,
-    /// The uploads the decision uses, kept from deletion until the pass ends.
-    pub pins: Vec<Pinned>,
-    /// `namespace/name` of the Secrets the Service names.
-    pub secrets: Vec<String>,
+    /// The Secrets the Service names, checked.
+    pub secrets: Vec<CheckedSecret>,
+    /// The certificate library as the decision saw it.
+    pub library: Vec<CertificateItem>,
 }
 
 fn policy_needs_certificates(error: &LbError) -> bool {
@@ -64,7 +63,7 @@ impl LoadBalancers {
                     &service.key(),
                     "reading the certificate library".into(),
                 ))?;
-            let mut certificates = tls::offered(&library, &secrets);
+            let certificates = tls::offered(&library, &secrets);
             let input = build(InputParts {
                 service,
                 cluster: &self.cluster,
@@ -75,17 +74,11 @@ impl LoadBalancers {
             });
             match run_policy(&self.registry, input).await {
                 Ok(decision) => {
-                    let pins = self
-                        .upload_used(service, &decision, &secrets, &library, &mut certificates)
-                        .await?;
                     return Ok(Decided {
                         decision,
                         certificates,
-                        pins,
-                        secrets: secrets
-                            .iter()
-                            .map(|s| format!("{}/{}", s.namespace, s.name))
-                            .collect(),
+                        secrets,
+                        library,
                     });
                 }
                 // The library may have gained the certificate since it was read.

@@ -57,9 +57,10 @@ impl LoadBalancers {
                 > 0;
         }
         self.applier(service).apply(ops, &observed).await?;
+        // An upload a failed reconcile left unused goes with its Service too.
         let leftovers = super::tls::Leftovers {
             referenced: observed.certificate_ids(),
-            ..Default::default()
+            secrets: super::tls::secret_keys(service),
         };
         self.prune_uploads(&service.key(), &leftovers).await;
         // A takeover still waiting leaves the upstream CCM's objects: they

@@ -16,7 +16,7 @@ use super::observe::{GatewayView, ServiceObjects};
 use super::plan::{self, Target};
 use super::rde::RdeRecord;
 use super::source_ranges::source_ranges;
-use super::tls::{Leftovers, Pinned};
+use super::tls::{self, Leftovers, Pinned};
 use super::upstream::UpstreamObjects;
 use super::{LbError, LbStatus, LoadBalancers, NodeSpec, ServiceSpec};
 
@@ -48,8 +48,6 @@ struct Planned {
     warnings: Vec<String>,
     /// Uploads the virtual services will use; unpinned when the pass ends.
     _pins: Vec<Pinned>,
-    /// The Secrets the Service names, whose unused uploads go afterwards.
-    secrets: Vec<String>,
 }
 
 /// How one reconcile pass ended.
@@ -326,7 +324,6 @@ impl LoadBalancers {
             internal,
             warnings,
             _pins,
-            secrets,
         } = planned;
         if address.verify_claim || current == Current::Remembered(address.ip) {
             unreserved.push(address.ip);
@@ -371,7 +368,7 @@ impl LoadBalancers {
         }
         let leftovers = Leftovers {
             referenced: observed.certificate_ids(),
-            secrets: secrets.into_iter().collect(),
+            secrets: tls::secret_keys(service),
         };
         self.prune_uploads(&service.key(), &leftovers).await;
         Ok(Pass::Done {
@@ -383,9 +380,10 @@ impl LoadBalancers {
         })
     }
 
-    /// Decides and plans without writing anything but address claims: the
-    /// policy's decision, the address it resolves to, internal VIPs, and
-    /// the writes that would converge the Service.
+    /// Decides and plans without writing anything but address claims and,
+    /// last, certificate uploads: the policy's decision, the address it
+    /// resolves to, internal VIPs, and the writes that would converge the
+    /// Service.
     async fn plan(
         &self,
         service: &ServiceSpec,
@@ -403,9 +401,9 @@ impl LoadBalancers {
         let current = current.ip();
         let Decided {
             decision,
-            certificates,
-            pins,
+            mut certificates,
             secrets,
+            library,
         } = self.decide(service, view, current).await?;
         for warning in &decision.warnings {
             tracing::warn!(service = %service.key(), %warning, "policy warning");
@@ -429,6 +427,10 @@ impl LoadBalancers {
         .await?;
         let (internal_ips, unreserved) =
             self.internal_ips(service, &names, view, observed, excluded, &seed)?;
+        // Last, so a refusal above leaves no upload behind.
+        let pins = self
+            .upload_used(service, &decision, &secrets, &library, &mut certificates)
+            .await?;
         let target = Target {
             mode: self.mode,
             gateway: &self.gateway,
@@ -449,7 +451,6 @@ impl LoadBalancers {
             internal: internal_ips.values().copied().collect(),
             warnings: decision.warnings,
             _pins: pins,
-            secrets,
         })
     }
 }

@@ -10,7 +10,9 @@ use std::time::Duration;
 
 use serde_json::json;
 
-use crate::support::cluster::{Cluster, ServiceControllerConfig, fast_config, wait_for};
+use crate::support::cluster::{
+    Cluster, ServiceControllerConfig, fast_config, lb_service, wait_for,
+};
 use crate::support::objects::ServiceEdits;
 use crate::support::tls::{KeyPair, TLS_SECRET, https_service};
 use crate::support::{CLUSTER, lb};
@@ -247,4 +249,27 @@ async fn the_sweep_deletes_this_clusters_unused_uploads_and_keeps_everyone_elses
         assert!(aliases.iter().any(|a| a == kept), "{kept}: {aliases:?}");
     }
     assert_eq!(cluster.certificates_of(&uid), [used[0].0.clone()]);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_service_refused_after_its_decision_uploads_nothing() {
+    let cluster = started().await;
+    cluster
+        .create_service("default", lb_service("web", &[(80, 30080)]))
+        .await;
+    let taken = cluster.wait_for_ip("default", "web").await;
+    // The policy decides on web's address; the host refuses it.
+    let pair = KeyPair::generate("late.example");
+    cluster.put_tls_secret("default", "late-tls", &pair).await;
+    let mut late = https_service("late", 30443, "late-tls");
+    late["spec"]["loadBalancerIP"] = json!(taken);
+    let writes = cluster.vcd_writes();
+    let uid = cluster.create_service("default", late).await;
+    let refused = cluster
+        .wait_for_event("default", "late", "SyncLoadBalancerFailed")
+        .await;
+    assert!(refused.contains("is already used"), "{refused}");
+    assert!(cluster.uploads().is_empty());
+    assert!(lb::objects_of(&cluster.vcd, &uid).is_empty());
+    assert_eq!(cluster.vcd_writes(), writes);
 }

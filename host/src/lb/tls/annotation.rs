@@ -39,6 +39,15 @@ pub fn secret_names(service: &ServiceSpec) -> Result<BTreeSet<String>, TlsSecret
         .collect()
 }
 
+/// `namespace/name` of each Secret the annotation names validly.
+pub fn secret_keys(service: &ServiceSpec) -> BTreeSet<String> {
+    secret_names(service)
+        .unwrap_or_default()
+        .into_iter()
+        .map(|name| format!("{}/{name}", service.namespace))
+        .collect()
+}
+
 /// A DNS subdomain: lower-case letters, digits, `-` and `.`, starting and
 /// ending with a letter or digit.
 fn is_secret_name(name: &str) -> bool {

@@ -27,7 +27,7 @@ use std::sync::Mutex;
 
 use futures::future::BoxFuture;
 
-pub use annotation::{TLS_SECRET_ANNOTATION, secret_names};
+pub use annotation::{TLS_SECRET_ANNOTATION, secret_keys, secret_names};
 pub use check::CheckedSecret;
 pub use error::TlsSecretError;
 pub(super) use prune::Leftovers;
