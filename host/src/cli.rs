@@ -192,6 +192,11 @@ pub struct RunArgs {
     /// (one read of the gateway per period); 0 turns it off.
     #[arg(long, value_parser = duration, default_value = "5m")]
     pub drift_repair_period: Duration,
+    /// How often Services annotated vcd-ccm.io/tls-secret are reconciled so
+    /// a Secret renewed in place (cert-manager) reaches VCD: one Secret GET
+    /// each, no VCD write while unchanged; 0 turns it off.
+    #[arg(long, value_parser = duration, default_value = "60s")]
+    pub tls_secret_resync_period: Duration,
     /// Serve Services of this `spec.loadBalancerClass` too (besides unset).
     #[arg(long)]
     pub load_balancer_class: Option<String>,

@@ -10,6 +10,7 @@
 mod degraded;
 mod hostile_policies;
 mod logs;
+mod tls_rotation;
 mod vcd_loss;
 
 use std::time::Duration;

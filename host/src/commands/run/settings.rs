@@ -60,6 +60,7 @@ pub async fn settings(args: &RunArgs) -> Result<Settings, StartError> {
             workers: positive("concurrent-service-syncs", args.concurrent_service_syncs)?,
             load_balancer_class: args.load_balancer_class.clone(),
             drift_period: Some(args.drift_repair_period).filter(|p| !p.is_zero()),
+            tls_secret_period: Some(args.tls_secret_resync_period).filter(|p| !p.is_zero()),
             events_on: lease_reference(
                 &args.leader_elect_resource_namespace,
                 &args.leader_elect_resource_name,

@@ -129,19 +129,7 @@ impl Cluster {
 
     /// The certificate ids the Service's virtual services use.
     pub fn certificates_of(&self, uid: &str) -> Vec<String> {
-        let needle = format!(" uid={uid}");
-        self.vcd.with_world(|w| {
-            w.virtual_services
-                .iter()
-                .filter(|v| {
-                    v.description
-                        .as_deref()
-                        .unwrap_or_default()
-                        .contains(&needle)
-                })
-                .filter_map(|v| v.certificate_ref.as_ref().map(|r| r.id.clone()))
-                .collect()
-        })
+        certificates_of(&self.vcd, uid)
     }
 
     /// VCD requests other than reads.
@@ -152,4 +140,21 @@ impl Cluster {
             .filter(|r| r.method != "GET")
             .count()
     }
+}
+
+/// The certificate ids the virtual services of the Service `uid` use.
+pub fn certificates_of(vcd: &vcdsim::Sim, uid: &str) -> Vec<String> {
+    let needle = format!(" uid={uid}");
+    vcd.with_world(|w| {
+        w.virtual_services
+            .iter()
+            .filter(|v| {
+                v.description
+                    .as_deref()
+                    .unwrap_or_default()
+                    .contains(&needle)
+            })
+            .filter_map(|v| v.certificate_ref.as_ref().map(|r| r.id.clone()))
+            .collect()
+    })
 }
