@@ -24,12 +24,13 @@ fn demo_once_converges_and_exits_zero() {
         .find(|l| l.starts_with("Converged in "))
         .unwrap_or_else(|| panic!("no summary:\n{stdout}"));
     assert!(
-        summary.contains("4 Services have external IPs (6 virtual services, 6 pools on edge1), 3 Nodes initialised"),
+        summary.contains("5 Services have external IPs (7 virtual services, 7 pools on edge1), 3 Nodes initialised"),
         "{summary}"
     );
     for service in [
         "default/web",
         "default/shop",
+        "default/store",
         "default/dns",
         "tenant-a/game",
     ] {
@@ -38,6 +39,14 @@ fn demo_once_converges_and_exits_zero() {
             "{service} in the table:\n{stdout}"
         );
     }
+    let store = stdout
+        .lines()
+        .rfind(|l| l.starts_with("default/store"))
+        .unwrap_or_else(|| panic!("no store row:\n{stdout}"));
+    assert!(
+        store.contains(", TLS: ") && store.contains("-default-store-tls-"),
+        "the Secret's upload serves: {store}"
+    );
     assert!(
         stdout.contains("zone-a"),
         "nodes carry their zone:\n{stdout}"

@@ -1,9 +1,11 @@
 //! The Kubernetes objects the demo creates: a Node per VM, as a kubelet with
-//! `--cloud-provider=external` registers it, and four Services (one limited
-//! to source ranges, which the managed gateway firewall enforces).
+//! `--cloud-provider=external` registers it, five Services (one limited to
+//! source ranges, which the managed gateway firewall enforces; one serving
+//! HTTPS with the certificate of a `kubernetes.io/tls` Secret) and that
+//! Secret, as cert-manager would leave it.
 
 use anyhow::Context;
-use k8s_openapi::api::core::v1::{Namespace, Node, Service};
+use k8s_openapi::api::core::v1::{Namespace, Node, Secret, Service};
 use kube::api::{Api, PostParams};
 use serde_json::{Value, json};
 
@@ -11,6 +13,8 @@ use super::setup::{POOL_LABEL, UDP_LABEL};
 use crate::controllers::node::UNINITIALIZED_TAINT_KEY;
 
 pub const TENANT_NAMESPACE: &str = "tenant-a";
+/// The TLS Secret the `store` Service's HTTPS port serves.
+const STORE_SECRET: &str = "store-tls";
 
 /// Hostname address only and the uninitialized taint: the cloud node
 /// controller fills in the rest.
@@ -81,6 +85,14 @@ pub fn services() -> Vec<(&'static str, Value)> {
         (
             "default",
             service(
+                "store",
+                json!({"vcd-ccm.io/tls-secret": format!("443={STORE_SECRET}")}),
+                json!([{"name": "https", "port": 443, "protocol": "TCP"}]),
+            ),
+        ),
+        (
+            "default",
+            service(
                 "dns",
                 json!({}),
                 json!([{"name": "dns", "port": 53, "protocol": "UDP"}]),
@@ -117,6 +129,10 @@ pub async fn create(client: &kube::Client, vms: &[String]) -> anyhow::Result<()>
             .await
             .with_context(|| format!("creating Node {vm}"))?;
     }
+    Api::<Secret>::namespaced(client.clone(), "default")
+        .create(&PostParams::default(), &tls_secret()?)
+        .await
+        .context("creating the TLS Secret")?;
     for (namespace, body) in services() {
         let service: Service = serde_json::from_value(body)?;
         Api::<Service>::namespaced(client.clone(), namespace)
@@ -125,4 +141,15 @@ pub async fn create(client: &kube::Client, vms: &[String]) -> anyhow::Result<()>
             .context("creating a Service")?;
     }
     Ok(())
+}
+
+/// A `kubernetes.io/tls` Secret with a new self-signed certificate.
+fn tls_secret() -> anyhow::Result<Secret> {
+    let pair = rcgen::generate_simple_self_signed(vec!["store.example".to_string()])
+        .context("generating the demo's TLS certificate")?;
+    Ok(serde_json::from_value(json!({
+        "metadata": {"name": STORE_SECRET},
+        "type": "kubernetes.io/tls",
+        "stringData": {"tls.crt": pair.cert.pem(), "tls.key": pair.signing_key.serialize_pem()}
+    }))?)
 }

@@ -20,6 +20,8 @@ pub struct ServiceRow {
     pub members: usize,
     /// Who the Service's gateway firewall rule lets in, once it has one.
     pub firewall: Option<String>,
+    /// The library aliases of the certificates its virtual services serve.
+    pub certificates: Vec<String>,
 }
 
 pub struct NodeRow {
@@ -83,14 +85,18 @@ impl Snapshot {
         for s in &self.services {
             let _ = writeln!(
                 out,
-                "{:<16} {:<22} {:<15} {} virtual service(s), {} pool(s) with {} member(s), firewall: {}",
+                "{:<16} {:<22} {:<15} {} virtual service(s), {} pool(s) with {} member(s), firewall: {}{}",
                 s.key,
                 s.ports,
                 dash(&s.ip),
                 s.virtual_services,
                 s.pools,
                 s.members,
-                dash(&s.firewall)
+                dash(&s.firewall),
+                match s.certificates.as_slice() {
+                    [] => String::new(),
+                    aliases => format!(", TLS: {}", aliases.join(" ")),
+                }
             );
         }
         let _ = writeln!(
@@ -185,6 +191,19 @@ fn service_row(service: &Service, sim: &Sim) -> ServiceRow {
             pools.iter().copied().min().unwrap_or(0),
         )
     });
+    let certificates = sim.with_world(|w| {
+        w.virtual_services
+            .iter()
+            .filter(|v| owned(&v.description))
+            .filter_map(|v| v.certificate_ref.as_ref())
+            .filter_map(|r| {
+                w.certificates
+                    .iter()
+                    .find(|c| c.item.id.as_deref() == Some(r.id.as_str()))
+                    .map(|c| c.item.alias.clone())
+            })
+            .collect()
+    });
     ServiceRow {
         key,
         ports,
@@ -193,6 +212,7 @@ fn service_row(service: &Service, sim: &Sim) -> ServiceRow {
         pools,
         members,
         firewall,
+        certificates,
     }
 }
 
