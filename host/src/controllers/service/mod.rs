@@ -4,9 +4,11 @@
 //! finalizer, the node set, Events, backoff, and node changes → `update`.
 
 mod condition;
+mod config;
 mod drift;
 mod endpoints;
 mod journal;
+mod loops;
 mod marks;
 mod metrics;
 mod nodesync;
@@ -21,17 +23,16 @@ mod tls_secrets;
 mod writes;
 
 pub use condition::{READY_CONDITION, condition_of};
+pub use config::{DEFAULT_DRIFT_PERIOD, ServiceControllerConfig, lease_reference};
 pub use journal::AnnotationJournal;
 pub use predicates::{CLEANUP_FINALIZER, internal_ip};
 pub use rotation::{CERTIFICATE_UPDATED, DEFAULT_TLS_SECRET_PERIOD};
 pub use tls_secrets::KubeTlsSecrets;
 
 use std::collections::HashMap;
-use std::panic::AssertUnwindSafe;
 use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::Duration;
 
-use futures::FutureExt;
 use k8s_openapi::api::core::v1::{Namespace, Node, ObjectReference, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::runtime::reflector::Store;
@@ -41,71 +42,23 @@ use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
 use super::informer::{Change, Informer, Listed};
-use super::leader::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
 use super::supervise::TaskHealth;
 use super::workqueue::{Backoff, WorkQueue};
 use super::{EventRecorder, EventType, SyncedFlag};
 use crate::lb::LoadBalancers;
 use crate::policy::Registry as PolicyRegistry;
 use endpoints::{EndpointChanges, endpoint_sync_loop, is_local, ready_endpoints};
+use loops::{cleanup_resync_loop, node_sync_loop, worker};
 use marks::Marks;
 use metrics::ServiceMetrics;
 use pending::PendingReporter;
 use predicates::{ClassFilter, in_node_set, needs_cleanup, should_sync_updated_node};
 use spec::{NodeKey, NodeSetDigest};
-use sync::{SyncError, service_key};
+use sync::service_key;
 use writes::ServiceWrites;
-
-/// Services needing cleanup are queued again this often (upstream's
-/// informer resync of the service handler).
-const CLEANUP_RESYNC: Duration = Duration::from_secs(30);
 
 /// The controller's name in task supervision.
 const NAME: &str = "service";
-
-/// The default `--drift-repair-period`.
-pub const DEFAULT_DRIFT_PERIOD: Duration = Duration::from_secs(300);
-
-/// How the service controller works.
-#[derive(Debug, Clone)]
-pub struct ServiceControllerConfig {
-    /// `--concurrent-service-syncs`: workers, and node-sync parallelism.
-    pub workers: usize,
-    /// `--load-balancer-class`: served besides Services with no class.
-    pub load_balancer_class: Option<String>,
-    /// First retry delay after a failed sync; doubles up to `max_backoff`.
-    pub base_backoff: Duration,
-    /// Longest retry delay.
-    pub max_backoff: Duration,
-    /// Where the controller's tasks report restarts (`/healthz`).
-    pub tasks: TaskHealth,
-    /// `--drift-repair-period`: how often every Service's load balancer is
-    /// compared with what VCD holds and repaired; `None` turns it off.
-    pub drift_period: Option<Duration>,
-    /// How often Services naming TLS Secrets are reconciled again, so a
-    /// changed Secret reaches VCD; `None` turns it off.
-    pub tls_secret_period: Option<Duration>,
-    /// What the sweep's Warnings about the gateway (objects of another
-    /// cluster with the same `clusterid`, a former `clusterid`) are
-    /// attached to: the leader-election Lease.
-    pub events_on: ObjectReference,
-}
-
-impl Default for ServiceControllerConfig {
-    /// Upstream's defaults: one worker, backoff from 5 s to 5 min.
-    fn default() -> Self {
-        Self {
-            workers: 1,
-            load_balancer_class: None,
-            base_backoff: Duration::from_secs(5),
-            max_backoff: Duration::from_secs(300),
-            drift_period: Some(DEFAULT_DRIFT_PERIOD),
-            tls_secret_period: Some(DEFAULT_TLS_SECRET_PERIOD),
-            tasks: TaskHealth::default(),
-            events_on: lease_reference(DEFAULT_LEASE_NAMESPACE, DEFAULT_LEASE_NAME),
-        }
-    }
-}
 
 pub(crate) struct Shared {
     lb: Arc<LoadBalancers>,
@@ -346,64 +299,6 @@ impl ServiceController {
                 tracing::error!(%error, "a service controller task ended");
             }
         }
-    }
-}
-
-async fn worker(shared: Arc<Shared>) {
-    loop {
-        let key = shared.queue.next().await;
-        shared.metrics.queue_depth.set(shared.queue.len() as i64);
-        let started = std::time::Instant::now();
-        // A panic in one sync fails that sync (retried with backoff), not
-        // the worker: the key would otherwise stay taken for good.
-        let result = AssertUnwindSafe(shared.sync(&key))
-            .catch_unwind()
-            .await
-            .unwrap_or_else(|_| Err(SyncError::Panicked));
-        shared
-            .metrics
-            .work_duration
-            .observe(started.elapsed().as_secs_f64());
-        match result {
-            Ok(()) => shared.backoff.forget(&key),
-            Err(error) => {
-                let delay = shared.backoff.next_delay(key.clone());
-                tracing::warn!(service = %key, %error, retry_in = ?delay, "service sync failed");
-                shared.metrics.queue_retries.inc();
-                shared.queue.add_after(key.clone(), delay);
-            }
-        }
-        shared.queue.done(&key);
-        shared.drop_lock_if_unused(&key);
-    }
-}
-
-async fn node_sync_loop(shared: Arc<Shared>, changed: Arc<Notify>) {
-    loop {
-        changed.notified().await;
-        shared.sync_nodes().await;
-    }
-}
-
-async fn cleanup_resync_loop(shared: Arc<Shared>) {
-    loop {
-        tokio::time::sleep(CLEANUP_RESYNC).await;
-        for service in shared.services.state() {
-            if needs_cleanup(&service) {
-                shared.queue.add(service_key(&service));
-            }
-        }
-    }
-}
-
-/// A reference to the Lease `namespace/name`, for Events about the process.
-pub fn lease_reference(namespace: &str, name: &str) -> ObjectReference {
-    ObjectReference {
-        api_version: Some("coordination.k8s.io/v1".into()),
-        kind: Some("Lease".into()),
-        namespace: Some(namespace.into()),
-        name: Some(name.into()),
-        ..ObjectReference::default()
     }
 }
 
