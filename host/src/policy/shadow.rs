@@ -12,6 +12,7 @@ use tokio::sync::broadcast;
 use super::errors::EvalError;
 use super::model::{Decision, DecisionInput};
 use super::yaml;
+use crate::text::{EVENT_MESSAGE_BYTES, sanitize};
 
 /// Reports a slow listener may fall behind by before it loses the oldest.
 const REPORT_BACKLOG: usize = 256;
@@ -97,8 +98,12 @@ impl ShadowFeed {
                     (Outcome::Decided(a), Outcome::Decided(s)) => changed_lines(a, s),
                     _ => format!("{active} {}; {shadow} {}", a.describe(), s.describe()),
                 };
-                let message = format!(
-                    "shadow policy {shadow} would decide otherwise than {active}: {difference}"
+                // Policy output, already escaped: bounded here as the Event will be.
+                let message = sanitize(
+                    &format!(
+                        "shadow policy {shadow} would decide otherwise than {active}: {difference}"
+                    ),
+                    EVENT_MESSAGE_BYTES,
                 );
                 tracing::info!(%service, policy = shadow, %message, "shadow policy differs");
                 // No listener (the service controller is not running) is fine.
