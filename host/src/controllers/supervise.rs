@@ -15,6 +15,10 @@ use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
 use prometheus_client::registry::Registry;
 
+// The tests' way to make a task die through the real binary.
+#[cfg(feature = "fault-injection")]
+mod failpoint;
+
 /// More restarts than this within [`WINDOW`] fail `/healthz`.
 const MAX_RESTARTS: usize = 5;
 const WINDOW: Duration = Duration::from_secs(300);
@@ -100,7 +104,10 @@ impl TaskHealth {
         let mut backoff = FIRST_BACKOFF;
         loop {
             let started = Instant::now();
-            let how = match tokio::spawn(make()).await {
+            let run = make();
+            #[cfg(feature = "fault-injection")]
+            let run = failpoint::injected(controller, task, run);
+            let how = match tokio::spawn(run).await {
                 Ok(()) => "ended".to_string(),
                 Err(error) if error.is_panic() => "panicked".to_string(),
                 Err(_) => return,

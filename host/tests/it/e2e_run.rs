@@ -10,6 +10,7 @@
 mod degraded;
 mod hostile_policies;
 mod logs;
+mod task_supervision;
 mod tls_rotation;
 mod vcd_loss;
 

@@ -92,14 +92,20 @@ impl World {
     /// `vcd-ccm run` with the good files plus `extra` flags, logging at
     /// info level and serving plain HTTP on a free port.
     pub fn spawn(&self, name: &str, extra: &[&str]) -> CcmProcess {
+        self.spawn_with_env(name, extra, &[])
+    }
+
+    /// The same, with `env` added to the process's environment.
+    pub fn spawn_with_env(&self, name: &str, extra: &[&str], env: &[(&str, &str)]) -> CcmProcess {
         let mut args = self.files.args();
         args.extend(extra.iter().map(OsString::from));
-        CcmProcess::spawn(
+        CcmProcess::spawn_with_env(
             name,
             self.dir.path(),
             args,
             Some(free_port()),
             Logging::Info,
+            env,
         )
     }
 

@@ -39,6 +39,18 @@ impl CcmProcess {
         port: Option<u16>,
         logging: Logging,
     ) -> CcmProcess {
+        Self::spawn_with_env(name, dir, args, port, logging, &[])
+    }
+
+    /// The same, with `env` added to the child's environment.
+    pub fn spawn_with_env(
+        name: &str,
+        dir: &Path,
+        args: Vec<OsString>,
+        port: Option<u16>,
+        logging: Logging,
+        env: &[(&str, &str)],
+    ) -> CcmProcess {
         let stderr = dir.join(format!("{name}.stderr"));
         let file = File::create(&stderr).expect("the stderr file is created");
         let mut command = Command::new(env!("CARGO_BIN_EXE_vcd-ccm"));
@@ -58,6 +70,7 @@ impl CcmProcess {
         if let Logging::Info = logging {
             command.env("RUST_LOG", "info");
         }
+        command.envs(env.iter().copied());
         let child = command
             .stdin(Stdio::null())
             .stdout(Stdio::null())
