@@ -9,10 +9,11 @@ use std::net::Ipv4Addr;
 use super::decide::run_policy;
 use super::input::{InputParts, build};
 use super::observe::GatewayView;
+use super::sharing::{self, Group};
 use super::tls::{self, CheckedSecret};
 use super::{LbError, LoadBalancers, ServiceSpec};
 use crate::policy::errors::EvalError;
-use crate::policy::model::{Decision, DecisionError};
+use crate::policy::model::{AddressPool, Decision, DecisionError, PoolSource};
 use crate::vcd::resources::certificate::CertificateItem;
 
 /// A checked decision and what it needs to be planned.
@@ -45,11 +46,25 @@ fn policy_needs_certificates(error: &LbError) -> bool {
 }
 
 impl LoadBalancers {
+    /// The source's pools, then the sharing groups' (after them, so a
+    /// policy taking the first pool with room never shares by accident).
+    fn offered_pools(&self, in_use: &HashSet<Ipv4Addr>, shared: &[Group]) -> Vec<AddressPool> {
+        let mut pools = self.source.address_pools(in_use);
+        pools.extend(sharing::pools(shared, |ip| {
+            match self.source.space_of(ip) {
+                Some(_) => PoolSource::IpSpace,
+                None => PoolSource::IpBlock,
+            }
+        }));
+        pools
+    }
+
     pub(super) async fn decide(
         &self,
         service: &ServiceSpec,
         view: &GatewayView,
         current: Option<Ipv4Addr>,
+        shared: &[Group],
     ) -> Result<Decided, LbError> {
         let in_use: HashSet<Ipv4Addr> = view.addresses_in_use().into_iter().collect();
         let secrets = self.read_tls_secrets(service).await?;
@@ -67,7 +82,7 @@ impl LoadBalancers {
             let input = build(InputParts {
                 service,
                 cluster: &self.cluster,
-                pools: self.source.address_pools(&in_use),
+                pools: self.offered_pools(&in_use, shared),
                 certificates: &certificates,
                 profiles: &self.features.profiles,
                 current,

@@ -1,13 +1,18 @@
 //! Address claims after the writes: on IP blocks, asking VCD whether
 //! another owner took the same address meanwhile; on IP Spaces, releasing
-//! the claims a moved Service no longer uses.
+//! the claims a moved or deleted Service no longer uses, or passing them to
+//! a Service that shares the address.
 
+use std::collections::HashSet;
 use std::net::Ipv4Addr;
 
 use super::ipam;
 use super::observe::GatewayView;
 use super::ownership::OwnerTag;
+use super::sharing;
 use super::{LbError, LoadBalancers, ServiceSpec};
+use crate::vcd::VcdError;
+use crate::vcd::resources::ipspace::IpAllocation;
 
 impl LoadBalancers {
     /// Asks VCD who holds `ips` and reports an address another owner holds
@@ -40,10 +45,12 @@ impl LoadBalancers {
         }))
     }
 
-    /// IP Spaces: after moving to `keep`, releases the Service's other claims.
+    /// IP Spaces: after moving to `keep`, releases the Service's other claims
+    /// (or passes them on to a sharer still on their address).
     pub(super) async fn release_other_claims(
         &self,
         service: &ServiceSpec,
+        view: &GatewayView,
         owner: &OwnerTag,
         keep: Ipv4Addr,
     ) -> Result<(), LbError> {
@@ -53,8 +60,7 @@ impl LoadBalancers {
             .map_err(vcd("finding the Service's IP Space allocations".into()))?;
         for (space_id, allocation) in claims {
             if allocation.value != keep.to_string() {
-                self.client
-                    .release_allocation(&space_id, &allocation)
+                self.release_or_pass_on(view, &space_id, &allocation, owner, None)
                     .await
                     .map_err(vcd(format!(
                         "releasing IP Space allocation {}",
@@ -63,5 +69,32 @@ impl LoadBalancers {
             }
         }
         Ok(())
+    }
+
+    /// IP Spaces: releases `leaving`'s claim, unless another Service sharing
+    /// its address still holds it in `view` (one of `live`, if given): the
+    /// claim then passes to that Service, so a shared address lives as long
+    /// as its last sharer. Whether the allocation was released.
+    pub(super) async fn release_or_pass_on(
+        &self,
+        view: &GatewayView,
+        space_id: &str,
+        allocation: &IpAllocation,
+        leaving: &OwnerTag,
+        live: Option<&HashSet<String>>,
+    ) -> Result<bool, VcdError> {
+        match sharing::successor(view, leaving, &allocation.value, live) {
+            Some(sharer) => {
+                tracing::info!(ip = %allocation.value, from = %format!("{}/{}", leaving.namespace, leaving.name), to = %format!("{}/{}", sharer.namespace, sharer.name), "a Service sharing the address keeps it: its IP Space claim passes on");
+                self.client
+                    .claim_allocation(space_id, allocation, &sharer.format())
+                    .await?;
+                Ok(false)
+            }
+            None => {
+                self.client.release_allocation(space_id, allocation).await?;
+                Ok(true)
+            }
+        }
     }
 }

@@ -10,6 +10,7 @@ use super::hints;
 use super::ipam::{self, IpSource};
 use super::journal::{AllocationJournal, Noted};
 use super::ownership::OwnerTag;
+use super::sharing::{Group, POOL_PREFIX};
 use super::{ServiceSpec, ipam::Space};
 use crate::policy::EvalError;
 use crate::policy::Registry;
@@ -70,6 +71,8 @@ pub struct AddressContext<'a> {
     pub excluded: &'a HashSet<Ipv4Addr>,
     /// The gateway's used addresses, from the gateway snapshot.
     pub used: &'a [(Ipv4Addr, String)],
+    /// The addresses of the Service's sharing key, offered as pools.
+    pub groups: &'a [Group],
 }
 
 fn ipv4(service: &str, ip: IpAddr) -> Result<Ipv4Addr, LbError> {
@@ -112,7 +115,24 @@ impl AddressContext<'_> {
                         verify_claim: !self.source.is_spaces(),
                     });
                 }
+                // Its own namespace's group address, asked for by value;
+                // another namespace's is shared only when taken by name.
+                let namespace = &self.spec.namespace;
+                if self
+                    .groups
+                    .iter()
+                    .any(|g| g.ip == ip && &g.namespace == namespace)
+                {
+                    return self.share(ip);
+                }
                 self.claim_specific(ip).await
+            }
+            AddressChoice::FromPool(pool) if pool.starts_with(POOL_PREFIX) => {
+                match self.groups.iter().find(|g| &g.pool == pool) {
+                    Some(group) if self.current == Some(group.ip) => Ok(keep(group.ip)),
+                    Some(group) => self.share(group.ip),
+                    None => Err(self.unknown_pool(pool)),
+                }
             }
             AddressChoice::FromPool(pool) => {
                 if let Some(current) = self.current
@@ -123,6 +143,19 @@ impl AddressContext<'_> {
                 self.claim_from_pool(pool).await
             }
         }
+    }
+
+    /// Joins the address the Service's sharing group holds. Its claim (IP
+    /// Spaces) stays with the Service that made it; on IP blocks the
+    /// address is verified like any new one, sharers not counting.
+    fn share(&self, ip: Ipv4Addr) -> Result<Address, LbError> {
+        if self.excluded.contains(&ip) {
+            return Err(self.in_use(ip, "another owner that claimed it at the same time".into()));
+        }
+        Ok(Address {
+            ip,
+            verify_claim: !self.source.is_spaces(),
+        })
     }
 
     /// The pools the source offers, without their free counts.

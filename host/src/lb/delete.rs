@@ -79,8 +79,7 @@ impl LoadBalancers {
                 .map_err(vcd("finding the Service's IP Space allocations"))?;
             for (space_id, allocation) in claims {
                 changed = true;
-                self.client
-                    .release_allocation(&space_id, &allocation)
+                self.release_or_pass_on(&view, &space_id, &allocation, &owner, None)
                     .await
                     .map_err(vcd(&format!(
                         "releasing IP Space allocation {}",

@@ -28,6 +28,7 @@ mod plan;
 mod rde;
 mod reconcile;
 pub mod service;
+mod sharing;
 mod snapshot;
 mod source_ranges;
 mod sweep;
@@ -41,6 +42,7 @@ pub use errors::LbError;
 pub use journal::AllocationJournal;
 pub use ownership::ClusterIdentity;
 pub use service::{Ingress, IpMode, LbStatus, NodeSpec, PortSpec, ServiceSpec};
+pub use sharing::SHARING_KEY_ANNOTATION;
 pub use source_ranges::SOURCE_RANGES_ANNOTATION;
 pub use sweep::SweepReport;
 pub use tls::TlsSecrets;
@@ -158,6 +160,8 @@ impl LoadBalancers {
             namespace: service.namespace.clone(),
             name: service.name.clone(),
             uid: service.uid.clone(),
+            // Checked before any write; an unusable key shares nothing.
+            share: sharing::sharing_key(service).ok().flatten(),
         }
     }
 

@@ -129,6 +129,23 @@ impl GatewayView {
         vips.chain(nat).filter_map(|ip| ip.parse().ok()).collect()
     }
 
+    /// The VIPs and NAT external addresses of tagged objects, with their
+    /// owners.
+    pub fn tagged_addresses(&self) -> impl Iterator<Item = (Ipv4Addr, OwnerTag)> + '_ {
+        let vips = self
+            .virtual_services
+            .iter()
+            .map(|vs| (vs.virtual_ip_address.as_deref(), vs.description.as_deref()));
+        let nat = self.nat_rules.iter().map(|rule| {
+            (
+                Some(rule.external_addresses.as_str()),
+                rule.description.as_deref(),
+            )
+        });
+        vips.chain(nat)
+            .filter_map(|(ip, description)| Some((ip?.parse().ok()?, tag_of(description)?.owner)))
+    }
+
     /// Every address in use on the gateway with why: as `usedIpAddresses`
     /// last said, and the VIPs and NAT addresses written since.
     pub fn used_addresses(&self) -> Vec<(Ipv4Addr, String)> {
@@ -143,7 +160,10 @@ impl GatewayView {
 
     /// Who else holds `ip` as a VIP or NAT external address, if anyone.
     pub fn other_holder(&self, ip: &str, owner: &OwnerTag) -> Option<String> {
-        let foreign = |d: Option<&str>| !tag_of(d).is_some_and(|t| t.owner.same_service(owner));
+        // A Service with the same sharing key is a sharer, not a holder.
+        let foreign = |d: Option<&str>| {
+            !tag_of(d).is_some_and(|t| t.owner.same_service(owner) || t.owner.same_group(owner))
+        };
         let vs = self.virtual_services.iter().find(|vs| {
             vs.virtual_ip_address.as_deref() == Some(ip) && foreign(vs.description.as_deref())
         });

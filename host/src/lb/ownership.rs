@@ -1,6 +1,7 @@
 //! The ownership tag every object we create carries in its description:
 //! `vcd-ccm cluster=<cluster id> kube=<identity> service=<namespace>/<name> uid=<uid>`,
-//! followed by ` spec=<digest>` on objects whose desired form it records.
+//! then ` share=<key>` when the Service has a sharing key, and
+//! ` spec=<digest>` on objects whose desired form it records.
 //! Objects are found by this tag, never by name alone.
 //!
 //! `cluster` is the configured `clusterid`; `kube` is the Kubernetes
@@ -44,6 +45,9 @@ pub struct OwnerTag {
     pub name: String,
     /// The Service's uid.
     pub uid: String,
+    /// The Service's `vcd-ccm.io/sharing-key`: objects of Services with the
+    /// same key (and cluster) may hold one address.
+    pub share: Option<String>,
 }
 
 /// A parsed description: the owner and, when recorded, the spec digest.
@@ -61,8 +65,13 @@ impl OwnerTag {
             .as_deref()
             .map(|id| format!(" kube={id}"))
             .unwrap_or_default();
+        let share = self
+            .share
+            .as_deref()
+            .map(|key| format!(" share={key}"))
+            .unwrap_or_default();
         format!(
-            "{PREFIX} cluster={}{identity} service={}/{} uid={}",
+            "{PREFIX} cluster={}{identity} service={}/{} uid={}{share}",
             self.cluster_id, self.namespace, self.name, self.uid
         )
     }
@@ -77,6 +86,16 @@ impl OwnerTag {
         self.cluster_id == other.cluster_id && self.uid == other.uid
     }
 
+    /// Another Service of the same cluster (id and identity) with the same
+    /// sharing key: the one owner besides itself that may hold its address.
+    pub fn same_group(&self, other: &OwnerTag) -> bool {
+        self.share.is_some()
+            && self.share == other.share
+            && self.identity.is_some()
+            && self.identity == other.identity
+            && self.cluster_id == other.cluster_id
+    }
+
     /// Parses a description; anything not written by [`describe`] or
     /// [`format`](Self::format) is `None`.
     pub fn parse(description: &str) -> Option<Tagged> {
@@ -84,8 +103,8 @@ impl OwnerTag {
         if words.next()? != PREFIX {
             return None;
         }
-        let (mut cluster, mut identity, mut service, mut uid, mut spec) =
-            (None, None, None, None, None);
+        let (mut cluster, mut identity, mut service, mut uid, mut share, mut spec) =
+            (None, None, None, None, None, None);
         for word in words {
             let (key, value) = word.split_once('=')?;
             let slot = match key {
@@ -93,6 +112,7 @@ impl OwnerTag {
                 "kube" => &mut identity,
                 "service" => &mut service,
                 "uid" => &mut uid,
+                "share" => &mut share,
                 "spec" => &mut spec,
                 _ => return None,
             };
@@ -110,6 +130,7 @@ impl OwnerTag {
                 namespace: namespace.to_string(),
                 name: name.to_string(),
                 uid: uid?,
+                share,
             },
             spec,
         })
@@ -138,6 +159,7 @@ mod tests {
             namespace: "shop".into(),
             name: "web".into(),
             uid: "6f1c".into(),
+            share: None,
         }
     }
 
@@ -169,6 +191,28 @@ mod tests {
     }
 
     #[test]
+    fn sharing_keys_round_trip_and_group_only_one_cluster() {
+        let shared = OwnerTag {
+            share: Some("dns".into()),
+            ..owner()
+        };
+        let parsed = OwnerTag::parse(&shared.describe("ab")).expect("a shared tag");
+        assert_eq!(parsed.owner, shared);
+        let sibling = OwnerTag {
+            name: "dns-udp".into(),
+            uid: "7a2d".into(),
+            ..shared.clone()
+        };
+        assert!(shared.same_group(&sibling));
+        assert!(!shared.same_group(&owner()), "no key, no group");
+        let elsewhere = OwnerTag {
+            identity: Some("another-cluster".into()),
+            ..sibling.clone()
+        };
+        assert!(!shared.same_group(&elsewhere));
+    }
+
+    #[test]
     fn foreign_descriptions_are_not_tags() {
         for text in [
             "",
@@ -178,6 +222,7 @@ mod tests {
             "vcd-ccm cluster=a service=ns/web uid=1 colour=red",
             "vcd-ccm cluster=a cluster=b service=ns/web uid=1",
             "vcd-ccm cluster=a kube= service=ns/web uid=1",
+            "vcd-ccm cluster=a service=ns/web uid=1 share=",
         ] {
             assert_eq!(OwnerTag::parse(text), None, "{text:?}");
         }

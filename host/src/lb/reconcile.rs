@@ -15,6 +15,7 @@ use super::ipam;
 use super::observe::{GatewayView, ServiceObjects};
 use super::plan::{self, Target};
 use super::rde::RdeRecord;
+use super::sharing;
 use super::source_ranges::source_ranges;
 use super::tls::{self, Leftovers, Pinned};
 use super::upstream::UpstreamObjects;
@@ -202,6 +203,7 @@ impl LoadBalancers {
         nodes: &[NodeSpec],
     ) -> Result<Converged, LbError> {
         service.check()?;
+        self.check_sharing(service)?;
         if !service
             .ports
             .iter()
@@ -355,7 +357,7 @@ impl LoadBalancers {
                 .as_deref()
                 .is_some_and(|r| r != address.ip.to_string());
         if self.source.is_spaces() && moved {
-            self.release_other_claims(service, &owner, address.ip)
+            self.release_other_claims(service, &view, &owner, address.ip)
                 .await?;
         }
         if self.source.is_spaces() && observed.predates_identity() {
@@ -399,12 +401,13 @@ impl LoadBalancers {
             ..
         } = *found;
         let current = current.ip();
+        let groups = sharing::groups(view, owner, |ip| self.source.pool_of(ip).is_some());
         let Decided {
             decision,
             mut certificates,
             secrets,
             library,
-        } = self.decide(service, view, current).await?;
+        } = self.decide(service, view, current, &groups).await?;
         for warning in &decision.warnings {
             tracing::warn!(service = %service.key(), %warning, "policy warning");
         }
@@ -422,9 +425,13 @@ impl LoadBalancers {
             held: &self.external_ips(observed).into_iter().collect(),
             excluded,
             used: &view.used_addresses(),
+            groups: &groups,
         }
         .resolve(&decision.address)
         .await?;
+        if owner.share.is_some() {
+            self.check_ports_free(service, view, owner, &decision, address.ip)?;
+        }
         let (internal_ips, unreserved) =
             self.internal_ips(service, &names, view, observed, excluded, &seed)?;
         // Last, so a refusal above leaves no upload behind.

@@ -137,6 +137,13 @@ impl LoadBalancers {
                 ));
             }
         }
+        // The view after the deletes above: who still holds an address, and
+        // what still uses a certificate.
+        let view = self
+            .snapshot
+            .view(&self.client, &self.gateway.id)
+            .await
+            .map_err(vcd("reading the gateway's load balancer objects".into()))?;
         for space in self.source.spaces() {
             let allocations = self
                 .client
@@ -150,25 +157,25 @@ impl LoadBalancers {
                 };
                 match self.verdict(&tagged.owner, live_uids) {
                     Verdict::Stale => {
-                        self.client
-                            .release_allocation(&space.id, &allocation)
+                        let released = self
+                            .release_or_pass_on(
+                                &view,
+                                &space.id,
+                                &allocation,
+                                &tagged.owner,
+                                Some(live_uids),
+                            )
                             .await
                             .map_err(vcd(format!(
                                 "releasing IP Space allocation {}",
                                 allocation.value
                             )))?;
-                        report.released += 1;
+                        report.released += usize::from(released);
                     }
                     other => report.note(other),
                 }
             }
         }
-        // The view after the deletes above: what still uses a certificate.
-        let view = self
-            .snapshot
-            .view(&self.client, &self.gateway.id)
-            .await
-            .map_err(vcd("reading the gateway's load balancer objects".into()))?;
         report.certificates = self
             .sweep_uploads(&view)
             .await

@@ -21,6 +21,7 @@ mod e2e_run;
 mod e2e_scale;
 mod e2e_service_failures;
 mod e2e_services;
+mod e2e_sharing;
 mod e2e_source_ranges;
 mod e2e_tls_secrecy;
 mod e2e_tls_secrets;

@@ -1,18 +1,37 @@
-//! The address decision: requested address, requested pool, current address, or
-//! the first pool with room of the Service's IP families, in their order.
+//! The address decision: the address of the Service's sharing group in its
+//! namespace, requested address, requested pool, current address, or the
+//! first pool with room of the Service's IP families, in their order.
 
 use std::net::IpAddr;
 
-use crate::annotations::{ADDRESS_POOL, Annotations};
+use crate::annotations::{ADDRESS_POOL, Annotations, SHARING_KEY};
 use crate::ip::{family, family_name, from_std, in_range, to_std};
 use crate::vcd::lb_policy::types::{
     AddressChoice, AddressPool, DecisionError, DecisionInput, InvalidField, IpFamily,
 };
 
+/// The host offers sharing groups as pools with this prefix: the default
+/// policy takes its own namespace's by the key, and no other.
+const SHARING_POOLS: &str = "sharing-key/";
+
+/// The pools of the gateway, without the sharing groups'.
+fn ordinary(input: &DecisionInput) -> impl Iterator<Item = &AddressPool> {
+    input
+        .pools
+        .iter()
+        .filter(|pool| !pool.name.starts_with(SHARING_POOLS))
+}
+
 pub fn decide(
     input: &DecisionInput,
     annotations: &Annotations,
 ) -> Result<AddressChoice, DecisionError> {
+    if let Some(key) = &annotations.sharing_key {
+        let name = format!("{SHARING_POOLS}{}/{key}", input.service.namespace);
+        if let Some(group) = input.pools.iter().find(|pool| pool.name == name) {
+            return share(input, annotations, key, group);
+        }
+    }
     let families = &input.service.ip_families;
     let requested_pool = match &annotations.address_pool {
         Some(name) => Some(find_pool(input, name)?),
@@ -46,7 +65,7 @@ pub fn decide(
         }
         let mut candidates = requested_pool
             .into_iter()
-            .chain(input.pools.iter().filter(|_| requested_pool.is_none()));
+            .chain(ordinary(input).filter(|_| requested_pool.is_none()));
         return if candidates.any(|pool| contains(pool, ip)) {
             Ok(AddressChoice::Specific(from_std(ip)))
         } else {
@@ -74,12 +93,7 @@ pub fn decide(
     };
     let mut of_families = wanted
         .iter()
-        .flat_map(|family| {
-            input
-                .pools
-                .iter()
-                .filter(move |pool| pool_family(pool) == Some(*family))
-        })
+        .flat_map(|family| ordinary(input).filter(move |pool| pool_family(pool) == Some(*family)))
         .peekable();
     if of_families.peek().is_none() {
         return Err(DecisionError::UnsupportedIpFamily(wanted[0]));
@@ -90,13 +104,50 @@ pub fn decide(
         .ok_or(DecisionError::NoAddressAvailable)
 }
 
+/// Joins the group's address, unless the Service asks for another one.
+fn share(
+    input: &DecisionInput,
+    annotations: &Annotations,
+    key: &str,
+    group: &AddressPool,
+) -> Result<AddressChoice, DecisionError> {
+    let Some(ip) = group.ranges.first().map(|range| to_std(&range.first)) else {
+        return Err(DecisionError::Other(format!("sharing pool {} has no address", group.name)));
+    };
+    let conflict = |field: &str, asked: String| {
+        DecisionError::InvalidAnnotation(InvalidField {
+            key: field.into(),
+            message: format!(
+                "{asked}, but Services of namespace {} with {SHARING_KEY} {key:?} share {ip}: ask for {ip}, or remove one of the two annotations",
+                input.service.namespace
+            ),
+        })
+    };
+    if let Some((requested, field)) = annotations.requested_ip
+        && requested != ip
+    {
+        return Err(conflict(field, format!("the Service asks for {requested}")));
+    }
+    if let Some(name) = &annotations.address_pool
+        && !find_pool(input, name).is_ok_and(|pool| contains(pool, ip))
+    {
+        return Err(conflict(ADDRESS_POOL, format!("the Service asks for pool {name:?}")));
+    }
+    let families = &input.service.ip_families;
+    if !families.is_empty() && !families.contains(&family(ip)) {
+        return Err(conflict(
+            SHARING_KEY,
+            format!("the Service's ipFamilies exclude {}", family_name(family(ip))),
+        ));
+    }
+    Ok(AddressChoice::FromPool(group.name.clone()))
+}
+
 fn find_pool<'a>(input: &'a DecisionInput, name: &str) -> Result<&'a AddressPool, DecisionError> {
-    input
-        .pools
-        .iter()
+    ordinary(input)
         .find(|pool| pool.name == name)
         .ok_or_else(|| {
-            let names: Vec<&str> = input.pools.iter().map(|pool| pool.name.as_str()).collect();
+            let names: Vec<&str> = ordinary(input).map(|pool| pool.name.as_str()).collect();
             DecisionError::InvalidAnnotation(InvalidField {
                 key: ADDRESS_POOL.into(),
                 message: format!("no address pool named {name:?}; this Service may use {names:?}"),

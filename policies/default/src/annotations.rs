@@ -22,6 +22,8 @@ pub const ADDRESS_POOL: &str = "vcd-ccm.io/address-pool";
 pub const HEALTH_MONITOR: &str = "vcd-ccm.io/health-monitor";
 /// The pool algorithm for every port, overriding the `algorithm` setting.
 pub const POOL_ALGORITHM: &str = "vcd-ccm.io/pool-algorithm";
+/// Services of one namespace with the same key share one address.
+pub const SHARING_KEY: &str = "vcd-ccm.io/sharing-key";
 /// `"true"`: clients' source addresses reach the pods (NSX ALB transparent mode).
 pub const PRESERVE_CLIENT_IP: &str = "vcd-ccm.io/preserve-client-ip";
 
@@ -33,6 +35,8 @@ pub struct Annotations {
     /// The requested address and the key it came from (annotation or `spec.loadBalancerIP`).
     pub requested_ip: Option<(IpAddr, &'static str)>,
     pub address_pool: Option<String>,
+    /// The sharing key; the host has checked its form.
+    pub sharing_key: Option<String>,
     pub health_monitor: Option<HealthMonitor>,
     pub algorithm: Option<PoolAlgorithm>,
     pub preserve_client_ip: bool,
@@ -84,6 +88,10 @@ impl Annotations {
             address_pool: get(service, ADDRESS_POOL)
                 .map(str::trim)
                 .filter(|p| !p.is_empty())
+                .map(String::from),
+            sharing_key: get(service, SHARING_KEY)
+                .map(str::trim)
+                .filter(|k| !k.is_empty())
                 .map(String::from),
             health_monitor: parse_named(service, HEALTH_MONITOR, parse_health_monitor)?,
             algorithm: parse_named(service, POOL_ALGORITHM, parse_algorithm)?,
