@@ -15,6 +15,7 @@ use std::sync::Arc;
 use vcd_ccm::lb::{AllocationJournal, LbConfig, LoadBalancers, ServiceSpec};
 use vcdsim::{FaultAction, FaultRule, Scenario, Sim};
 
+use crate::support::crash::{crash_before, engine_with_journal, writes_in_order};
 use crate::support::lb::*;
 use crate::support::vcd;
 
@@ -158,22 +159,6 @@ async fn world(mode: Mode, before: Option<&ServiceSpec>) -> World {
     }
 }
 
-async fn engine_with_journal(
-    sim: &Sim,
-    config: &LbConfig,
-    journal: Arc<dyn AllocationJournal>,
-) -> LoadBalancers {
-    let registry = default_registry(config).await;
-    journal_engine(
-        sim,
-        config.clone(),
-        registry,
-        identity(KUBE_SYSTEM_UID),
-        journal,
-    )
-    .await
-}
-
 /// Runs the operation as the service controller would: the status the
 /// Service reports is the last address it was given.
 async fn run(
@@ -201,21 +186,7 @@ async fn writes_of(mode: Mode, op: Op) -> (Vec<(String, String, u32)>, State) {
     run(&w.lb, op, &spec, &w.reported)
         .await
         .expect("an undisturbed run");
-    let mut seen = std::collections::HashMap::new();
-    let writes = w
-        .sim
-        .requests()
-        .into_iter()
-        .filter(|r| r.method != "GET")
-        .map(|r| {
-            let n = seen
-                .entry((r.method.clone(), r.template.clone()))
-                .or_insert(0);
-            *n += 1;
-            (r.method, r.template, *n - 1)
-        })
-        .collect();
-    (writes, state(&w.sim, &w.reserved))
+    (writes_in_order(&w.sim), state(&w.sim, &w.reserved))
 }
 
 async fn every_step(mode: Mode) -> Vec<String> {
@@ -223,13 +194,8 @@ async fn every_step(mode: Mode) -> Vec<String> {
     for op in OPS {
         let (writes, expected) = writes_of(mode, op).await;
         assert!(!writes.is_empty(), "{mode:?} {op:?} writes");
-        let lost_before = FaultAction::Error {
-            status: 503,
-            minor_error_code: "INJECTED_CRASH".into(),
-            message: "the process stops before this write lands".into(),
-        };
         for (method, route, occurrence) in &writes {
-            for action in [lost_before.clone(), FaultAction::LoseAnswer] {
+            for action in [crash_before(), FaultAction::LoseAnswer] {
                 let step = format!(
                     "{} {op:?}: {action:?} at {method} {route} #{occurrence}",
                     mode.name

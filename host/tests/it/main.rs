@@ -39,6 +39,7 @@ mod lb_crash_matrix;
 mod lb_lifecycle;
 mod lb_mode_change;
 mod lb_ownership;
+mod lb_sharing_crash;
 mod lb_upstream;
 mod leader;
 mod manifests;

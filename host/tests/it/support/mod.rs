@@ -9,6 +9,7 @@ pub const CLUSTER: &str = "NO_RDE_cluster-a";
 pub mod alone;
 pub mod capture;
 pub mod cluster;
+pub mod crash;
 pub mod instances;
 pub mod lb;
 pub mod manifests;
