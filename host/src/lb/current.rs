@@ -66,10 +66,13 @@ impl LoadBalancers {
             if !usable(&ip) {
                 return Ok(Current::None);
             }
-            let blocks = matches!(self.source, IpSource::Blocks { .. });
+            // On IP Spaces the claim says whose the address is; only our
+            // own cluster's Services can hold it beside us (a group left).
+            let contestable = matches!(self.source, IpSource::Blocks { .. })
+                || found.view.held_by_another_service(ip, found.owner);
             return Ok(
                 match found.view.other_holder(&ip.to_string(), found.owner) {
-                    Some(holder) if blocks => Current::Contested(ip, holder),
+                    Some(holder) if contestable => Current::Contested(ip, holder),
                     _ => Current::Held(ip),
                 },
             );

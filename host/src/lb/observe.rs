@@ -158,6 +158,21 @@ impl GatewayView {
         used
     }
 
+    /// Whether another Service of `owner`'s cluster, not sharing with it,
+    /// holds `ip`: after a Service leaves a sharing group, it and its former
+    /// sharers are two owners of one address, even where an IP Space claim
+    /// names only one of them.
+    pub fn held_by_another_service(&self, ip: Ipv4Addr, owner: &OwnerTag) -> bool {
+        self.tagged_addresses().any(|(at, tagged)| {
+            at == ip
+                && tagged.cluster_id == owner.cluster_id
+                && tagged.identity.is_some()
+                && tagged.identity == owner.identity
+                && !tagged.same_service(owner)
+                && !tagged.same_group(owner)
+        })
+    }
+
     /// Who else holds `ip` as a VIP or NAT external address, if anyone.
     pub fn other_holder(&self, ip: &str, owner: &OwnerTag) -> Option<String> {
         // A Service with the same sharing key is a sharer, not a holder.

@@ -17,7 +17,8 @@ use std::net::Ipv4Addr;
 use super::observe::GatewayView;
 use super::ownership::{OwnerTag, describe_holder};
 use super::{LbError, LoadBalancers, Mode, ServiceSpec};
-use crate::policy::model::{AddressPool, Decision, IpAddress, IpRange, PoolSource};
+use crate::policy::model::{AddressPool, AppProfile, Decision, IpAddress, IpRange, PoolSource};
+use crate::vcd::resources::virtual_service::ServicePort;
 
 /// The annotation naming a Service's sharing group.
 pub const SHARING_KEY_ANNOTATION: &str = "vcd-ccm.io/sharing-key";
@@ -76,7 +77,7 @@ impl LoadBalancers {
         ip: Ipv4Addr,
     ) -> Result<(), LbError> {
         // Ports without a node port get no objects, so they cannot collide.
-        let listening: Vec<u16> = decision
+        let listening: Vec<(u16, bool)> = decision
             .ports
             .iter()
             .filter(|p| {
@@ -86,14 +87,14 @@ impl LoadBalancers {
                         && s.node_port.is_some_and(|n| n > 0)
                 })
             })
-            .map(|p| p.listen_port)
+            .map(|p| (p.listen_port, p.profile == AppProfile::L4Udp))
             .collect();
         match collision(view, owner, ip, &listening) {
             None => Ok(()),
             Some((port, holder)) => Err(LbError::InvalidService {
                 service: service.key(),
                 problem: format!(
-                    "port {port} on {ip}, shared by {SHARING_KEY_ANNOTATION} {:?}, is already served by {holder}; Services sharing an address need distinct ports (NSX ALB serves one virtual service per address and port, whatever the protocol): change the port or the key; nothing was changed in VCD",
+                    "port {port} on {ip}, shared by {SHARING_KEY_ANNOTATION} {:?}, is already served by {holder}; Services sharing an address need distinct ports (NSX ALB serves one virtual service per address, port and transport; a DNAT rule forwards every protocol of its port): change the port or the key; nothing was changed in VCD",
                     owner.share.as_deref().unwrap_or_default()
                 ),
             }),
@@ -175,15 +176,16 @@ pub fn pools(groups: &[Group], source_of: impl Fn(Ipv4Addr) -> PoolSource) -> Ve
         .collect()
 }
 
-/// The first of `ports` another owner's virtual service or DNAT rule on
-/// `ip` already listens on, with that owner: NSX ALB refuses two virtual
-/// services on one VIP and port whatever their protocols, and a DNAT rule
-/// without a port profile forwards every protocol.
+/// The first of `ports` (number, UDP or not) another owner's virtual
+/// service or DNAT rule on `ip` already listens on, with that owner: NSX
+/// ALB refuses two virtual services on one VIP with the same transport on
+/// overlapping ports, and a DNAT rule without a port profile forwards every
+/// protocol of its port.
 pub fn collision(
     view: &GatewayView,
     owner: &OwnerTag,
     ip: Ipv4Addr,
-    ports: &[u16],
+    ports: &[(u16, bool)],
 ) -> Option<(u16, String)> {
     let text = ip.to_string();
     let foreign = |description: Option<&str>| {
@@ -191,7 +193,7 @@ pub fn collision(
             .and_then(OwnerTag::parse)
             .is_some_and(|t| t.owner.same_service(owner))
     };
-    for port in ports {
+    for (port, udp) in ports {
         let wanted = u32::from(*port);
         let vs = view.virtual_services.iter().find(|vs| {
             vs.virtual_ip_address.as_deref() == Some(text.as_str())
@@ -199,7 +201,7 @@ pub fn collision(
                 && vs
                     .service_ports
                     .iter()
-                    .any(|p| (p.port_start..=p.port_end.unwrap_or(p.port_start)).contains(&wanted))
+                    .any(|p| is_udp(p) == *udp && covers(p, wanted))
         });
         if let Some(vs) = vs {
             let what = format!("virtual service {}", vs.name);
@@ -216,6 +218,22 @@ pub fn collision(
         }
     }
     None
+}
+
+/// Whether a virtual service port carries UDP (a `tcpUdpProfile` of a UDP
+/// type, as the plan writes for `l4-udp`).
+fn is_udp(port: &ServicePort) -> bool {
+    port.extra
+        .get("tcpUdpProfile")
+        .and_then(|profile| profile.get("type"))
+        .and_then(serde_json::Value::as_str)
+        .is_some_and(|kind| kind.starts_with("UDP"))
+}
+
+/// Whether `port` is a virtual service port or in its range.
+fn covers(service_port: &ServicePort, port: u32) -> bool {
+    let last = service_port.port_end.unwrap_or(service_port.port_start);
+    (service_port.port_start..=last).contains(&port)
 }
 
 /// Whether a DNAT rule's external port (`80`, `8000-8080`, none or `ANY`

@@ -24,7 +24,7 @@ fn demo_once_converges_and_exits_zero() {
         .find(|l| l.starts_with("Converged in "))
         .unwrap_or_else(|| panic!("no summary:\n{stdout}"));
     assert!(
-        summary.contains("5 Services have external IPs (7 virtual services, 7 pools on edge1), 3 Nodes initialised"),
+        summary.contains("6 Services have external IPs (8 virtual services, 8 pools on edge1), 3 Nodes initialised"),
         "{summary}"
     );
     for service in [
@@ -32,6 +32,7 @@ fn demo_once_converges_and_exits_zero() {
         "default/shop",
         "default/store",
         "default/dns",
+        "default/dns-tcp",
         "tenant-a/game",
     ] {
         assert!(
@@ -46,6 +47,18 @@ fn demo_once_converges_and_exits_zero() {
     assert!(
         store.contains(", TLS: ") && store.contains("-default-store-tls-"),
         "the Secret's upload serves: {store}"
+    );
+    let address_of = |service: &str| {
+        let row = stdout
+            .lines()
+            .rfind(|l| l.split_whitespace().next() == Some(service))
+            .unwrap_or_else(|| panic!("no {service} row:\n{stdout}"));
+        row.split_whitespace().nth(2).map(str::to_string)
+    };
+    assert_eq!(
+        address_of("default/dns"),
+        address_of("default/dns-tcp"),
+        "the sharing pair has one address:\n{stdout}"
     );
     assert!(
         stdout.contains("zone-a"),

@@ -8,7 +8,7 @@
 use serde_json::{Value, json};
 
 use crate::support::CLUSTER;
-use crate::support::cluster::{Cluster, fast_config, lb_service};
+use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
 use crate::support::lb::{self, ModeKind};
 use crate::support::objects::ServiceEdits;
 
@@ -89,6 +89,20 @@ async fn services_with_one_key_share_an_address_until_the_last_goes() {
         lb::objects(&cluster.vcd).iter().all(|o| o.address != ip),
         "the address is free once the last sharer is gone"
     );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn tcp_and_udp_on_one_port_share_an_address() {
+    let cluster = cluster_in(lb::blocks_scenario(), ModeKind::SharedVip).await;
+    cluster
+        .create_service("default", keyed("dns-tcp", &[(53, 30053)], "dns"))
+        .await;
+    let ip = cluster.wait_for_ip("default", "dns-tcp").await;
+    let mut udp = keyed("dns-udp", &[(53, 30054)], "dns");
+    udp["spec"]["ports"][0]["protocol"] = json!("UDP");
+    let uid = cluster.create_service("default", udp).await;
+    assert_eq!(cluster.wait_for_ip("default", "dns-udp").await, ip);
+    assert_eq!(addresses_of(&cluster, &uid), vec![ip]);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -182,4 +196,47 @@ async fn one_arm_mode_and_malformed_keys_are_refused_before_any_write() {
     );
     assert!(lb::objects_of(&cluster.vcd, &web).is_empty());
     assert!(lb::objects_of(&cluster.vcd, &bad).is_empty());
+}
+
+/// A Service that drops its key no longer shares: it moves to an address
+/// of its own and the others keep theirs, with the IP Space claim.
+async fn leaving_the_group_moves_only_the_leaver(scenario: vcdsim::Scenario, spaces: bool) {
+    let cluster = cluster_in(scenario, ModeKind::SharedVip).await;
+    let (web, api, ip) = sharing_pair(&cluster).await;
+    cluster
+        .patch_service(
+            "default",
+            "web",
+            json!({"metadata": {"annotations": {KEY: null}}}),
+        )
+        .await;
+    let moved = wait_for(&format!("web moves off {ip}"), || async {
+        let now = addresses_of(&cluster, &web);
+        (now.len() == 1 && now[0] != ip).then_some(now)
+    })
+    .await;
+    wait_for("web's status reports its new address", || async {
+        let service = cluster.service("default", "web").await?;
+        let ingress = service.status?.load_balancer?.ingress?;
+        (ingress.first()?.ip.as_deref() == Some(moved[0].as_str())).then_some(())
+    })
+    .await;
+    assert_eq!(addresses_of(&cluster, &api), vec![ip.clone()], "api stays");
+    let holders: Vec<bool> = lb::allocations(&cluster.vcd)
+        .into_iter()
+        .filter(|(value, _)| *value == ip)
+        .map(|(_, tag)| tag.contains(&api))
+        .collect();
+    let expected = if spaces { vec![true] } else { Vec::new() };
+    assert_eq!(holders, expected, "on IP Spaces api holds the claim");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaving_the_group_on_ip_blocks_moves_only_the_leaver() {
+    leaving_the_group_moves_only_the_leaver(lb::blocks_scenario(), false).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn leaving_the_group_on_ip_spaces_hands_the_claim_over() {
+    leaving_the_group_moves_only_the_leaver(lb::spaces_scenario(), true).await;
 }

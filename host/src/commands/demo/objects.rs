@@ -1,7 +1,8 @@
 //! The Kubernetes objects the demo creates: a Node per VM, as a kubelet with
-//! `--cloud-provider=external` registers it, five Services (one limited to
+//! `--cloud-provider=external` registers it, six Services (one limited to
 //! source ranges, which the managed gateway firewall enforces; one serving
-//! HTTPS with the certificate of a `kubernetes.io/tls` Secret) and that
+//! HTTPS with the certificate of a `kubernetes.io/tls` Secret; a UDP and a
+//! TCP DNS Service sharing one address by their sharing key) and that
 //! Secret, as cert-manager would leave it.
 
 use anyhow::Context;
@@ -11,6 +12,7 @@ use serde_json::{Value, json};
 
 use super::setup::{POOL_LABEL, UDP_LABEL};
 use crate::controllers::node::UNINITIALIZED_TAINT_KEY;
+use crate::lb::SHARING_KEY_ANNOTATION;
 
 pub const TENANT_NAMESPACE: &str = "tenant-a";
 /// The TLS Secret the `store` Service's HTTPS port serves.
@@ -94,8 +96,16 @@ pub fn services() -> Vec<(&'static str, Value)> {
             "default",
             service(
                 "dns",
-                json!({}),
+                json!({SHARING_KEY_ANNOTATION: "dns"}),
                 json!([{"name": "dns", "port": 53, "protocol": "UDP"}]),
+            ),
+        ),
+        (
+            "default",
+            service(
+                "dns-tcp",
+                json!({SHARING_KEY_ANNOTATION: "dns"}),
+                json!([{"name": "dns-tcp", "port": 53, "protocol": "TCP"}]),
             ),
         ),
         (
