@@ -7,6 +7,9 @@
 
 use serde_json::{Value, json};
 
+use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
+use vcd_ccm::policy::loader::sha256_hex;
+
 use crate::support::CLUSTER;
 use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
 use crate::support::lb::{self, ModeKind};
@@ -239,4 +242,46 @@ async fn leaving_the_group_on_ip_blocks_moves_only_the_leaver() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn leaving_the_group_on_ip_spaces_hands_the_claim_over() {
     leaving_the_group_moves_only_the_leaver(lb::spaces_scenario(), true).await;
+}
+
+/// A provider policy may let namespaces share: here the default policy
+/// with `shareAcrossNamespaces`, governing namespaces labelled for it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_policy_that_allows_it_shares_across_namespaces() {
+    let dir = tempfile::tempdir().expect("a policy directory");
+    let wasm = std::fs::read(format!("{ARTIFACTS_DIR}/default_policy.wasm")).expect("built");
+    std::fs::write(dir.path().join("across.wasm"), &wasm).expect("copied");
+    let manifest = format!(
+        "policies:
+  - name: across
+    sha256: {}
+    config: {{shareAcrossNamespaces: true}}
+    selector:
+      namespaceSelector:
+        matchLabels: {{sharing: across}}
+",
+        sha256_hex(&wasm)
+    );
+    std::fs::write(dir.path().join("policies.yaml"), manifest).expect("the manifest");
+    let cluster = Cluster::start_with(fast_config(), |c| {
+        c.policy_dir = Some(dir.path().to_path_buf());
+    })
+    .await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    for namespace in ["red", "blue"] {
+        cluster
+            .kube
+            .seed(json!({"apiVersion": "v1", "kind": "Namespace",
+                "metadata": {"name": namespace, "labels": {"sharing": "across"}}}))
+            .expect("the namespace is seeded");
+    }
+    cluster
+        .create_service("red", keyed("web", &[(80, 30080)], "front"))
+        .await;
+    let ip = cluster.wait_for_ip("red", "web").await;
+    let api = cluster
+        .create_service("blue", keyed("api", &[(8080, 30081)], "front"))
+        .await;
+    assert_eq!(cluster.wait_for_ip("blue", "api").await, ip);
+    assert_eq!(addresses_of(&cluster, &api), vec![ip]);
 }

@@ -1,10 +1,11 @@
-//! The address decision: the address of the Service's sharing group in its
-//! namespace, requested address, requested pool, current address, or the
+//! The address decision: the address of the Service's sharing group (in
+//! its namespace, or another where the provider allows it), requested address, requested pool, current address, or the
 //! first pool with room of the Service's IP families, in their order.
 
 use std::net::IpAddr;
 
 use crate::annotations::{ADDRESS_POOL, Annotations, SHARING_KEY};
+use crate::config::Config;
 use crate::ip::{family, family_name, from_std, in_range, to_std};
 use crate::vcd::lb_policy::types::{
     AddressChoice, AddressPool, DecisionError, DecisionInput, InvalidField, IpFamily,
@@ -22,15 +23,29 @@ fn ordinary(input: &DecisionInput) -> impl Iterator<Item = &AddressPool> {
         .filter(|pool| !pool.name.starts_with(SHARING_POOLS))
 }
 
+/// The sharing group to join: the namespace's own, else, where the
+/// provider allows it, the first other namespace's with the key.
+fn group<'a>(input: &'a DecisionInput, config: &Config, key: &str) -> Option<&'a AddressPool> {
+    let own = format!("{SHARING_POOLS}{}/{key}", input.service.namespace);
+    let suffix = format!("/{key}");
+    let mut groups = input
+        .pools
+        .iter()
+        .filter(|pool| pool.name.starts_with(SHARING_POOLS));
+    groups.clone().find(|pool| pool.name == own).or_else(|| {
+        groups.find(|pool| config.share_across_namespaces && pool.name.ends_with(&suffix))
+    })
+}
+
 pub fn decide(
     input: &DecisionInput,
+    config: &Config,
     annotations: &Annotations,
 ) -> Result<AddressChoice, DecisionError> {
-    if let Some(key) = &annotations.sharing_key {
-        let name = format!("{SHARING_POOLS}{}/{key}", input.service.namespace);
-        if let Some(group) = input.pools.iter().find(|pool| pool.name == name) {
-            return share(input, annotations, key, group);
-        }
+    if let Some(key) = &annotations.sharing_key
+        && let Some(group) = group(input, config, key)
+    {
+        return share(input, annotations, key, group);
     }
     let families = &input.service.ip_families;
     let requested_pool = match &annotations.address_pool {
@@ -118,8 +133,8 @@ fn share(
         DecisionError::InvalidAnnotation(InvalidField {
             key: field.into(),
             message: format!(
-                "{asked}, but Services of namespace {} with {SHARING_KEY} {key:?} share {ip}: ask for {ip}, or remove one of the two annotations",
-                input.service.namespace
+                "{asked}, but Services with {SHARING_KEY} {key:?} share {ip} ({}): ask for {ip}, or remove one of the two annotations",
+                group.name
             ),
         })
     };

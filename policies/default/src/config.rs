@@ -10,6 +10,7 @@ use crate::vcd::lb_policy::types::PoolAlgorithm;
 struct RawConfig {
     cert_alias: Option<String>,
     algorithm: Option<String>,
+    share_across_namespaces: Option<bool>,
 }
 
 /// Validated settings.
@@ -18,6 +19,9 @@ pub struct Config {
     pub cert_alias: Option<String>,
     /// Pool algorithm when the Service asks for none; upstream used round-robin.
     pub algorithm: PoolAlgorithm,
+    /// A Service with a sharing key may join another namespace's group when
+    /// its own namespace has none.
+    pub share_across_namespaces: bool,
 }
 
 impl Config {
@@ -36,6 +40,7 @@ impl Config {
         Ok(Config {
             cert_alias,
             algorithm,
+            share_across_namespaces: raw.share_across_namespaces.unwrap_or(false),
         })
     }
 }

@@ -38,7 +38,7 @@ impl Guest for DefaultPolicy {
         let annotations = annotations::Annotations::read(&input.service)?;
         let mut warnings = Vec::new();
         let ports = ports::decide(&input, &config, &annotations, &mut warnings)?;
-        let address = address::decide(&input, &annotations)?;
+        let address = address::decide(&input, &config, &annotations)?;
         Ok(Decision {
             address,
             ports,
