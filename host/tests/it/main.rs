@@ -25,6 +25,7 @@ mod e2e_sharing;
 mod e2e_source_ranges;
 mod e2e_tls_secrecy;
 mod e2e_tls_secrets;
+mod e2e_tls_upload_faults;
 mod e2e_traffic_policy;
 mod e2e_wire;
 mod instances_cache;
