@@ -31,6 +31,7 @@ pub mod service;
 mod sharing;
 mod snapshot;
 mod source_ranges;
+mod summary_drift;
 mod sweep;
 pub mod tls;
 mod upstream;

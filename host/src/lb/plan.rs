@@ -14,6 +14,7 @@ use super::naming::{Names, PortKey, short_hash};
 use super::observe::ServiceObjects;
 use super::ownership::{OwnerTag, Tagged};
 use super::service::{NodeSpec, ServiceSpec};
+use super::summary_drift;
 use crate::policy::model::{AppProfile, Decision, HealthMonitor, PortDecision};
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
@@ -315,7 +316,9 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
                 ops.push(Op::CreateVirtualService(vs.clone()));
             }
             Some(seen) => {
-                if !same_tag(&seen.tag, vs.description.as_deref()) {
+                if !same_tag(&seen.tag, vs.description.as_deref())
+                    || summary_drift::virtual_service_changed(&seen.object, vs)
+                {
                     ops.push(Op::UpdateVirtualService {
                         id: seen.object.id.clone(),
                         vs: vs.clone(),
@@ -327,9 +330,9 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
             match observed.nat_rules.get(&rule.name) {
                 None => ops.push(Op::CreateNat(rule.clone())),
                 Some(seen) => {
-                    if !same_tag(&seen.tag, rule.description.as_deref())
-                        && let Some(id) = &seen.object.id
-                    {
+                    let changed = !same_tag(&seen.tag, rule.description.as_deref())
+                        || summary_drift::nat_rule_changed(&seen.object, rule);
+                    if changed && let Some(id) = &seen.object.id {
                         ops.push(Op::UpdateNat {
                             id: id.clone(),
                             rule: NatRule {

@@ -1,11 +1,12 @@
 //! Drift repair through the real service controller: a virtual service
-//! deleted by hand in VCD and a pool whose members were changed by hand are
-//! written back at the next drift check, each with a Warning Event naming
-//! what was repaired; a check that finds nothing changed makes no Event and
-//! no write.
+//! deleted by hand in VCD, a pool whose members were changed by hand, and a
+//! virtual service's and a DNAT rule's ports edited by hand are written
+//! back at the next drift check, each with a Warning Event naming what was
+//! repaired; a check that finds nothing changed makes no Event and no write.
 
 use std::time::Duration;
 
+use crate::support::CLUSTER;
 use crate::support::cluster::{Cluster, ServiceControllerConfig, fast_config, lb_service};
 use crate::support::lb;
 
@@ -84,6 +85,65 @@ async fn objects_changed_or_deleted_by_hand_are_repaired_with_an_event() {
     .await;
     crate::support::cluster::wait_for("two repairs counted", || async {
         (repairs(&cluster) >= 2.0).then_some(())
+    })
+    .await;
+}
+
+/// What the gateway's lists show of an object besides its description: a
+/// virtual service's port and a DNAT rule's port edited by hand (the
+/// description, and so the recorded spec, left alone) are put back.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn hand_edits_the_description_does_not_show_are_repaired() {
+    let config = ServiceControllerConfig {
+        drift_period: Some(Duration::from_millis(300)),
+        ..fast_config()
+    };
+    let cluster = Cluster::start_with(config, |c| {
+        c.lb_config = lb::config(CLUSTER, lb::ModeKind::SharedVipOneArm);
+    })
+    .await;
+    cluster.add_node("worker-0", "10.0.1.10").await;
+    let uid = cluster
+        .create_service("default", lb_service("web", &[(80, 30080)]))
+        .await;
+    cluster.wait_for_ip("default", "web").await;
+    let tagged = format!(" uid={uid}");
+    let ours =
+        |description: &Option<String>| description.as_deref().unwrap_or("").contains(&tagged);
+    cluster.vcd.with_world(|w| {
+        for vs in w
+            .virtual_services
+            .iter_mut()
+            .filter(|vs| ours(&vs.description))
+        {
+            vs.service_ports[0].port_start = 8080;
+            vs.service_ports[0].port_end = Some(8080);
+        }
+        for rule in w.nat_rules.iter_mut().filter(|r| ours(&r.body.description)) {
+            rule.body.dnat_external_port = Some("8443".into());
+        }
+    });
+    let message = cluster
+        .wait_for_event("default", "web", "LoadBalancerRepaired")
+        .await;
+    assert!(message.contains("virtual service"), "{message}");
+    crate::support::cluster::wait_for("the listen port and the DNAT port back", || async {
+        let ports = cluster.vcd.with_world(|w| {
+            let vs: Vec<u32> = w
+                .virtual_services
+                .iter()
+                .filter(|vs| ours(&vs.description))
+                .map(|vs| vs.service_ports[0].port_start)
+                .collect();
+            let nat: Vec<Option<String>> = w
+                .nat_rules
+                .iter()
+                .filter(|r| ours(&r.body.description))
+                .map(|r| r.body.dnat_external_port.clone())
+                .collect();
+            (vs, nat)
+        });
+        (ports == (vec![80], vec![Some("80".to_string())])).then_some(())
     })
     .await;
 }
