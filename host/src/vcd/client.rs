@@ -47,8 +47,8 @@ pub(in crate::vcd) struct ApiRequest {
     pub query: Vec<(&'static str, String)>,
     /// Which API the path belongs to, which decides the `Accept` header.
     pub family: ApiFamily,
-    /// A JSON body, sent with `Content-Type: application/json`.
-    pub body: Option<Value>,
+    /// A JSON body as text, sent with `Content-Type: application/json`.
+    pub body: Option<String>,
     /// An ETag sent as `If-Match`: VCD refuses the write (412) if the object
     /// changed since.
     pub if_match: Option<String>,
@@ -106,7 +106,12 @@ impl ApiRequest {
     }
 
     /// Sets the JSON body.
-    pub fn json(mut self, body: Value) -> Self {
+    pub fn json(self, body: Value) -> Self {
+        self.encoded(body.to_string())
+    }
+
+    /// Sets a JSON body already serialised (see [`super::resources::encode`]).
+    pub fn encoded(mut self, body: String) -> Self {
         self.body = Some(body);
         self
     }
@@ -257,7 +262,7 @@ impl VcdClient {
         if let Some(body) = &request.body {
             builder = builder
                 .header(CONTENT_TYPE, "application/json")
-                .body(body.to_string());
+                .body(body.clone());
         }
         Ok(builder)
     }

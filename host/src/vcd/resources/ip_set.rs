@@ -5,10 +5,10 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::EntityRef;
+use super::{EntityRef, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::delete::DeleteRight;
-use crate::vcd::errors::{CallSite, VcdError};
+use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::tasks::Task;
@@ -62,13 +62,6 @@ impl IpSet {
     }
 }
 
-fn encode(call: &CallSite, set: &IpSet) -> Result<Value, VcdError> {
-    serde_json::to_value(set).map_err(|error| VcdError::Unexpected {
-        call: call.clone(),
-        detail: format!("cannot encode IP set {}: {error}", set.name),
-    })
-}
-
 impl VcdClient {
     /// The IP sets of the gateway whose name `wanted` accepts (the summaries
     /// are listed once; only the wanted sets are read in full).
@@ -108,13 +101,13 @@ impl VcdClient {
     #[tracing::instrument(skip(self, set), fields(set = %set.name))]
     pub async fn create_ip_set(&self, set: &IpSet) -> Result<IpSet, VcdError> {
         let call = self.call_of("create_ip_set", GROUPS);
-        let body = encode(&call, set)?;
+        let body = encode(&call, "IP set", &set.name, set)?;
         let (body, call, gateway_id) = (&body, &call, set.owner_ref.id.as_str());
         self.create_checked(
             "create_ip_set",
             || async move {
                 let request =
-                    ApiRequest::new("create_ip_set", Method::POST, GROUPS).json(body.clone());
+                    ApiRequest::new("create_ip_set", Method::POST, GROUPS).encoded(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
                 self.get_ip_set(&Task::created_id(task, call, "IP set")?)
                     .await
@@ -136,8 +129,9 @@ impl VcdClient {
             scope: "(update a set read from VCD)".to_string(),
         })?;
         let path = format!("{GROUPS}/{id}");
-        let body = encode(&self.call_of("update_ip_set", &path), set)?;
-        let request = ApiRequest::new("update_ip_set", Method::PUT, &path).json(body);
+        let call = self.call_of("update_ip_set", &path);
+        let body = encode(&call, "IP set", &set.name, set)?;
+        let request = ApiRequest::new("update_ip_set", Method::PUT, &path).encoded(body);
         self.write_on_gateway(&set.owner_ref.id, request).await?;
         self.get_ip_set(id).await
     }

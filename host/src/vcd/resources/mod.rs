@@ -21,7 +21,7 @@ use std::future::Future;
 use serde::{Deserialize, Serialize};
 
 use super::client::VcdClient;
-use super::errors::VcdError;
+use super::errors::{CallSite, VcdError};
 use super::retry::{Idempotency, retry_reason, wait_before_retry};
 
 /// VCD's `{name, id}` reference.
@@ -50,6 +50,22 @@ pub struct Values<T> {
     /// The items; absent counts as none.
     #[serde(default = "Vec::new")]
     pub values: Vec<T>,
+}
+
+/// `object` as the JSON text of a request body, written straight from the
+/// model: a `serde_json::Value` of a pool with 5,000 members holds a map per
+/// member (megabytes, and a create keeps its body across retries) where the
+/// text is ~300 KB.
+pub(crate) fn encode(
+    call: &CallSite,
+    what: &str,
+    name: &str,
+    object: &impl Serialize,
+) -> Result<String, VcdError> {
+    serde_json::to_string(object).map_err(|error| VcdError::Unexpected {
+        call: call.clone(),
+        detail: format!("cannot encode {what} {name}: {error}"),
+    })
 }
 
 /// At most one item named `name` (filters may match more: `*` is a wildcard).

@@ -5,10 +5,10 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::EntityRef;
+use super::{EntityRef, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::delete::DeleteRight;
-use crate::vcd::errors::{CallSite, VcdError};
+use crate::vcd::errors::VcdError;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::tasks::Task;
 
@@ -65,13 +65,6 @@ pub struct NatRule {
     pub extra: Map<String, Value>,
 }
 
-fn encode(call: &CallSite, rule: &NatRule) -> Result<Value, VcdError> {
-    serde_json::to_value(rule).map_err(|error| VcdError::Unexpected {
-        call: call.clone(),
-        detail: format!("cannot encode NAT rule {}: {error}", rule.name),
-    })
-}
-
 impl VcdClient {
     /// Every NAT rule of the gateway.
     #[tracing::instrument(skip(self))]
@@ -101,13 +94,13 @@ impl VcdClient {
     ) -> Result<String, VcdError> {
         let path = rules_path(gateway_id);
         let call = self.call_of("create_nat_rule", &path);
-        let body = encode(&call, rule)?;
+        let body = encode(&call, "NAT rule", &rule.name, rule)?;
         let (body, call, path) = (&body, &call, &path);
         self.create_checked(
             "create_nat_rule",
             || async move {
                 let request =
-                    ApiRequest::new("create_nat_rule", Method::POST, path).json(body.clone());
+                    ApiRequest::new("create_nat_rule", Method::POST, path).encoded(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
                 Task::created_id(task, call, "NAT rule")
             },
@@ -141,12 +134,14 @@ impl VcdClient {
         let path = format!("{}/{rule_id}", rules_path(gateway_id));
         let body = encode(
             &self.call_of("update_nat_rule", &path),
+            "NAT rule",
+            &rule.name,
             &NatRule {
                 id: Some(rule_id.to_string()),
                 ..rule.clone()
             },
         )?;
-        let request = ApiRequest::new("update_nat_rule", Method::PUT, &path).json(body);
+        let request = ApiRequest::new("update_nat_rule", Method::PUT, &path).encoded(body);
         self.write_on_gateway(gateway_id, request).await.map(|_| ())
     }
 

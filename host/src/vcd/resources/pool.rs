@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::EntityRef;
+use super::{EntityRef, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::delete::DeleteRight;
 use crate::vcd::errors::VcdError;
@@ -116,13 +116,6 @@ impl PoolSummary {
     }
 }
 
-fn encode(call: &crate::vcd::errors::CallSite, pool: &Pool) -> Result<Value, VcdError> {
-    serde_json::to_value(pool).map_err(|error| VcdError::Unexpected {
-        call: call.clone(),
-        detail: format!("cannot encode pool {}: {error}", pool.name),
-    })
-}
-
 impl VcdClient {
     /// Creates the pool and returns its id (from the task, without reading
     /// the pool back). A create whose answer was lost is recognised by name
@@ -131,13 +124,13 @@ impl VcdClient {
     pub async fn create_pool(&self, pool: &Pool) -> Result<String, VcdError> {
         let gateway_id = pool.gateway_ref.id.as_str();
         let call = self.call_of("create_pool", POOLS);
-        let body = encode(&call, pool)?;
+        let body = encode(&call, "pool", &pool.name, pool)?;
         let (body, call) = (&body, &call);
         self.create_checked(
             "create_pool",
             || async move {
                 let request =
-                    ApiRequest::new("create_pool", Method::POST, POOLS).json(body.clone());
+                    ApiRequest::new("create_pool", Method::POST, POOLS).encoded(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
                 Task::created_id(task, call, "pool")
             },
@@ -197,12 +190,14 @@ impl VcdClient {
         let path = format!("{POOLS}/{pool_id}");
         let body = encode(
             &self.call_of("update_pool", &path),
+            "pool",
+            &pool.name,
             &Pool {
                 id: Some(pool_id.to_string()),
                 ..pool.clone()
             },
         )?;
-        let request = ApiRequest::new("update_pool", Method::PUT, &path).json(body);
+        let request = ApiRequest::new("update_pool", Method::PUT, &path).encoded(body);
         self.write_on_gateway(&pool.gateway_ref.id, request)
             .await
             .map(|_| ())

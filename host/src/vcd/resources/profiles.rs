@@ -5,10 +5,10 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::EntityRef;
+use super::{EntityRef, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::delete::DeleteRight;
-use crate::vcd::errors::{CallSite, VcdError};
+use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::tasks::Task;
@@ -73,13 +73,6 @@ impl PortProfile {
     }
 }
 
-fn encode(call: &CallSite, profile: &PortProfile) -> Result<Value, VcdError> {
-    serde_json::to_value(profile).map_err(|error| VcdError::Unexpected {
-        call: call.clone(),
-        detail: format!("cannot encode port profile {}: {error}", profile.name),
-    })
-}
-
 impl VcdClient {
     /// The profile of `scope` named exactly `name`, if any.
     #[tracing::instrument(skip(self))]
@@ -127,13 +120,13 @@ impl VcdClient {
         profile: &PortProfile,
     ) -> Result<PortProfile, VcdError> {
         let call = self.call_of("create_port_profile", PROFILES);
-        let body = encode(&call, profile)?;
+        let body = encode(&call, "port profile", &profile.name, profile)?;
         let (body, call) = (&body, &call);
         self.create_checked(
             "create_port_profile",
             || async move {
                 let request = ApiRequest::new("create_port_profile", Method::POST, PROFILES)
-                    .json(body.clone());
+                    .encoded(body.clone());
                 let task = self.write(request).await?;
                 self.get_port_profile(&Task::created_id(task, call, "port profile")?)
                     .await
@@ -157,8 +150,9 @@ impl VcdClient {
             scope: "(update a profile read from VCD)".to_string(),
         })?;
         let path = format!("{PROFILES}/{id}");
-        let body = encode(&self.call_of("update_port_profile", &path), profile)?;
-        self.write(ApiRequest::new("update_port_profile", Method::PUT, &path).json(body))
+        let call = self.call_of("update_port_profile", &path);
+        let body = encode(&call, "port profile", &profile.name, profile)?;
+        self.write(ApiRequest::new("update_port_profile", Method::PUT, &path).encoded(body))
             .await?;
         self.get_port_profile(id).await
     }

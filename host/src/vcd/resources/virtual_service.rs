@@ -5,10 +5,10 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::EntityRef;
+use super::{EntityRef, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::delete::DeleteRight;
-use crate::vcd::errors::{CallSite, VcdError};
+use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::tasks::Task;
@@ -140,13 +140,6 @@ impl VirtualServiceSummary {
     }
 }
 
-fn encode(call: &CallSite, service: &VirtualService) -> Result<Value, VcdError> {
-    serde_json::to_value(service).map_err(|error| VcdError::Unexpected {
-        call: call.clone(),
-        detail: format!("cannot encode virtual service {}: {error}", service.name),
-    })
-}
-
 impl VcdClient {
     /// Creates the virtual service and returns its id (from the task,
     /// without reading it back); a create whose answer was lost is
@@ -158,13 +151,13 @@ impl VcdClient {
     ) -> Result<String, VcdError> {
         let gateway_id = service.gateway_ref.id.as_str();
         let call = self.call_of("create_virtual_service", SERVICES);
-        let body = encode(&call, service)?;
+        let body = encode(&call, "virtual service", &service.name, service)?;
         let (body, call) = (&body, &call);
         self.create_checked(
             "create_virtual_service",
             || async move {
                 let request = ApiRequest::new("create_virtual_service", Method::POST, SERVICES)
-                    .json(body.clone());
+                    .encoded(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
                 Task::created_id(task, call, "virtual service")
             },
@@ -263,12 +256,14 @@ impl VcdClient {
         let path = format!("{SERVICES}/{service_id}");
         let body = encode(
             &self.call_of("update_virtual_service", &path),
+            "virtual service",
+            &service.name,
             &VirtualService {
                 id: Some(service_id.to_string()),
                 ..service.clone()
             },
         )?;
-        let request = ApiRequest::new("update_virtual_service", Method::PUT, &path).json(body);
+        let request = ApiRequest::new("update_virtual_service", Method::PUT, &path).encoded(body);
         self.write_on_gateway(&service.gateway_ref.id, request)
             .await
             .map(|_| ())
