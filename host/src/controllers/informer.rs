@@ -2,7 +2,7 @@
 //! keeps a [`Store`] and reports each change as added, updated (with the
 //! previous object) or deleted, including the differences a re-list finds.
 
-use std::collections::HashMap;
+use std::collections::HashSet;
 use std::hash::Hash;
 use std::sync::Arc;
 
@@ -95,24 +95,27 @@ where
     }
 
     /// Keeps the cache and calls the handlers until dropped.
+    ///
+    /// The cache holds the one copy of each object: a handler's `old` is
+    /// what the cache held before the event, its `new` the cache's own
+    /// entry, so 5,000 Nodes are held once, not once more beside the cache.
     pub async fn run(self) {
         let Self {
             api,
-            writer,
+            mut writer,
             mut handlers,
             listed,
             ..
         } = self;
+        let cache = writer.as_reader();
         let mut notify = |change: Change<K>| {
             for handler in &mut handlers {
                 handler(&change);
             }
         };
-        let mut known: HashMap<ObjectRef<K>, Arc<K>> = HashMap::new();
-        let mut relisted: Vec<ObjectRef<K>> = Vec::new();
+        let mut relisted: HashSet<ObjectRef<K>> = HashSet::new();
         let mut events = watcher(api, watcher::Config::default())
             .default_backoff()
-            .reflect(writer)
             .boxed();
         while let Some(event) = events.next().await {
             let event = match event {
@@ -122,48 +125,69 @@ where
                     continue;
                 }
             };
-            match event {
-                watcher::Event::Init => relisted.clear(),
-                watcher::Event::InitApply(object) => {
-                    relisted.push(ObjectRef::from_obj(&object));
-                    applied(&mut known, object, &mut notify);
+            let key = match &event {
+                watcher::Event::Apply(object)
+                | watcher::Event::InitApply(object)
+                | watcher::Event::Delete(object) => Some(ObjectRef::from_obj(object)),
+                watcher::Event::Init | watcher::Event::InitDone => None,
+            };
+            let old = key.as_ref().and_then(|key| cache.get(key));
+            let gone = match &event {
+                watcher::Event::Init => {
+                    relisted.clear();
+                    Vec::new()
                 }
+                watcher::Event::InitApply(_) => {
+                    relisted.extend(key.clone());
+                    Vec::new()
+                }
+                watcher::Event::InitDone => unlisted(&cache, &mut relisted),
+                watcher::Event::Apply(_) | watcher::Event::Delete(_) => Vec::new(),
+            };
+            writer.apply_watcher_event(&event);
+            match event {
+                watcher::Event::Init => {}
+                // A relist fills a buffer the cache swaps in when it is
+                // done: until then `new` is the event's own object.
+                watcher::Event::InitApply(object) => notify(changed(old, Arc::new(object))),
                 watcher::Event::InitDone => {
-                    let present: std::collections::HashSet<_> = relisted.drain(..).collect();
-                    let gone: Vec<_> = known
-                        .keys()
-                        .filter(|k| !present.contains(*k))
-                        .cloned()
-                        .collect();
-                    for key in gone {
-                        if let Some(old) = known.remove(&key) {
-                            notify(Change::Deleted(old));
-                        }
+                    for old in gone {
+                        notify(Change::Deleted(old));
                     }
                     listed.send_replace(true);
                 }
-                watcher::Event::Apply(object) => applied(&mut known, object, &mut notify),
+                watcher::Event::Apply(_) => {
+                    if let Some(new) = key.and_then(|key| cache.get(&key)) {
+                        notify(changed(old, new));
+                    }
+                }
                 watcher::Event::Delete(object) => {
-                    let key = ObjectRef::from_obj(&object);
-                    let old = known.remove(&key).unwrap_or_else(|| Arc::new(object));
-                    notify(Change::Deleted(old));
+                    notify(Change::Deleted(old.unwrap_or_else(|| Arc::new(object))));
                 }
             }
         }
     }
 }
 
-fn applied<K>(
-    known: &mut HashMap<ObjectRef<K>, Arc<K>>,
-    object: K,
-    on_change: &mut impl FnMut(Change<K>),
-) where
-    K: Resource<DynamicType = ()>,
+/// What the cache holds that a relist did not find; empties `relisted`.
+fn unlisted<K>(cache: &Store<K>, relisted: &mut HashSet<ObjectRef<K>>) -> Vec<Arc<K>>
+where
+    K: Resource<DynamicType = ()> + Clone + 'static,
     ObjectRef<K>: Hash + Eq,
 {
-    let new = Arc::new(object);
-    match known.insert(ObjectRef::from_obj(&new), new.clone()) {
-        None => on_change(Change::Added(new)),
-        Some(old) => on_change(Change::Updated { old, new }),
+    let gone = cache
+        .state()
+        .into_iter()
+        .filter(|object| !relisted.contains(&ObjectRef::from_obj(&**object)))
+        .collect();
+    relisted.clear();
+    gone
+}
+
+/// Added without an `old`, else updated.
+fn changed<K>(old: Option<Arc<K>>, new: Arc<K>) -> Change<K> {
+    match old {
+        None => Change::Added(new),
+        Some(old) => Change::Updated { old, new },
     }
 }
