@@ -9,7 +9,10 @@
 //! off. VCD calls are vcdsim's counters, task polls excluded.
 //!
 //! `cargo bench -p vcd-ccm --bench gateway_scale`; `GATEWAY_SCALE_SERVICES`
-//! and `GATEWAY_SCALE_NODES` change table 2's sizes (1,000 and 5,000).
+//! and `GATEWAY_SCALE_NODES` change table 2's sizes (1,000 and 5,000);
+//! `GATEWAY_SCALE_CCM_WRAPPER` names a program each `vcd-ccm run` is started
+//! through (its command line follows) that `exec`s it, so the figures read
+//! from `/proc` stay the CCM's: `hack/heaptrack-exec.sh` records its heap.
 //! Progress goes to stderr, the tables to stdout. Nothing is asserted: a
 //! missed target reads "NOT met".
 

@@ -26,7 +26,16 @@ impl Ccm {
             .expect("a free local port");
         let stderr = File::create(world.dir().join(format!("{name}.stderr")))
             .expect("the stderr file is created");
-        let child = Command::new(env!("CARGO_BIN_EXE_vcd-ccm"))
+        let binary = env!("CARGO_BIN_EXE_vcd-ccm");
+        let mut command = match std::env::var_os("GATEWAY_SCALE_CCM_WRAPPER") {
+            Some(wrapper) => {
+                let mut command = Command::new(wrapper);
+                command.arg(binary);
+                command
+            }
+            None => Command::new(binary),
+        };
+        let child = command
             .arg("run")
             .args(world.file_args())
             .args([
