@@ -55,6 +55,8 @@ impl ClassFilter {
             || a.health_check_node_port != b.health_check_node_port
             || a.ip_families.as_ref().map_or(0, Vec::len)
                 != b.ip_families.as_ref().map_or(0, Vec::len)
+            // Not in upstream's list: what can be served depends on it.
+            || a.ip_family_policy != b.ip_family_policy
     }
 }
 

@@ -12,6 +12,7 @@ use kube::runtime::reflector::ObjectRef;
 
 use super::Shared;
 use super::condition::{self, Readiness};
+use super::families::{DUAL_STACK_NOT_SERVED, Families, families};
 use super::metrics::ReconcileLabels;
 use super::predicates::{has_finalizer, needs_cleanup};
 use super::spec::{NodeKey, NodeSetDigest, current_ingress, ingress_of, service_spec};
@@ -222,6 +223,19 @@ impl Shared {
             .add_finalizer(service)
             .await
             .map_err(SyncError::AddFinalizer)?;
+        match families(service) {
+            Families::Served => {}
+            Families::Refused(problem) => {
+                return Err(SyncError::Ensure(LbError::InvalidService {
+                    service: service_key(service),
+                    problem,
+                }));
+            }
+            Families::OneOfTwo(message) => {
+                self.event(&reference, Warning, DUAL_STACK_NOT_SERVED, &message)
+                    .await;
+            }
+        }
         let nodes = self.members_of(service);
         if let Some((reason, message)) = self.no_members(service, &nodes) {
             self.event(&reference, Warning, reason, message).await;
