@@ -127,7 +127,10 @@ fn share(
     group: &AddressPool,
 ) -> Result<AddressChoice, DecisionError> {
     let Some(ip) = group.ranges.first().map(|range| to_std(&range.first)) else {
-        return Err(DecisionError::Other(format!("sharing pool {} has no address", group.name)));
+        return Err(DecisionError::Other(format!(
+            "sharing pool {} has no address",
+            group.name
+        )));
     };
     let conflict = |field: &str, asked: String| {
         DecisionError::InvalidAnnotation(InvalidField {
@@ -146,13 +149,19 @@ fn share(
     if let Some(name) = &annotations.address_pool
         && !find_pool(input, name).is_ok_and(|pool| contains(pool, ip))
     {
-        return Err(conflict(ADDRESS_POOL, format!("the Service asks for pool {name:?}")));
+        return Err(conflict(
+            ADDRESS_POOL,
+            format!("the Service asks for pool {name:?}"),
+        ));
     }
     let families = &input.service.ip_families;
     if !families.is_empty() && !families.contains(&family(ip)) {
         return Err(conflict(
             SHARING_KEY,
-            format!("the Service's ipFamilies exclude {}", family_name(family(ip))),
+            format!(
+                "the Service's ipFamilies exclude {}",
+                family_name(family(ip))
+            ),
         ));
     }
     Ok(AddressChoice::FromPool(group.name.clone()))
