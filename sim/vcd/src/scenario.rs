@@ -12,6 +12,7 @@ use crate::world::compute::{Nic, PowerState};
 pub const DEFAULT_SCENARIO: &str = include_str!("../scenarios/default.yaml");
 pub const TWO_ORGS_SCENARIO: &str = include_str!("../scenarios/two-orgs.yaml");
 pub const IP_SPACE_SCENARIO: &str = include_str!("../scenarios/ip-space.yaml");
+pub const DUAL_STACK_SCENARIO: &str = include_str!("../scenarios/dual-stack.yaml");
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
@@ -27,6 +28,8 @@ pub enum ScenarioError {
     Duplicate { kind: &'static str, name: String },
     #[error("{0}")]
     Ip(#[from] crate::world::ip::IpParseError),
+    #[error("{address} is not of the address family of subnet {subnet}")]
+    Family { address: String, subnet: String },
     #[error("the scenario has no {0}")]
     Missing(&'static str),
 }
@@ -66,6 +69,12 @@ impl Scenario {
     /// One org whose gateway is backed by a PUBLIC IP Space.
     pub fn ip_space() -> Self {
         Self::from_yaml(IP_SPACE_SCENARIO).expect("the shipped ip-space scenario parses")
+    }
+
+    /// One org with an IPv4 + IPv6 IP-block gateway (`edge1`) and a gateway
+    /// on an IPv4 and an IPv6 IP Space (`edge2`).
+    pub fn dual_stack() -> Self {
+        Self::from_yaml(DUAL_STACK_SCENARIO).expect("the shipped dual-stack scenario parses")
     }
 }
 
@@ -237,7 +246,8 @@ fn ext_net() -> String {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GatewaySubnetSpec {
-    /// Gateway address and prefix, `203.0.113.1/24`.
+    /// Gateway address and prefix, `203.0.113.1/24` or `2001:db8:1::1/64`;
+    /// the primary IP and ranges are of the same family.
     pub cidr: String,
     pub primary_ip: Option<String>,
     pub ranges: Vec<String>,
@@ -255,6 +265,10 @@ pub struct LoadBalancerSpec {
     /// Virtual services may preserve client addresses (VCD 10.4.1+).
     #[serde(default)]
     pub transparent_mode_enabled: bool,
+    /// The service engines' IPv6 network, `fd00:ffff::1/64`; none by
+    /// default.
+    #[serde(default)]
+    pub ipv6_service_network_definition: Option<String>,
 }
 
 impl Default for LoadBalancerSpec {
@@ -264,6 +278,7 @@ impl Default for LoadBalancerSpec {
             service_network_definition: service_network(),
             supported_feature_set: premium(),
             transparent_mode_enabled: false,
+            ipv6_service_network_definition: None,
         }
     }
 }

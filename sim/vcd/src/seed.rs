@@ -2,22 +2,19 @@
 
 use std::collections::BTreeMap;
 
+mod gateway;
+
 use crate::ids::{new_urn, new_uuid};
-use crate::scenario::{
-    GatewaySpec, IpSpaceSpec, OrgSpec, Scenario, ScenarioError, UserSpec, VmSpec,
-};
+use crate::scenario::{IpSpaceSpec, OrgSpec, Scenario, ScenarioError, UserSpec, VmSpec};
 use crate::world::World;
-use crate::world::alb::{SegAssignment, ServiceEngineGroup};
+use crate::world::alb::ServiceEngineGroup;
 use crate::world::compute::{SizingPolicy, VApp, Vdc, Vm};
-use crate::world::firewall::GatewayFirewall;
 use crate::world::identity::{ApiToken, Org, SYSTEM_ORG, User};
-use crate::world::ip::{Cidr, IpRange, parse_ip};
+use crate::world::ip::{Cidr, IpRange};
 use crate::world::ip_space::{IpSpace, IpSpaceRange};
 use crate::world::library::{Certificate, CertificateItem, DefinedEntity, Entity};
 use crate::world::nat::AppPortProfile;
-use crate::world::network::{
-    EdgeGateway, GatewaySubnet, LoadBalancerConfig, OrgVdcNetwork, Subnet, Uplink,
-};
+use crate::world::network::{OrgVdcNetwork, Subnet};
 
 /// Login material for one user, as the binary prints it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -173,7 +170,7 @@ fn seed_org(world: &mut World, spec: &OrgSpec) -> Result<(), ScenarioError> {
         });
     }
     for gateway in &spec.edge_gateways {
-        add_gateway(world, &org_id, gateway)?;
+        gateway::add_gateway(world, &org_id, gateway)?;
     }
     for vdc in &spec.vdcs {
         let vdc_id = vdc_id(world, &org_id, &vdc.name)?;
@@ -275,70 +272,6 @@ fn vdc_id(world: &World, org_id: &str, name: &str) -> Result<String, ScenarioErr
         .find(|v| v.org_id == org_id && v.name == name)
         .map(|v| v.id.clone())
         .ok_or_else(|| dangling("vdc", name, "a gateway or network"))
-}
-
-fn add_gateway(world: &mut World, org_id: &str, spec: &GatewaySpec) -> Result<(), ScenarioError> {
-    let vdc_id = vdc_id(world, org_id, &spec.vdc)?;
-    let mut subnets = Vec::new();
-    for subnet in &spec.subnets {
-        let cidr = Cidr::parse(&subnet.cidr)?;
-        subnets.push(GatewaySubnet {
-            gateway: cidr.network,
-            prefix_length: cidr.prefix_length,
-            primary_ip: subnet.primary_ip.as_deref().map(parse_ip).transpose()?,
-            ranges: parse_ranges(&subnet.ranges)?,
-        });
-    }
-    let mut ip_space_ids = Vec::new();
-    for name in &spec.ip_spaces {
-        let space = world
-            .ip_spaces
-            .iter()
-            .find(|s| &s.name == name)
-            .ok_or_else(|| dangling("IP Space", name, &spec.name))?;
-        ip_space_ids.push(space.id.clone());
-    }
-    let gateway_id = new_urn("gateway");
-    for assignment in &spec.service_engine_groups {
-        let seg = world
-            .service_engine_groups
-            .iter()
-            .find(|s| s.name == assignment.name)
-            .ok_or_else(|| dangling("service engine group", &assignment.name, &spec.name))?;
-        let seg_id = seg.id.clone();
-        world.seg_assignments.push(SegAssignment {
-            id: new_urn("serviceEngineGroupAssignment"),
-            seg_id,
-            gateway_id: gateway_id.clone(),
-            max_virtual_services: assignment.max_virtual_services,
-            min_virtual_services: assignment.min_virtual_services,
-        });
-    }
-    world
-        .gateway_firewalls
-        .push(GatewayFirewall::new(&gateway_id));
-    world.gateways.push(EdgeGateway {
-        id: gateway_id,
-        org_id: org_id.to_string(),
-        vdc_id,
-        name: spec.name.clone(),
-        description: String::new(),
-        uplink: Uplink {
-            id: new_urn("network"),
-            name: spec.uplink.clone(),
-            using_ip_space: !spec.ip_spaces.is_empty(),
-            subnets,
-        },
-        ip_space_ids,
-        load_balancer: LoadBalancerConfig {
-            enabled: spec.load_balancer.enabled,
-            service_network_definition: spec.load_balancer.service_network_definition.clone(),
-            supported_feature_set: spec.load_balancer.supported_feature_set.clone(),
-            transparent_mode_enabled: spec.load_balancer.transparent_mode_enabled,
-        },
-        busy: None,
-    });
-    Ok(())
 }
 
 /// A VM from its scenario form; MAC addresses are generated when absent.

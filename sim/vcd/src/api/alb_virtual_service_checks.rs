@@ -1,14 +1,13 @@
 //! The invariants of an ALB virtual service against the world: references
 //! (pool on the same gateway, SEG assigned with room, certificate of the
 //! org), names unique per gateway, TLS profiles, transparent mode (the
-//! gateway's setting, API 37.1), and VIPs (inside the org's IP Spaces when
-//! strict, shared only on disjoint ports, never the primary IP).
+//! gateway's setting, API 37.1), and VIPs (`alb_virtual_service_vips`).
 
+use super::alb_virtual_service_vips::check_vips;
 use crate::context;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::same_id;
 use crate::world::alb::VirtualService;
-use crate::world::ip::parse_ip;
 use crate::world::{World, find};
 
 const PROFILE_TYPES: [&str; 4] = ["HTTP", "HTTPS", "L4", "L4_TLS"];
@@ -114,46 +113,7 @@ pub(super) fn validate(world: &World, vs: &VirtualService, strict: bool) -> ApiR
             "SSL ports need an HTTPS or L4_TLS profile, not {profile}."
         )));
     }
-    let Some(vip) = vs.virtual_ip_address.as_deref() else {
-        return Err(bad("virtualIpAddress is required.".to_string()));
-    };
-    let ip = parse_ip(vip).map_err(|e| bad(e.to_string()))?;
-    if gateway.primary_ip() == Some(ip) {
-        return Err(bad(format!("{ip} is the primary IP of {scope}.")));
-    }
-    let in_space = gateway
-        .ip_space_ids
-        .iter()
-        .filter_map(|id| find(&world.ip_spaces, id))
-        .any(|space| space.contains(ip));
-    if strict && in_space {
-        let allocated = world.ip_allocations.iter().any(|a| {
-            a.value == ip
-                && a.org_id == gateway.org_id
-                && gateway.ip_space_ids.contains(&a.space_id)
-        });
-        if !allocated {
-            return Err(bad(format!(
-                "{ip} is not allocated to the organization from an IP Space."
-            )));
-        }
-    }
-    for other in others
-        .iter()
-        .filter(|o| o.virtual_ip_address.as_deref() == Some(vip))
-    {
-        let clash = vs
-            .service_ports
-            .iter()
-            .any(|p| other.service_ports.iter().any(|q| p.overlaps(q)));
-        if clash {
-            return Err(bad(format!(
-                "{vip} with these ports is already used by virtual service {}.",
-                other.name
-            )));
-        }
-    }
-    Ok(())
+    check_vips(world, gateway, &others, vs, strict)
 }
 
 /// `transparentModeEnabled` exists from API 37.1 (VCD 10.4.1): a request
@@ -169,29 +129,6 @@ pub(super) fn check_api_version(transparent_mode_enabled: Option<bool>) -> ApiRe
             "transparentModeEnabled needs API version 37.1 or later, not {}.",
             context::current().api_version
         )));
-    }
-    Ok(())
-}
-
-/// A VIP shared with another virtual service cannot change.
-pub(super) fn check_vip_change(
-    world: &World,
-    existing: &VirtualService,
-    new_vip: Option<&str>,
-) -> ApiResult<()> {
-    if existing.virtual_ip_address.as_deref() == new_vip {
-        return Ok(());
-    }
-    let shared = world.virtual_services.iter().any(|o| {
-        o.id != existing.id
-            && o.gateway_ref.id == existing.gateway_ref.id
-            && o.virtual_ip_address == existing.virtual_ip_address
-    });
-    if shared {
-        return Err(bad(
-            "The virtual IP address is shared with another virtual service and cannot change."
-                .to_string(),
-        ));
     }
     Ok(())
 }

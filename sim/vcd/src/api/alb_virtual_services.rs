@@ -11,9 +11,8 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use super::alb_virtual_service_checks::{
-    check_api_version, check_vip_change, transparent_mode_in_api, validate,
-};
+use super::alb_virtual_service_checks::{check_api_version, transparent_mode_in_api, validate};
+use super::alb_virtual_service_vips::{check_ipv6_vip_version, check_vip_change, ipv6_vip_in_api};
 use super::gateways::visible_gateway;
 use super::{Params, list, parse_body};
 use crate::auth::Principal;
@@ -62,10 +61,13 @@ fn vs_view(world: &World, vs: &VirtualService) -> Value {
     view["healthStatus"] = json!(health(world, vs));
     view["healthMessage"] = Value::Null;
     view["detailedHealthMessage"] = Value::Null;
-    if !transparent_mode_in_api()
-        && let Some(object) = view.as_object_mut()
-    {
-        object.remove("transparentModeEnabled");
+    if let Some(object) = view.as_object_mut() {
+        if !transparent_mode_in_api() {
+            object.remove("transparentModeEnabled");
+        }
+        if !ipv6_vip_in_api() {
+            object.remove("ipv6VirtualIpAddress");
+        }
     }
     view
 }
@@ -123,6 +125,7 @@ async fn create_vs(
 ) -> ApiResult<Response> {
     let mut vs: VirtualService = parse_body(&body)?;
     check_api_version(vs.transparent_mode_enabled)?;
+    check_ipv6_vip_version(&vs)?;
     let knobs = state.knobs();
     let org_id = {
         let world = state.world();
@@ -180,6 +183,7 @@ async fn update_vs(
 ) -> ApiResult<Response> {
     let mut vs: VirtualService = parse_body(&body)?;
     check_api_version(vs.transparent_mode_enabled)?;
+    check_ipv6_vip_version(&vs)?;
     let strict = state.knobs().strict_external_ips;
     let org_id = {
         let world = state.world();
@@ -189,13 +193,18 @@ async fn update_vs(
                 "A virtual service cannot move to another edge gateway.",
             ));
         }
-        check_vip_change(&world, existing, vs.virtual_ip_address.as_deref())?;
-        vs.id = existing.id.clone();
-        vs.gateway_ref = existing.gateway_ref.clone();
-        vs.pending_until = existing.pending_until;
+        // A client at an older version does not know the newer
+        // properties, so its PUT leaves them as stored.
         if !transparent_mode_in_api() {
             vs.transparent_mode_enabled = existing.transparent_mode_enabled;
         }
+        if !ipv6_vip_in_api() {
+            vs.ipv6_virtual_ip_address = existing.ipv6_virtual_ip_address.clone();
+        }
+        check_vip_change(&world, existing, &vs)?;
+        vs.id = existing.id.clone();
+        vs.gateway_ref = existing.gateway_ref.clone();
+        vs.pending_until = existing.pending_until;
         resolve_refs(&world, &mut vs);
         world
             .gateway_org(&existing.gateway_ref.id)

@@ -18,6 +18,7 @@ use crate::respond;
 use crate::state::AppState;
 use crate::strict::{ReadOnly, definition};
 use crate::tasks::{self, TaskRequest};
+use crate::world::ip::parse_ipv6_cidr;
 use crate::world::network::EdgeGateway;
 use crate::world::task::TaskOwner;
 use crate::world::{Ref, World, find, find_mut};
@@ -54,7 +55,7 @@ fn gateway_view(world: &World, gateway: &EdgeGateway) -> Value {
         .subnets
         .iter()
         .map(|subnet| {
-            let total: u64 = subnet.ranges.iter().map(|r| r.size()).sum();
+            let total: u128 = subnet.ranges.iter().map(|r| r.size()).sum();
             let in_subnet = used
                 .iter()
                 .filter(|u| subnet.ranges.iter().any(|r| r.contains(u.ip)))
@@ -69,7 +70,9 @@ fn gateway_view(world: &World, gateway: &EdgeGateway) -> Value {
                 "dnsServer2": "",
                 "ipRanges": {"values": subnet.ranges},
                 "enabled": true,
-                "totalIpCount": total,
+                // An integer in the spec; null where an IPv6 subnet's
+                // count does not fit one.
+                "totalIpCount": u64::try_from(total).ok(),
                 "usedIpCount": in_subnet,
                 "primaryIp": subnet.primary_ip.map(|ip| ip.to_string()),
                 "autoAllocateIpRanges": false,
@@ -181,7 +184,7 @@ fn load_balancer_view(gateway: &EdgeGateway) -> Value {
     let mut view = json!({
         "enabled": lb.enabled,
         "serviceNetworkDefinition": lb.service_network_definition,
-        "ipv6ServiceNetworkDefinition": null,
+        "ipv6ServiceNetworkDefinition": lb.ipv6_service_network_definition,
         "loadBalancerCloudRef": {"name": "nsx-alb-cloud", "id": "urn:vcloud:loadBalancerCloud:00000000-0000-0000-0000-000000000001"},
         "licenseType": if lb.supported_feature_set == "PREMIUM" { "ENTERPRISE" } else { "BASIC" },
         "supportedFeatureSet": lb.supported_feature_set,
@@ -207,7 +210,7 @@ async fn get_load_balancer(
 }
 
 /// `EdgeGatewayLoadBalancerConfig` as PUT; the cloud and licence are
-/// read-only, and IPv6 service networks are not modelled.
+/// read-only.
 #[derive(Deserialize)]
 #[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
 pub(super) struct LoadBalancerUpdate {
@@ -216,13 +219,29 @@ pub(super) struct LoadBalancerUpdate {
     supported_feature_set: Option<String>,
     transparent_mode_enabled: Option<bool>,
     #[serde(rename = "ipv6ServiceNetworkDefinition")]
-    _ipv6_service_network_definition: Option<String>,
+    ipv6_service_network_definition: Option<String>,
     #[serde(default, rename = "loadBalancerCloudRef")]
     _load_balancer_cloud_ref: ReadOnly<Ref>,
     #[serde(default, rename = "licenseType")]
     _license_type: ReadOnly<String>,
 }
 definition!(LoadBalancerUpdate, "EdgeGatewayLoadBalancerConfig");
+
+/// The spec: the IPv6 service network, "once set, this field cannot be
+/// updated"; absent, a PUT leaves it alone.
+fn check_ipv6_service_network(gateway: &EdgeGateway, update: &LoadBalancerUpdate) -> ApiResult<()> {
+    let stored = gateway
+        .load_balancer
+        .ipv6_service_network_definition
+        .as_deref();
+    match (stored, update.ipv6_service_network_definition.as_deref()) {
+        (Some(stored), Some(new)) if stored != new => Err(ApiError::bad_request(format!(
+            "ipv6ServiceNetworkDefinition of edge gateway {} is {stored} and cannot be updated.",
+            gateway.name
+        ))),
+        _ => Ok(()),
+    }
+}
 
 async fn put_load_balancer(
     State(state): State<AppState>,
@@ -238,9 +257,13 @@ async fn put_load_balancer(
             context::current().api_version
         )));
     }
+    if let Some(text) = &update.ipv6_service_network_definition {
+        parse_ipv6_cidr(text).map_err(|e| ApiError::bad_request(e.to_string()))?;
+    }
     let (gateway_id, owner, org_id) = {
         let world = state.world();
         let gateway = visible_gateway(&world, &principal, &id)?;
+        check_ipv6_service_network(gateway, &update)?;
         let owner = TaskOwner {
             id: gateway.id.clone(),
             name: gateway.name.clone(),
@@ -259,6 +282,8 @@ async fn put_load_balancer(
     let effect: tasks::Effect = Box::new(move |world| {
         let gateway = find_mut(&mut world.gateways, &gateway_id)
             .ok_or_else(|| ApiError::forbidden(&gateway_id))?;
+        // Another PUT may have set it while this one waited.
+        check_ipv6_service_network(gateway, &update)?;
         let lb = &mut gateway.load_balancer;
         lb.enabled = update.enabled;
         if let Some(definition) = update.service_network_definition {
@@ -269,6 +294,9 @@ async fn put_load_balancer(
         }
         if let Some(transparent) = update.transparent_mode_enabled {
             lb.transparent_mode_enabled = transparent;
+        }
+        if update.ipv6_service_network_definition.is_some() {
+            lb.ipv6_service_network_definition = update.ipv6_service_network_definition;
         }
         Ok(None)
     });

@@ -62,7 +62,7 @@ pub(super) fn visible_space<'a>(
         .ok_or_else(|| ApiError::forbidden(id))
 }
 
-fn percentage(part: usize, total: u64) -> f64 {
+fn percentage(part: usize, total: u128) -> f64 {
     if total == 0 {
         0.0
     } else {
@@ -166,7 +166,8 @@ async fn get_space(
 
 /// Per space reachable from the gateway, the org's allocated unused IPs
 /// (one entry per space even when it has none). `gatewayId==` is required;
-/// `ipType==` selects the family (only IPv4 is modelled).
+/// `ipType==IPV4|IPV6` keeps the spaces of that family and their unused
+/// IPs of that family (any other value matches nothing).
 async fn suggestions(
     State(state): State<AppState>,
     principal: Principal,
@@ -184,6 +185,14 @@ async fn suggestions(
     list_params.filter = rest;
     let gateway_id =
         gateway_id.ok_or_else(|| ApiError::bad_request("The filter must name gatewayId."))?;
+    // Whether the family (true for IPv6) is asked for; an unknown type
+    // matches none.
+    let wanted = |ipv6: bool| match ip_type.as_deref() {
+        None => true,
+        Some("IPV4") => !ipv6,
+        Some("IPV6") => ipv6,
+        Some(_) => false,
+    };
     let items: Vec<Value> = {
         let world = state.world();
         let gateway = visible_gateway(&world, &principal, &gateway_id)?;
@@ -193,11 +202,17 @@ async fn suggestions(
         gateway
             .ip_space_ids
             .iter()
-            .filter(|_| ip_type.as_deref().is_none_or(|t| t == "IPV4"))
             .filter_map(|id| find(&world.ip_spaces, id))
+            .filter(|space| {
+                ip_type.is_none()
+                    || [false, true]
+                        .into_iter()
+                        .any(|ipv6| wanted(ipv6) && space.has_family(ipv6))
+            })
             .map(|space| {
                 let unused: Vec<String> = world
                     .org_allocations(&space.id, &gateway.org_id)
+                    .filter(|a| wanted(a.value.is_ipv6()))
                     .filter(|a| world.allocation_use(a).state == "UNUSED")
                     .map(|a| a.value.to_string())
                     .collect();

@@ -17,7 +17,7 @@ use crate::paging::{ListParams, STANDARD, cursor_page};
 use crate::respond;
 use crate::state::AppState;
 use crate::tasks::{self, TaskRequest};
-use crate::world::ip::parse_ip;
+use crate::world::ip::parse_ipv4;
 use crate::world::nat::{NatRule, NatRuleBody, ObjectVersion};
 use crate::world::task::TaskOwner;
 use crate::world::{World, find, find_mut, remove};
@@ -80,9 +80,9 @@ fn validate(world: &World, gateway_id: &str, body: &NatRuleBody, strict: bool) -
     if strict && matches!(kind, "DNAT" | "SNAT" | "REFLEXIVE") {
         let gateway =
             find(&world.gateways, gateway_id).ok_or_else(|| ApiError::forbidden(gateway_id))?;
-        let ip =
-            parse_ip(&body.external_addresses).map_err(|e| ApiError::bad_request(e.to_string()))?;
-        if !world.is_external_ip(gateway, ip) {
+        let ip = parse_ipv4(&body.external_addresses)
+            .map_err(|e| ApiError::bad_request(e.to_string()))?;
+        if !world.is_external_ip(gateway, ip.into()) {
             return Err(ApiError::bad_request(format!(
                 "External address {ip} is not allocated to edge gateway {}.",
                 gateway.name

@@ -22,7 +22,10 @@ pub fn routes() -> Router<AppState> {
 }
 
 fn network_view(world: &World, network: &OrgVdcNetwork) -> Value {
-    let total: u64 = network.subnet.ranges.iter().map(|r| r.size()).sum();
+    // The spec: "If the network contains any IpV6 subnets, the total ip
+    // count will be null."
+    let total = (!network.subnet.gateway.is_ipv6())
+        .then(|| network.subnet.ranges.iter().map(|r| r.size()).sum::<u128>() as u64);
     let used = world
         .vms
         .iter()

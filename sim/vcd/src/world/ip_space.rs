@@ -1,11 +1,11 @@
 //! IP Spaces and their floating-IP allocations.
 
 use std::collections::BTreeMap;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 use serde::Serialize;
 
-use super::ip::IpRange;
+use super::ip::{Cidr, IpRange};
 
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
@@ -40,11 +40,23 @@ impl IpSpace {
             .unwrap_or(self.default_floating_ip_quota)
     }
 
-    pub fn contains(&self, ip: Ipv4Addr) -> bool {
+    pub fn contains(&self, ip: IpAddr) -> bool {
         self.ranges.iter().any(|r| r.range.contains(ip))
     }
 
-    pub fn total_ips(&self) -> u64 {
+    /// Whether the space holds addresses of the family (true for IPv6):
+    /// by its ranges, or by its internal scope.
+    pub fn has_family(&self, ipv6: bool) -> bool {
+        self.ranges.iter().any(|r| r.range.is_ipv6() == ipv6)
+            || self
+                .internal_scope
+                .iter()
+                .filter_map(|c| Cidr::parse(c).ok())
+                .any(|c| c.network.is_ipv6() == ipv6)
+    }
+
+    /// Addresses in all ranges; IPv6 ranges may exceed `u64`.
+    pub fn total_ips(&self) -> u128 {
         self.ranges.iter().map(|r| r.range.size()).sum()
     }
 }
@@ -63,7 +75,7 @@ pub struct IpAllocation {
     pub id: String,
     pub space_id: String,
     pub org_id: String,
-    pub value: Ipv4Addr,
+    pub value: IpAddr,
     pub allocation_date: String,
     pub claimed: ClaimedUsage,
     pub description: String,

@@ -1,6 +1,6 @@
 //! Org VDC networks and NSX-T edge gateways.
 
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 use std::time::Instant;
 
 use serde::Serialize;
@@ -10,7 +10,7 @@ use super::ip::IpRange;
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Subnet {
-    pub gateway: Ipv4Addr,
+    pub gateway: IpAddr,
     pub prefix_length: u8,
     pub ranges: Vec<IpRange>,
 }
@@ -31,13 +31,14 @@ pub struct OrgVdcNetwork {
     pub subnet: Subnet,
 }
 
-/// A sub-allocated subnet on a gateway uplink.
+/// A sub-allocated subnet on a gateway uplink, IPv4 or IPv6: an uplink
+/// may carry one of each family, each with its own primary IP.
 #[derive(Debug, Clone, Serialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewaySubnet {
-    pub gateway: Ipv4Addr,
+    pub gateway: IpAddr,
     pub prefix_length: u8,
-    pub primary_ip: Option<Ipv4Addr>,
+    pub primary_ip: Option<IpAddr>,
     pub ranges: Vec<IpRange>,
 }
 
@@ -58,6 +59,8 @@ pub struct LoadBalancerConfig {
     pub supported_feature_set: String,
     /// Virtual services may enable transparent mode (API 37.1+).
     pub transparent_mode_enabled: bool,
+    /// The IPv6 side of the service network; once set it cannot change.
+    pub ipv6_service_network_definition: Option<String>,
 }
 
 /// A gateway write in flight (and its cool-down afterwards).
@@ -98,8 +101,9 @@ impl EdgeGateway {
         self.uplink.subnets.iter().flat_map(|s| s.ranges.iter())
     }
 
-    pub fn primary_ip(&self) -> Option<Ipv4Addr> {
-        self.uplink.subnets.iter().find_map(|s| s.primary_ip)
+    /// The primary IP of each subnet that has one, in subnet order.
+    pub fn primary_ips(&self) -> impl Iterator<Item = IpAddr> + '_ {
+        self.uplink.subnets.iter().filter_map(|s| s.primary_ip)
     }
 
     pub fn is_busy(&self, now: Instant) -> bool {

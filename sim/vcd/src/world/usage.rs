@@ -1,7 +1,7 @@
 //! Derived state: which external IPs a gateway uses, how an IP Space
 //! allocation is used, how many virtual services sit on a SEG assignment.
 
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 use super::ip::parse_ip;
 use super::ip_space::{ClaimedUsage, IpAllocation};
@@ -11,7 +11,7 @@ use super::{Ref, World, find};
 /// One entry of `usedIpAddresses`.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct UsedIp {
-    pub ip: Ipv4Addr,
+    pub ip: IpAddr,
     /// `PRIMARY_IP`, `DNAT`, `SNAT` or `Load_Balancer`.
     pub category: &'static str,
 }
@@ -28,7 +28,7 @@ pub struct AllocationUse {
 impl World {
     /// True when `ip` is an external address of the gateway: inside its
     /// sub-allocated ranges or inside an IP Space it reaches.
-    pub fn is_external_ip(&self, gateway: &EdgeGateway, ip: Ipv4Addr) -> bool {
+    pub fn is_external_ip(&self, gateway: &EdgeGateway, ip: IpAddr) -> bool {
         gateway.external_ranges().any(|r| r.contains(ip))
             || gateway
                 .ip_space_ids
@@ -37,19 +37,19 @@ impl World {
                 .any(|space| space.contains(ip))
     }
 
-    /// The primary IP, NAT external addresses and external VIPs of a gateway,
-    /// in that order, without duplicates.
+    /// The primary IPs, NAT external addresses and external VIPs (IPv4,
+    /// then IPv6, per virtual service) of a gateway, in that order, without
+    /// duplicates.
     pub fn used_ips(&self, gateway_id: &str) -> Vec<UsedIp> {
         let Some(gateway) = find(&self.gateways, gateway_id) else {
             return Vec::new();
         };
         let mut used: Vec<UsedIp> = gateway
-            .primary_ip()
+            .primary_ips()
             .map(|ip| UsedIp {
                 ip,
                 category: "PRIMARY_IP",
             })
-            .into_iter()
             .collect();
         let nat = self
             .nat_rules
@@ -68,7 +68,8 @@ impl World {
             .virtual_services
             .iter()
             .filter(|vs| vs.gateway_ref.id == gateway.id)
-            .filter_map(|vs| parse_ip(vs.virtual_ip_address.as_deref()?).ok())
+            .flat_map(|vs| [&vs.virtual_ip_address, &vs.ipv6_virtual_ip_address])
+            .filter_map(|vip| parse_ip(vip.as_deref()?).ok())
             .filter(|ip| self.is_external_ip(gateway, *ip))
             .map(|ip| UsedIp {
                 ip,

@@ -4,7 +4,7 @@
 
 use std::collections::BTreeSet;
 
-use vcdsim::{LogEntry, Scenario};
+use vcdsim::{LogEntry, Scenario, Sim};
 
 use crate::exercise::{exercise_ip_blocks, exercise_ip_space};
 use crate::support::{CLOUDAPI, start};
@@ -173,17 +173,31 @@ fn check_log(
     }
 }
 
-#[tokio::test]
-async fn bodies_validate_against_the_cloudapi_spec() {
+/// The spec, or `None` (said on stderr) when the file is absent.
+fn load_spec() -> Option<Spec> {
     let path = Spec::default_path();
     if !path.exists() {
         eprintln!(
             "conformance: SKIPPED, the CloudAPI spec is absent at {} (set VCDSIM_OPENAPI)",
             path.display()
         );
-        return;
+        return None;
     }
-    let spec = Spec::load(&path).unwrap_or_else(|e| panic!("{e}"));
+    Some(Spec::load(&path).unwrap_or_else(|e| panic!("{e}")))
+}
+
+/// Every body `sim` logged so far validates against the spec (skipped
+/// when the spec file is absent): for tests of other worlds.
+pub fn assert_conforms(sim: &Sim) {
+    let Some(spec) = load_spec() else { return };
+    let mut errors = Vec::new();
+    check_log(&spec, &sim.requests(), &mut BTreeSet::new(), &mut errors);
+    assert!(errors.is_empty(), "spec violations:\n{}", errors.join("\n"));
+}
+
+#[tokio::test]
+async fn bodies_validate_against_the_cloudapi_spec() {
+    let Some(spec) = load_spec() else { return };
     let (mut covered, mut errors) = (BTreeSet::new(), Vec::new());
     let blocks = start(Scenario::default_scenario()).await;
     exercise_ip_blocks(&blocks).await;

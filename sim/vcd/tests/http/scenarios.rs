@@ -9,6 +9,7 @@ async fn shipped_scenarios_seed_and_dump() {
         Scenario::default_scenario(),
         Scenario::two_orgs(),
         Scenario::ip_space(),
+        Scenario::dual_stack(),
     ] {
         let sim = start(scenario).await;
         let state: serde_json::Value = crate::support::http()
