@@ -40,6 +40,7 @@ pub struct Informer<K: Resource<DynamicType = ()> + Clone + 'static> {
     writer: Writer<K>,
     handlers: Vec<Handler<K>>,
     listed: watch::Sender<bool>,
+    trim: fn(&mut K),
 }
 
 /// Resolves once the informer's cache holds its first full list, for every
@@ -76,7 +77,16 @@ where
             writer,
             handlers: Vec::new(),
             listed: watch::channel(false).0,
+            trim: |_| {},
         }
+    }
+
+    /// Drops what `trim` removes from every object before it is cached,
+    /// besides the managed fields every object loses: what no controller
+    /// reads is not held for each of thousands of objects.
+    pub fn trimmed(mut self, trim: fn(&mut K)) -> Self {
+        self.trim = trim;
+        self
     }
 
     /// The cache; complete once [`Informer::listed`] resolves.
@@ -105,6 +115,7 @@ where
             mut writer,
             mut handlers,
             listed,
+            trim,
             ..
         } = self;
         let cache = writer.as_reader();
@@ -114,8 +125,13 @@ where
             }
         };
         let mut relisted: HashSet<ObjectRef<K>> = HashSet::new();
+        // Managed fields are often half of a real object; no controller reads them.
         let mut events = watcher(api, watcher::Config::default())
             .default_backoff()
+            .modify(move |object| {
+                object.meta_mut().managed_fields = None;
+                trim(object);
+            })
             .boxed();
         while let Some(event) = events.next().await {
             let event = match event {

@@ -188,7 +188,8 @@ impl Manager {
             };
             let mut controllers = JoinSet::new();
             // Every controller reads Nodes: one watch and one cache for all.
-            let mut nodes = Informer::new(Api::<Node>::all(client.clone()));
+            let mut nodes =
+                Informer::new(Api::<Node>::all(client.clone())).trimmed(node::trim_cached);
             let s = &settings;
             if lb_task.is_some() {
                 let controller = ServiceController::new(

@@ -29,6 +29,7 @@ mod e2e_tls_secrets;
 mod e2e_tls_upload_faults;
 mod e2e_traffic_policy;
 mod e2e_wire;
+mod informer_trim;
 mod instances_cache;
 mod instances_deletion_guard;
 mod instances_lifecycle;

@@ -27,6 +27,7 @@ pub use super::node_helpers::labels::{INSTANCE_TYPE, ZONE};
 pub use super::node_helpers::taints::{
     SHUTDOWN_TAINT_KEY, UNINITIALIZED_TAINT_KEY, is_uninitialized,
 };
+pub use super::node_helpers::trim_cached;
 pub use sync::NodeSyncError;
 
 use super::informer::{Change, Informer, Listed};

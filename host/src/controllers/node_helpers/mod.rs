@@ -26,6 +26,18 @@ pub fn node_ref(node: &Node) -> NodeRef<'_> {
     }
 }
 
+/// Drops from a cached Node what no controller reads: the images its
+/// kubelet pulled and its volumes, often most of a real Node's size. A
+/// Node update never writes them back (the API server keeps the stored
+/// status on writes of the Node itself), so the cache loses nothing.
+pub fn trim_cached(node: &mut Node) {
+    if let Some(status) = node.status.as_mut() {
+        status.images = None;
+        status.volumes_attached = None;
+        status.volumes_in_use = None;
+    }
+}
+
 /// Whether the node's `Ready` condition is `True`. An absent condition counts
 /// as `Unknown`, as upstream.
 pub fn is_ready(node: &Node) -> bool {

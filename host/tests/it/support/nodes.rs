@@ -100,7 +100,7 @@ impl Harness {
             concurrent_node_syncs: 2,
             node_status_update_frequency: REFRESH_PERIOD,
         };
-        let mut nodes = Informer::new(Api::<Node>::all(client.clone()));
+        let mut nodes = Informer::new(Api::<Node>::all(client.clone())).trimmed(node::trim_cached);
         let node_controller = CloudNodeController::new(
             client.clone(),
             &mut nodes,
