@@ -4,7 +4,7 @@
 //! whose Lease is taken exits with status 1; and a process killed while VCD
 //! tasks are in flight converges when started again.
 //!
-//! `cargo test -p vcd-ccm --test e2e_run -- --nocapture` prints the
+//! `cargo test -p vcd-ccm --test it e2e_run -- --nocapture` prints the
 //! measured handover and convergence times.
 
 mod degraded;
