@@ -214,11 +214,14 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
 
         let (application_profile, ssl, transport) = profile(decision);
         let certificate_ref = decision.certificate.as_ref().and_then(|alias| {
-            target
+            let named = target.certificates.iter().find(|c| &c.alias == alias)?;
+            // A Secret's `secret/<name>` stands for its upload: name that.
+            let item = target
                 .certificates
                 .iter()
-                .find(|c| &c.alias == alias)
-                .map(CertificateItem::reference)
+                .find(|c| c.id == named.id && c.alias != named.alias)
+                .unwrap_or(named);
+            Some(item.reference())
         });
         let vip = target
             .internal_ips

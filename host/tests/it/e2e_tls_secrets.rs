@@ -63,6 +63,14 @@ async fn a_secret_is_uploaded_once_served_rotated_everywhere_and_its_old_upload_
     );
     assert_eq!(cluster.certificates_of(&web), std::slice::from_ref(id));
     assert_eq!(cluster.certificates_of(&api), std::slice::from_ref(id));
+    // The reference names the upload by its own alias.
+    let names: Vec<String> = cluster.vcd.with_world(|w| {
+        w.virtual_services
+            .iter()
+            .filter_map(|v| v.certificate_ref.as_ref().map(|r| r.name.clone()))
+            .collect()
+    });
+    assert_eq!(names, vec![alias.clone(); 2]);
 
     // A periodic check of an unchanged Secret writes nothing.
     let writes = cluster.vcd_writes();

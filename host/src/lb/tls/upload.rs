@@ -127,15 +127,16 @@ impl LoadBalancers {
         Ok(checked)
     }
 
-    /// Uploads each Secret the decision uses (unless uploaded already) and
-    /// gives its `secret/<name>` entry in `offered` the upload's id.
+    /// Uploads each Secret the decision uses (unless uploaded already),
+    /// gives its `secret/<name>` entry in `offered` the upload's id and adds
+    /// the upload itself, so references name it by its own alias.
     pub(in crate::lb) async fn upload_used(
         &self,
         service: &ServiceSpec,
         decision: &Decision,
         secrets: &[CheckedSecret],
         library: &[CertificateItem],
-        offered: &mut [CertificateItem],
+        offered: &mut Vec<CertificateItem>,
     ) -> Result<Vec<Pinned>, LbError> {
         let mut pins = Vec::new();
         for secret in secrets {
@@ -150,7 +151,10 @@ impl LoadBalancers {
             let upload = self.ensure_upload(service, secret, library).await?;
             pins.push(Pinned::new(&self.upload_pins, &upload.id));
             if let Some(entry) = offered.iter_mut().find(|c| c.alias == logical) {
-                entry.id = upload.id;
+                entry.id = upload.id.clone();
+            }
+            if !offered.iter().any(|c| c.alias == upload.alias) {
+                offered.push(upload);
             }
         }
         Ok(pins)
