@@ -223,11 +223,7 @@ pub fn collision(
 /// Whether a virtual service port carries UDP (a `tcpUdpProfile` of a UDP
 /// type, as the plan writes for `l4-udp`).
 fn is_udp(port: &ServicePort) -> bool {
-    port.extra
-        .get("tcpUdpProfile")
-        .and_then(|profile| profile.get("type"))
-        .and_then(serde_json::Value::as_str)
-        .is_some_and(|kind| kind.starts_with("UDP"))
+    super::summary_drift::transport(port).is_some_and(|kind| kind.starts_with("UDP"))
 }
 
 /// Whether `port` is a virtual service port or in its range.

@@ -7,20 +7,23 @@
 use crate::vcd::resources::nat::NatRule;
 use crate::vcd::resources::virtual_service::{ServicePort, VirtualService, VirtualServiceSummary};
 
-/// A port as VCD means it: the range, TLS on or off, and the transport when
-/// the list shows it.
-fn port_shape(port: &ServicePort) -> (u32, u32, bool, Option<String>) {
-    let transport = port
-        .extra
+/// A virtual service port's transport (`tcpUdpProfile` type, such as
+/// `UDP_FAST_PATH`), when the body or list carries it.
+pub fn transport(port: &ServicePort) -> Option<&str> {
+    port.extra
         .get("tcpUdpProfile")
         .and_then(|profile| profile.get("type"))
         .and_then(serde_json::Value::as_str)
-        .map(str::to_string);
+}
+
+/// A port as VCD means it: the range, TLS on or off, and the transport when
+/// the list shows it.
+fn port_shape(port: &ServicePort) -> (u32, u32, bool, Option<&str>) {
     (
         port.port_start,
         port.port_end.unwrap_or(port.port_start),
         port.ssl_enabled.unwrap_or(false),
-        transport,
+        transport(port),
     )
 }
 
