@@ -4,7 +4,7 @@
 //! uploads the Secrets the decision uses once everything else is decided.
 
 use std::collections::HashSet;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 use super::decide::run_policy;
 use super::input::{InputParts, build};
@@ -48,7 +48,7 @@ fn policy_needs_certificates(error: &LbError) -> bool {
 impl LoadBalancers {
     /// The source's pools, then the sharing groups' (after them, so a
     /// policy taking the first pool with room never shares by accident).
-    fn offered_pools(&self, in_use: &HashSet<Ipv4Addr>, shared: &[Group]) -> Vec<AddressPool> {
+    fn offered_pools(&self, in_use: &HashSet<IpAddr>, shared: &[Group]) -> Vec<AddressPool> {
         let mut pools = self.source.address_pools(in_use);
         pools.extend(sharing::pools(shared, |ip| {
             match self.source.space_of(ip) {
@@ -63,10 +63,10 @@ impl LoadBalancers {
         &self,
         service: &ServiceSpec,
         view: &GatewayView,
-        current: Option<Ipv4Addr>,
+        current: Option<IpAddr>,
         shared: &[Group],
     ) -> Result<Decided, LbError> {
-        let in_use: HashSet<Ipv4Addr> = view.addresses_in_use().into_iter().collect();
+        let in_use: HashSet<IpAddr> = view.addresses_in_use().into_iter().collect();
         let secrets = self.read_tls_secrets(service).await?;
         let mut fresh = false;
         loop {

@@ -4,12 +4,13 @@
 //! a Service that shares the address.
 
 use std::collections::HashSet;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 use super::ipam;
 use super::observe::GatewayView;
 use super::ownership::OwnerTag;
 use super::sharing;
+use super::vips::Vips;
 use super::{LbError, LoadBalancers, ServiceSpec};
 use crate::vcd::VcdError;
 use crate::vcd::resources::ipspace::IpAllocation;
@@ -24,9 +25,9 @@ impl LoadBalancers {
         &self,
         service: &ServiceSpec,
         owner: &OwnerTag,
-        ips: &[Ipv4Addr],
-    ) -> Result<Option<(Ipv4Addr, String)>, LbError> {
-        let addresses: Vec<String> = ips.iter().map(Ipv4Addr::to_string).collect();
+        ips: &[IpAddr],
+    ) -> Result<Option<(IpAddr, String)>, LbError> {
+        let addresses: Vec<String> = ips.iter().map(IpAddr::to_string).collect();
         let view = GatewayView::read_holders(
             &self.client,
             &self.gateway.id,
@@ -52,14 +53,15 @@ impl LoadBalancers {
         service: &ServiceSpec,
         view: &GatewayView,
         owner: &OwnerTag,
-        keep: Ipv4Addr,
+        keep: &Vips,
     ) -> Result<(), LbError> {
         let vcd = |a: String| LbError::vcd(&service.key(), a);
         let claims = ipam::find_claims(&self.client, self.source.spaces(), owner)
             .await
             .map_err(vcd("finding the Service's IP Space allocations".into()))?;
         for (space_id, allocation) in claims {
-            if allocation.value != keep.to_string() {
+            let kept = allocation.value.parse().is_ok_and(|ip| keep.contains(ip));
+            if !kept {
                 self.release_or_pass_on(view, &space_id, &allocation, owner, None)
                     .await
                     .map_err(vcd(format!(

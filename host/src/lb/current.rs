@@ -8,12 +8,15 @@
 //! ran (a failed read, a crash) is checked again on the next pass.
 
 use std::collections::HashSet;
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 use super::ipam::{self, IpSource};
 use super::observe::{GatewayView, ServiceObjects};
 use super::ownership::OwnerTag;
+use super::ranges::{family_of, other_family};
+use super::vips::Vips;
 use super::{LbError, LoadBalancers, ServiceSpec};
+use crate::policy::model::IpFamily;
 
 /// The Service's address as found.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -21,20 +24,47 @@ pub enum Current {
     /// It has none.
     None,
     /// Its own (or the upstream CCM's) objects use it and no one else does.
-    Held(Ipv4Addr),
+    Held(IpAddr),
     /// Its status reports it and nothing in VCD holds it: usable, to be
     /// verified once written (IP blocks).
-    Remembered(Ipv4Addr),
+    Remembered(IpAddr),
     /// Another owner's objects use it too.
-    Contested(Ipv4Addr, String),
+    Contested(IpAddr, String),
 }
 
 impl Current {
-    pub fn ip(&self) -> Option<Ipv4Addr> {
+    pub fn ip(&self) -> Option<IpAddr> {
         match self {
             Current::Held(ip) | Current::Remembered(ip) => Some(*ip),
             Current::None | Current::Contested(..) => None,
         }
+    }
+}
+
+/// The Service's addresses as found, one per family it asks for.
+#[derive(Debug, Clone, Default)]
+pub struct Currents(Vec<Current>);
+
+impl Currents {
+    /// The usable ones.
+    pub fn vips(&self) -> Vips {
+        self.0
+            .iter()
+            .filter_map(Current::ip)
+            .fold(Vips::default(), Vips::with)
+    }
+
+    /// An address another owner's objects use too, with that owner.
+    pub fn contested(&self) -> Option<(IpAddr, String)> {
+        self.0.iter().find_map(|current| match current {
+            Current::Contested(ip, holder) => Some((*ip, holder.clone())),
+            _ => None,
+        })
+    }
+
+    /// Whether `ip` is known only from the Service's status.
+    pub fn remembered(&self, ip: IpAddr) -> bool {
+        self.0.contains(&Current::Remembered(ip))
     }
 }
 
@@ -45,24 +75,53 @@ pub struct Found<'a> {
     /// The address the upstream CCM's objects for the Service used.
     pub upstream_ip: Option<&'a str>,
     pub owner: &'a OwnerTag,
-    pub excluded: &'a HashSet<Ipv4Addr>,
+    pub excluded: &'a HashSet<IpAddr>,
 }
 
 impl LoadBalancers {
     /// The Service's external addresses as VCD holds them, whatever mode
     /// made its objects.
-    pub(super) fn external_ips(&self, observed: &ServiceObjects) -> Vec<Ipv4Addr> {
+    pub(super) fn external_ips(&self, observed: &ServiceObjects) -> Vec<IpAddr> {
         observed.external_ips(|ip| self.source.pool_of(ip).is_some())
     }
 
-    pub(super) async fn current_address(
+    /// The Service's addresses as found: of its first family, and of the
+    /// other when it asks for both.
+    pub(super) async fn current_addresses(
         &self,
         service: &ServiceSpec,
         found: &Found<'_>,
+    ) -> Result<Currents, LbError> {
+        let first = service.first_family();
+        let mut families = vec![first];
+        if service.wants_dual_stack() {
+            families.push(other_family(first));
+        }
+        let mut found_all = Vec::new();
+        for family in families {
+            found_all.push(self.current_address(service, found, family).await?);
+        }
+        Ok(Currents(found_all))
+    }
+
+    /// The Service's address of `family` as found.
+    async fn current_address(
+        &self,
+        service: &ServiceSpec,
+        found: &Found<'_>,
+        family: IpFamily,
     ) -> Result<Current, LbError> {
-        let parse = |ip: &str| ip.parse::<Ipv4Addr>().ok();
-        let usable = |ip: &Ipv4Addr| !found.excluded.contains(ip);
-        if let Some(ip) = self.external_ips(found.observed).first().copied() {
+        let parse = |ip: &str| {
+            ip.parse::<IpAddr>()
+                .ok()
+                .filter(|ip| family_of(*ip) == family)
+        };
+        let usable = |ip: &IpAddr| !found.excluded.contains(ip);
+        let held = self
+            .external_ips(found.observed)
+            .into_iter()
+            .find(|ip| family_of(*ip) == family);
+        if let Some(ip) = held {
             if !usable(&ip) {
                 return Ok(Current::None);
             }
@@ -81,9 +140,9 @@ impl LoadBalancers {
             return Ok(Current::Held(ip));
         }
         let Some(ip) = service
-            .reported_ip
-            .as_deref()
-            .and_then(parse)
+            .reported_ips
+            .iter()
+            .find_map(|ip| parse(ip))
             .filter(usable)
         else {
             return Ok(Current::None);
@@ -101,13 +160,13 @@ impl LoadBalancers {
     async fn remembered_is_free(
         &self,
         service: &ServiceSpec,
-        ip: Ipv4Addr,
+        ip: IpAddr,
         owner: &OwnerTag,
     ) -> Result<bool, LbError> {
         let vcd = |action: &str| LbError::vcd(&service.key(), action.to_string());
         match &self.source {
-            IpSource::Blocks { ranges, .. } => {
-                if !ranges.iter().any(|r| r.contains(ip)) {
+            IpSource::Blocks { .. } => {
+                if self.source.pool_of(ip).is_none() {
                     return Ok(false);
                 }
                 let used = ipam::used_addresses(&self.client, &self.gateway.id)

@@ -3,7 +3,7 @@
 //! ours) and turn it into a concrete external address.
 
 use std::collections::HashSet;
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 
 use super::LbError;
 use super::hints;
@@ -11,11 +11,12 @@ use super::ipam::{self, IpSource};
 use super::journal::{AllocationJournal, Noted};
 use super::ownership::OwnerTag;
 use super::sharing::{Group, POOL_PREFIX};
+use super::vips::Vips;
 use super::{ServiceSpec, ipam::Space};
 use crate::policy::EvalError;
 use crate::policy::Registry;
 use crate::policy::decision::DecideError;
-use crate::policy::model::{AddressChoice, AddressPool, Decision, DecisionInput};
+use crate::policy::model::{AddressChoice, AddressPool, Decision, DecisionInput, IpFamily};
 use crate::vcd::resources::ipspace::IpAllocation;
 use crate::vcd::{ApiVersion, VcdClient, VcdError};
 
@@ -44,7 +45,7 @@ pub async fn run_policy(registry: &Registry, input: DecisionInput) -> Result<Dec
 /// The external address a decision resolves to.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Address {
-    pub ip: Ipv4Addr,
+    pub ip: IpAddr,
     /// A new IP-block address: nothing in VCD reserves it, so the claim is
     /// verified once our objects hold it.
     pub verify_claim: bool,
@@ -63,28 +64,17 @@ pub struct AddressContext<'a> {
     pub owner: &'a OwnerTag,
     /// Seeds the spread of picks (the Service's names hash).
     pub seed: &'a str,
-    pub current: Option<Ipv4Addr>,
-    /// External addresses the Service's own objects use (more than one when
-    /// a move was cut short).
-    pub held: &'a HashSet<Ipv4Addr>,
+    /// The Service's current addresses, one per family.
+    pub current: Vips,
+    /// External addresses the Service's own objects use (more than one of
+    /// a family when a move was cut short).
+    pub held: &'a HashSet<IpAddr>,
     /// Addresses lost to another owner in this reconcile.
-    pub excluded: &'a HashSet<Ipv4Addr>,
+    pub excluded: &'a HashSet<IpAddr>,
     /// The gateway's used addresses, from the gateway snapshot.
-    pub used: &'a [(Ipv4Addr, String)],
+    pub used: &'a [(IpAddr, String)],
     /// The addresses of the Service's sharing key, offered as pools.
     pub groups: &'a [Group],
-}
-
-fn ipv4(service: &str, ip: IpAddr) -> Result<Ipv4Addr, LbError> {
-    match ip {
-        IpAddr::V4(v4) => Ok(v4),
-        IpAddr::V6(_) => Err(LbError::InvalidService {
-            service: service.to_string(),
-            problem: format!(
-                "address {ip}: NSX ALB virtual services here take IPv4 addresses only; set ipFamilies to IPv4"
-            ),
-        }),
-    }
 }
 
 impl AddressContext<'_> {
@@ -94,17 +84,19 @@ impl AddressContext<'_> {
             verify_claim: false,
         };
         match choice {
-            AddressChoice::KeepCurrent => match self.current {
-                Some(ip) => Ok(keep(ip)),
-                None => Err(LbError::InvalidService {
-                    service: self.service.to_string(),
-                    problem: "the policy kept the current address, but the Service has none"
-                        .to_string(),
-                }),
-            },
+            AddressChoice::KeepCurrent => {
+                match self.current.ordered(self.spec.first_family()).first() {
+                    Some(ip) => Ok(keep(*ip)),
+                    None => Err(LbError::InvalidService {
+                        service: self.service.to_string(),
+                        problem: "the policy kept the current address, but the Service has none"
+                            .to_string(),
+                    }),
+                }
+            }
             AddressChoice::Specific(ip) => {
-                let ip = ipv4(self.service, IpAddr::from(*ip))?;
-                if self.current == Some(ip) {
+                let ip = IpAddr::from(*ip);
+                if self.current.contains(ip) {
                     return Ok(keep(ip));
                 }
                 if self.held.contains(&ip) && !self.excluded.contains(&ip) {
@@ -129,26 +121,47 @@ impl AddressContext<'_> {
             }
             AddressChoice::FromPool(pool) if pool.starts_with(POOL_PREFIX) => {
                 match self.groups.iter().find(|g| &g.pool == pool) {
-                    Some(group) if self.current == Some(group.ip) => Ok(keep(group.ip)),
+                    Some(group) if self.current.contains(group.ip) => Ok(keep(group.ip)),
                     Some(group) => self.share(group.ip),
                     None => Err(self.unknown_pool(pool)),
                 }
             }
             AddressChoice::FromPool(pool) => {
-                if let Some(current) = self.current
-                    && self.source.pool_of(current) == Some(pool.as_str())
-                {
-                    return Ok(keep(current));
+                let kept = self
+                    .current
+                    .iter()
+                    .find(|ip| self.source.pool_of(*ip) == Some(pool.as_str()));
+                match kept {
+                    Some(ip) => Ok(keep(ip)),
+                    None => self.claim_from_pool(pool).await,
                 }
-                self.claim_from_pool(pool).await
             }
+        }
+    }
+
+    /// The Service's address of `family` beside the one its policy decided
+    /// (contract 0.2.0 decides one): the current one while a pool of the
+    /// gateway holds it, else one from the first pool offering `family`.
+    /// `None` when no pool does.
+    pub async fn resolve_second(&self, family: IpFamily) -> Result<Option<Address>, LbError> {
+        if let Some(ip) = self.current.get(family)
+            && self.source.pool_of(ip).is_some()
+        {
+            return Ok(Some(Address {
+                ip,
+                verify_claim: false,
+            }));
+        }
+        match self.source.pools_of(family).first() {
+            Some(pool) => self.claim_from_pool(pool).await.map(Some),
+            None => Ok(None),
         }
     }
 
     /// Joins the address the Service's sharing group holds. Its claim (IP
     /// Spaces) stays with the Service that made it; on IP blocks the
     /// address is verified like any new one, sharers not counting.
-    fn share(&self, ip: Ipv4Addr) -> Result<Address, LbError> {
+    fn share(&self, ip: IpAddr) -> Result<Address, LbError> {
         if self.excluded.contains(&ip) {
             return Err(self.in_use(ip, "another owner that claimed it at the same time".into()));
         }
@@ -171,7 +184,7 @@ impl AddressContext<'_> {
         }
     }
 
-    fn in_use(&self, ip: Ipv4Addr, holder: String) -> LbError {
+    fn in_use(&self, ip: IpAddr, holder: String) -> LbError {
         LbError::AddressInUse {
             service: self.service.to_string(),
             ip: ip.to_string(),
@@ -179,7 +192,7 @@ impl AddressContext<'_> {
         }
     }
 
-    async fn claim_specific(&self, ip: Ipv4Addr) -> Result<Address, LbError> {
+    async fn claim_specific(&self, ip: IpAddr) -> Result<Address, LbError> {
         if self.excluded.contains(&ip) {
             return Err(self.in_use(ip, "another owner that claimed it at the same time".into()));
         }
@@ -232,18 +245,20 @@ impl AddressContext<'_> {
             detail,
         };
         match self.source {
-            IpSource::Blocks {
-                pool: name,
-                ranges,
-                reserved,
-            } => {
-                if name != pool {
-                    return Err(self.unknown_pool(pool));
-                }
-                let used: HashSet<Ipv4Addr> = self.used.iter().map(|(ip, _)| *ip).collect();
-                let ip =
-                    ipam::pick_block_address(ranges, reserved, &used, self.excluded, self.seed)
-                        .ok_or_else(|| exhausted(String::new()))?;
+            IpSource::Blocks { reserved, .. } => {
+                let block = self
+                    .source
+                    .block_named(pool)
+                    .ok_or_else(|| self.unknown_pool(pool))?;
+                let used: HashSet<IpAddr> = self.used.iter().map(|(ip, _)| *ip).collect();
+                let ip = ipam::pick_block_address(
+                    &block.ranges,
+                    reserved,
+                    &used,
+                    self.excluded,
+                    self.seed,
+                )
+                .ok_or_else(|| exhausted(String::new()))?;
                 Ok(Address {
                     ip,
                     verify_claim: true,
@@ -261,7 +276,7 @@ impl AddressContext<'_> {
                         .map_err(vcd(format!("reading IP Space {} allocations", space.name)))?;
                 let reusable = claims
                     .iter()
-                    .filter_map(|(_, a)| a.value.parse::<Ipv4Addr>().ok())
+                    .filter_map(|(_, a)| a.value.parse::<IpAddr>().ok())
                     .find(|ip| !self.excluded.contains(ip));
                 if let Some(ip) = reusable {
                     return Ok(Address {
@@ -336,7 +351,7 @@ impl AddressContext<'_> {
     /// Notes `ip`, allocates it and claims it. An answer lost after VCD
     /// allocated it leaves an unmarked allocation of exactly `ip`: that is
     /// the one just asked for.
-    async fn allocate(&self, space: &Space, ip: Ipv4Addr) -> Result<Address, LbError> {
+    async fn allocate(&self, space: &Space, ip: IpAddr) -> Result<Address, LbError> {
         let noted = Noted {
             space_id: space.id.clone(),
             ip,
@@ -403,7 +418,7 @@ impl AddressContext<'_> {
             .claim_allocation(&space.id, &allocation, &self.owner.format())
             .await?;
         let ip = allocated.value.parse().map_err(|_| VcdError::Missing {
-            what: "IPv4 allocation",
+            what: "IP allocation with an address",
             name: allocated.value.clone(),
             scope: format!("in IP Space {}", space.name),
         })?;
@@ -415,7 +430,7 @@ impl AddressContext<'_> {
 
     /// Claims `allocation` for the Service (again, if it is claimed already).
     async fn claim(&self, space: &Space, allocation: IpAllocation) -> Result<Address, LbError> {
-        let parsed: IpAddr = allocation.value.parse().map_err(|_| {
+        let ip: IpAddr = allocation.value.parse().map_err(|_| {
             LbError::vcd(self.service, "reading the IP Space allocation".into())(
                 VcdError::Missing {
                     what: "IP allocation with an address",
@@ -424,7 +439,6 @@ impl AddressContext<'_> {
                 },
             )
         })?;
-        let ip = ipv4(self.service, parsed)?;
         let marker = self.owner.format();
         if allocation.description.as_deref() != Some(marker.as_str()) {
             self.client

@@ -5,7 +5,7 @@
 //! appended to the user-defined rules, so it comes after the rules already
 //! there and before the gateway's default rules.
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 use serde_json::{Map, Value};
 
@@ -25,18 +25,18 @@ use crate::vcd::resources::profiles::{ApplicationPort, PortProfile};
 pub(super) struct Exposure {
     /// The external address and, in one-arm modes, the internal VIPs the
     /// DNAT rules translate it to (the firewall may match either).
-    pub addresses: Vec<Ipv4Addr>,
+    pub addresses: Vec<IpAddr>,
     /// The ports with objects (those with a node port).
     pub ports: Vec<(Protocol, u16)>,
 }
 
 impl Exposure {
-    /// The Service at `ip` (and `internal` VIPs), on its ports with a node port.
-    pub fn of(service: &ServiceSpec, ip: &str, internal: &[Ipv4Addr]) -> Self {
-        let mut addresses: Vec<Ipv4Addr> = ip
-            .parse()
-            .into_iter()
-            .chain(internal.iter().copied())
+    /// The Service at `ips` (and `internal` VIPs), on its ports with a node port.
+    pub fn of(service: &ServiceSpec, ips: &[IpAddr], internal: &[Ipv4Addr]) -> Self {
+        let mut addresses: Vec<IpAddr> = ips
+            .iter()
+            .copied()
+            .chain(internal.iter().copied().map(IpAddr::V4))
             .collect();
         addresses.sort_unstable();
         addresses.dedup();

@@ -2,7 +2,7 @@
 //! address pools, the certificate library, the gateway's profiles and the
 //! Service's current address.
 
-use std::net::{IpAddr, Ipv4Addr};
+use std::net::IpAddr;
 
 use super::service::ServiceSpec;
 use crate::policy::model::{
@@ -17,7 +17,8 @@ pub struct InputParts<'a> {
     pub pools: Vec<AddressPool>,
     pub certificates: &'a [CertificateItem],
     pub profiles: &'a [AppProfile],
-    pub current: Option<Ipv4Addr>,
+    /// The current address of the Service's first family.
+    pub current: Option<IpAddr>,
 }
 
 /// The current decision carries the address only: that is what a policy
@@ -39,7 +40,7 @@ pub fn build(parts: InputParts<'_>) -> DecisionInput {
             .collect(),
         profiles: parts.profiles.to_vec(),
         current: parts.current.map(|ip| Decision {
-            address: AddressChoice::Specific(IpAddress::from(IpAddr::V4(ip))),
+            address: AddressChoice::Specific(IpAddress::from(ip)),
             ports: Vec::new(),
             warnings: Vec::new(),
             preserve_client_ip: false,

@@ -3,7 +3,7 @@
 //! gateway otherwise (and verified like IP-block addresses).
 
 use std::collections::{BTreeMap, HashSet};
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 use super::ipam::pick_internal;
 use super::naming::{Names, PortKey};
@@ -19,12 +19,19 @@ impl LoadBalancers {
         names: &Names,
         view: &GatewayView,
         observed: &ServiceObjects,
-        excluded: &HashSet<Ipv4Addr>,
+        excluded: &HashSet<IpAddr>,
         seed: &str,
     ) -> Result<(BTreeMap<PortKey, Ipv4Addr>, Vec<Ipv4Addr>), LbError> {
         let Some(range) = self.mode.internal_range() else {
             return Ok((BTreeMap::new(), Vec::new()));
         };
+        let excluded: &HashSet<Ipv4Addr> = &excluded
+            .iter()
+            .filter_map(|ip| match ip {
+                IpAddr::V4(v4) => Some(*v4),
+                IpAddr::V6(_) => None,
+            })
+            .collect();
         let keys: Vec<PortKey> = service
             .ports
             .iter()

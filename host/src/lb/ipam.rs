@@ -3,12 +3,13 @@
 //! allocations are claimed and released, and internal one-arm addresses.
 
 use std::collections::HashSet;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 use super::config::Ipv4Range;
 use super::naming::short_hash;
 use super::ownership::OwnerTag;
-use crate::policy::model::{AddressPool, IpAddress, IpRange, PoolSource};
+use super::ranges::AddressRange;
+use crate::policy::model::{AddressPool, IpAddress, IpFamily, IpRange, PoolSource};
 use crate::vcd::resources::gateway::EdgeGateway;
 use crate::vcd::resources::ipspace::IpAllocation;
 use crate::vcd::{VcdClient, VcdError};
@@ -18,37 +19,40 @@ use crate::vcd::{VcdClient, VcdError};
 pub struct Space {
     pub id: String,
     pub name: String,
-    pub ranges: Vec<Ipv4Range>,
+    pub ranges: Vec<AddressRange>,
+}
+
+/// The IP-block addresses of one family, offered as one pool.
+#[derive(Debug, Clone)]
+pub struct Block {
+    pub name: String,
+    pub ranges: Vec<AddressRange>,
 }
 
 /// The external address source of the gateway, read once at start.
 #[derive(Debug, Clone)]
 pub enum IpSource {
-    /// Sub-allocated ranges (within `vipSubnet`), offered as one pool named
-    /// after the gateway; `reserved` are its primary (SNAT) addresses.
+    /// Sub-allocated ranges (IPv4 ones within `vipSubnet`), offered as a
+    /// pool per family: IPv4 named after the gateway, IPv6 after it with
+    /// `-ipv6`; `reserved` are its primary (SNAT) addresses.
     Blocks {
-        pool: String,
-        ranges: Vec<Ipv4Range>,
-        reserved: Vec<Ipv4Addr>,
+        blocks: Vec<Block>,
+        reserved: Vec<IpAddr>,
     },
     Spaces(Vec<Space>),
 }
 
-fn parse_range(first: &str, last: &str) -> Option<Ipv4Range> {
-    Some(Ipv4Range {
-        first: first.parse().ok()?,
-        last: last.parse().ok()?,
-    })
-}
+/// The suffix of the IPv6 IP-block pool's name.
+const IPV6_POOL_SUFFIX: &str = "-ipv6";
 
-fn v4(ip: Ipv4Addr) -> IpAddress {
-    IpAddress::from(std::net::IpAddr::V4(ip))
+fn address(ip: IpAddr) -> IpAddress {
+    IpAddress::from(ip)
 }
 
 /// `candidates` rotated by a hash of `seed`: concurrent pickers (other
 /// Services, other clusters) start at different places, and one Service
 /// always prefers the same address.
-fn spread(candidates: Vec<Ipv4Addr>, seed: &str) -> Vec<Ipv4Addr> {
+fn spread<T: Clone>(candidates: Vec<T>, seed: &str) -> Vec<T> {
     if candidates.is_empty() {
         return candidates;
     }
@@ -56,6 +60,24 @@ fn spread(candidates: Vec<Ipv4Addr>, seed: &str) -> Vec<Ipv4Addr> {
     let mut rotated = candidates[start..].to_vec();
     rotated.extend_from_slice(&candidates[..start]);
     rotated
+}
+
+/// The IP-block pools of the gateway's `ranges`, one per family present.
+fn blocks(gateway: &str, ranges: Vec<AddressRange>) -> Vec<Block> {
+    [
+        (IpFamily::Ipv4, gateway.to_string()),
+        (IpFamily::Ipv6, format!("{gateway}{IPV6_POOL_SUFFIX}")),
+    ]
+    .into_iter()
+    .filter_map(|(family, name)| {
+        let ranges: Vec<AddressRange> = ranges
+            .iter()
+            .copied()
+            .filter(|r| r.family() == family)
+            .collect();
+        (!ranges.is_empty()).then_some(Block { name, ranges })
+    })
+    .collect()
 }
 
 impl IpSource {
@@ -68,11 +90,8 @@ impl IpSource {
             let ranges = gateway
                 .external_ip_ranges()
                 .iter()
-                .filter_map(|r| parse_range(&r.start_address, &r.end_address))
-                .filter_map(|r| match vip_subnet {
-                    Some(subnet) => r.intersect(&subnet),
-                    None => Some(r),
-                })
+                .filter_map(|r| AddressRange::parse(&r.start_address, &r.end_address))
+                .filter_map(|r| r.limited_to(vip_subnet))
                 .collect();
             let reserved = gateway
                 .primary_ips()
@@ -80,8 +99,7 @@ impl IpSource {
                 .filter_map(|ip| ip.parse().ok())
                 .collect();
             return Ok(IpSource::Blocks {
-                pool: gateway.name.clone(),
-                ranges,
+                blocks: blocks(&gateway.name, ranges),
                 reserved,
             });
         }
@@ -95,7 +113,7 @@ impl IpSource {
                 .ip_space_ranges
                 .iter()
                 .flat_map(|r| r.ip_ranges.iter())
-                .filter_map(|r| parse_range(&r.start_ip_address, &r.end_ip_address))
+                .filter_map(|r| AddressRange::parse(&r.start_ip_address, &r.end_ip_address))
                 .collect();
             spaces.push(Space {
                 id: space.id,
@@ -110,53 +128,86 @@ impl IpSource {
         matches!(self, IpSource::Spaces(_))
     }
 
-    /// The pools offered to the policy. Free counts are estimates from the
-    /// addresses observed on the gateway; allocation re-checks with VCD.
-    pub fn address_pools(&self, in_use: &HashSet<Ipv4Addr>) -> Vec<AddressPool> {
-        let pool = |name: &str, source, ranges: &[Ipv4Range], reserved: &[Ipv4Addr]| {
-            let free = ranges
-                .iter()
-                .flat_map(|r| r.iter())
-                .filter(|ip| !in_use.contains(ip) && !reserved.contains(ip))
-                .take(u32::MAX as usize)
-                .count();
-            AddressPool {
-                name: name.to_string(),
-                source,
-                ranges: ranges
-                    .iter()
-                    .map(|r| IpRange {
-                        first: v4(r.first),
-                        last: v4(r.last),
-                    })
-                    .collect(),
-                free_count: free as u32,
-            }
-        };
+    /// Every pool by name with its ranges, in the order offered.
+    fn named_ranges(&self) -> Vec<(&str, &[AddressRange])> {
         match self {
-            IpSource::Blocks {
-                pool: name,
-                ranges,
-                reserved,
-            } => vec![pool(name, PoolSource::IpBlock, ranges, reserved)],
+            IpSource::Blocks { blocks, .. } => blocks
+                .iter()
+                .map(|b| (b.name.as_str(), b.ranges.as_slice()))
+                .collect(),
             IpSource::Spaces(spaces) => spaces
                 .iter()
-                .map(|s| pool(&s.name, PoolSource::IpSpace, &s.ranges, &[]))
+                .map(|s| (s.name.as_str(), s.ranges.as_slice()))
                 .collect(),
         }
     }
 
-    /// The name of the pool holding `ip`.
-    pub fn pool_of(&self, ip: Ipv4Addr) -> Option<&str> {
+    fn reserved(&self) -> &[IpAddr] {
         match self {
-            IpSource::Blocks { pool, ranges, .. } => ranges
-                .iter()
-                .any(|r| r.contains(ip))
-                .then_some(pool.as_str()),
-            IpSource::Spaces(spaces) => spaces
-                .iter()
-                .find(|s| s.ranges.iter().any(|r| r.contains(ip)))
-                .map(|s| s.name.as_str()),
+            IpSource::Blocks { reserved, .. } => reserved,
+            IpSource::Spaces(_) => &[],
+        }
+    }
+
+    /// The pools offered to the policy. Free counts are estimates from the
+    /// addresses observed on the gateway; allocation re-checks with VCD.
+    pub fn address_pools(&self, in_use: &HashSet<IpAddr>) -> Vec<AddressPool> {
+        let source = match self {
+            IpSource::Blocks { .. } => PoolSource::IpBlock,
+            IpSource::Spaces(_) => PoolSource::IpSpace,
+        };
+        self.named_ranges()
+            .into_iter()
+            .map(|(name, ranges)| {
+                let size: u128 = ranges
+                    .iter()
+                    .fold(0, |sum, r| sum.saturating_add(r.address_count()));
+                let taken = in_use
+                    .iter()
+                    .chain(self.reserved())
+                    .collect::<HashSet<_>>()
+                    .into_iter()
+                    .filter(|ip| ranges.iter().any(|r| r.contains(**ip)))
+                    .count();
+                AddressPool {
+                    name: name.to_string(),
+                    source,
+                    ranges: ranges
+                        .iter()
+                        .map(|r| IpRange {
+                            first: address(r.first()),
+                            last: address(r.last()),
+                        })
+                        .collect(),
+                    free_count: u32::try_from(size.saturating_sub(taken as u128))
+                        .unwrap_or(u32::MAX),
+                }
+            })
+            .collect()
+    }
+
+    /// The name of the pool holding `ip`.
+    pub fn pool_of(&self, ip: IpAddr) -> Option<&str> {
+        self.named_ranges()
+            .into_iter()
+            .find(|(_, ranges)| ranges.iter().any(|r| r.contains(ip)))
+            .map(|(name, _)| name)
+    }
+
+    /// The pools offering addresses of `family`, in the order offered.
+    pub fn pools_of(&self, family: IpFamily) -> Vec<&str> {
+        self.named_ranges()
+            .into_iter()
+            .filter(|(_, ranges)| ranges.iter().any(|r| r.family() == family))
+            .map(|(name, _)| name)
+            .collect()
+    }
+
+    /// IP blocks: the pool named `name`.
+    pub fn block_named(&self, name: &str) -> Option<&Block> {
+        match self {
+            IpSource::Blocks { blocks, .. } => blocks.iter().find(|b| b.name == name),
+            IpSource::Spaces(_) => None,
         }
     }
 
@@ -167,7 +218,7 @@ impl IpSource {
         }
     }
 
-    pub fn space_of(&self, ip: Ipv4Addr) -> Option<&Space> {
+    pub fn space_of(&self, ip: IpAddr) -> Option<&Space> {
         self.pool_of(ip).and_then(|name| self.space_named(name))
     }
 
@@ -183,7 +234,7 @@ impl IpSource {
 pub async fn used_addresses(
     client: &VcdClient,
     gateway_id: &str,
-) -> Result<Vec<(Ipv4Addr, String)>, VcdError> {
+) -> Result<Vec<(IpAddr, String)>, VcdError> {
     Ok(client
         .used_ip_addresses(gateway_id)
         .await?
@@ -197,13 +248,13 @@ pub async fn used_addresses(
 
 /// IP blocks: a free address of `ranges` for the Service `seed` names.
 pub fn pick_block_address(
-    ranges: &[Ipv4Range],
-    reserved: &[Ipv4Addr],
-    used: &HashSet<Ipv4Addr>,
-    excluded: &HashSet<Ipv4Addr>,
+    ranges: &[AddressRange],
+    reserved: &[IpAddr],
+    used: &HashSet<IpAddr>,
+    excluded: &HashSet<IpAddr>,
     seed: &str,
-) -> Option<Ipv4Addr> {
-    let candidates: Vec<Ipv4Addr> = ranges
+) -> Option<IpAddr> {
+    let candidates: Vec<IpAddr> = ranges
         .iter()
         .flat_map(|r| r.iter().take(65_536))
         .filter(|ip| !used.contains(ip) && !excluded.contains(ip) && !reserved.contains(ip))
@@ -316,10 +367,10 @@ pub fn unmarked(allocation: &IpAllocation) -> bool {
 pub async fn free_in_space(
     client: &VcdClient,
     space: &Space,
-    excluded: &HashSet<Ipv4Addr>,
+    excluded: &HashSet<IpAddr>,
     seed: &str,
-) -> Result<Vec<Ipv4Addr>, VcdError> {
-    let allocated: HashSet<Ipv4Addr> = client
+) -> Result<Vec<IpAddr>, VcdError> {
+    let allocated: HashSet<IpAddr> = client
         .ip_allocations(&space.id, None)
         .await?
         .iter()
@@ -340,31 +391,31 @@ mod tests {
 
     #[test]
     fn picks_skip_used_reserved_and_excluded_addresses() {
-        let range = Ipv4Range {
-            first: Ipv4Addr::new(10, 0, 0, 1),
-            last: Ipv4Addr::new(10, 0, 0, 3),
-        };
-        let used: HashSet<_> = [Ipv4Addr::new(10, 0, 0, 1)].into();
-        let excluded: HashSet<_> = [Ipv4Addr::new(10, 0, 0, 2)].into();
-        let reserved = [Ipv4Addr::new(10, 0, 0, 3)];
+        let ip = |text: &str| text.parse::<IpAddr>().unwrap();
+        let range = AddressRange::parse("10.0.0.1", "10.0.0.3").unwrap();
+        let used: HashSet<_> = [ip("10.0.0.1")].into();
+        let excluded: HashSet<_> = [ip("10.0.0.2")].into();
+        let reserved = [ip("10.0.0.3")];
         assert_eq!(
             pick_block_address(&[range], &reserved, &used, &excluded, "s"),
             None
         );
         let picked = pick_block_address(&[range], &[], &used, &excluded, "s");
-        assert_eq!(picked, Some(Ipv4Addr::new(10, 0, 0, 3)));
+        assert_eq!(picked, Some(ip("10.0.0.3")));
+        let internal = Ipv4Range {
+            first: Ipv4Addr::new(10, 0, 0, 1),
+            last: Ipv4Addr::new(10, 0, 0, 3),
+        };
+        let used: HashSet<_> = [Ipv4Addr::new(10, 0, 0, 1)].into();
         assert_eq!(
-            pick_internal(range, &used, &HashSet::new(), 5, "s").len(),
+            pick_internal(internal, &used, &HashSet::new(), 5, "s").len(),
             2
         );
     }
 
     #[test]
     fn one_service_always_prefers_the_same_address() {
-        let range = Ipv4Range {
-            first: Ipv4Addr::new(10, 0, 0, 1),
-            last: Ipv4Addr::new(10, 0, 0, 200),
-        };
+        let range = AddressRange::parse("10.0.0.1", "10.0.0.200").unwrap();
         let none = HashSet::new();
         let a = pick_block_address(&[range], &[], &none, &none, "uid-a");
         assert_eq!(a, pick_block_address(&[range], &[], &none, &none, "uid-a"));
@@ -372,5 +423,34 @@ mod tests {
             .filter_map(|i| pick_block_address(&[range], &[], &none, &none, &format!("uid-{i}")))
             .collect();
         assert!(spread.len() > 10, "different Services start apart");
+    }
+}
+
+#[cfg(test)]
+mod family_tests {
+    use super::*;
+
+    #[test]
+    fn ip_blocks_offer_a_pool_per_family_with_arithmetic_free_counts() {
+        let ranges = vec![
+            AddressRange::parse("2001:db8::10", "2001:db8::ffff:ffff:ffff").unwrap(),
+            AddressRange::parse("192.0.2.10", "192.0.2.19").unwrap(),
+        ];
+        let source = IpSource::Blocks {
+            blocks: blocks("edge1", ranges),
+            reserved: vec!["192.0.2.10".parse().unwrap()],
+        };
+        let in_use: HashSet<IpAddr> = ["192.0.2.11".parse().unwrap()].into();
+        let pools = source.address_pools(&in_use);
+        let summary: Vec<(&str, u32)> = pools
+            .iter()
+            .map(|p| (p.name.as_str(), p.free_count))
+            .collect();
+        assert_eq!(summary, vec![("edge1", 8), ("edge1-ipv6", u32::MAX)]);
+        assert_eq!(source.pools_of(IpFamily::Ipv6), vec!["edge1-ipv6"]);
+        assert_eq!(
+            source.pool_of("2001:db8::10".parse().unwrap()),
+            Some("edge1-ipv6")
+        );
     }
 }

@@ -7,7 +7,7 @@
 //! reconcile claims an unmarked allocation of exactly that address, and a
 //! delete releases it.
 
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 use futures::future::BoxFuture;
 
@@ -36,7 +36,7 @@ pub trait AllocationJournal: Send + Sync {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct Noted {
     pub space_id: String,
-    pub ip: Ipv4Addr,
+    pub ip: IpAddr,
 }
 
 impl Noted {
@@ -65,9 +65,14 @@ mod tests {
     fn notes_round_trip_and_hand_edits_are_ignored() {
         let noted = Noted {
             space_id: "urn:vcloud:ipSpace:1".into(),
-            ip: Ipv4Addr::new(192, 0, 2, 20),
+            ip: "192.0.2.20".parse().unwrap(),
         };
         assert_eq!(Noted::parse(&noted.format()), Some(noted));
+        let v6 = Noted {
+            space_id: "urn:vcloud:ipSpace:6".into(),
+            ip: "2001:db8::20".parse().unwrap(),
+        };
+        assert_eq!(Noted::parse(&v6.format()), Some(v6));
         for text in [
             "",
             "192.0.2.20",

@@ -3,7 +3,7 @@
 //! one Service picked out by ownership tag.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
 use super::ownership::{OwnerTag, Tagged};
 use crate::vcd::VcdClient;
@@ -20,7 +20,7 @@ pub struct GatewayView {
     pub nat_rules: Vec<NatRule>,
     /// The gateway's used external addresses (`usedIpAddresses`: its own,
     /// SNAT, VPN, load balancers) with their category, as last read.
-    pub used_ips: Vec<(Ipv4Addr, String)>,
+    pub used_ips: Vec<(IpAddr, String)>,
 }
 
 /// An observed object with its parsed tag.
@@ -36,6 +36,12 @@ pub struct ServiceObjects {
     pub virtual_services: BTreeMap<String, Owned<VirtualServiceSummary>>,
     pub pools: BTreeMap<String, Owned<PoolSummary>>,
     pub nat_rules: BTreeMap<String, Owned<NatRule>>,
+}
+
+/// A virtual service's VIPs as written: IPv4, then IPv6.
+pub fn vips_of(vs: &VirtualServiceSummary) -> impl Iterator<Item = &str> {
+    let v4 = vs.virtual_ip_address.as_deref();
+    v4.into_iter().chain(vs.ipv6_virtual_ip_address.as_deref())
 }
 
 fn tag_of(description: Option<&str>) -> Option<Tagged> {
@@ -116,12 +122,9 @@ impl GatewayView {
         }
     }
 
-    /// Every IPv4 address a virtual service or NAT rule on the gateway uses.
-    pub fn addresses_in_use(&self) -> Vec<Ipv4Addr> {
-        let vips = self
-            .virtual_services
-            .iter()
-            .filter_map(|vs| vs.virtual_ip_address.as_deref());
+    /// Every address a virtual service or NAT rule on the gateway uses.
+    pub fn addresses_in_use(&self) -> Vec<IpAddr> {
+        let vips = self.virtual_services.iter().flat_map(vips_of);
         let nat = self
             .nat_rules
             .iter()
@@ -131,11 +134,11 @@ impl GatewayView {
 
     /// The VIPs and NAT external addresses of tagged objects, with their
     /// owners.
-    pub fn tagged_addresses(&self) -> impl Iterator<Item = (Ipv4Addr, OwnerTag)> + '_ {
+    pub fn tagged_addresses(&self) -> impl Iterator<Item = (IpAddr, OwnerTag)> + '_ {
         let vips = self
             .virtual_services
             .iter()
-            .map(|vs| (vs.virtual_ip_address.as_deref(), vs.description.as_deref()));
+            .flat_map(|vs| vips_of(vs).map(|ip| (Some(ip), vs.description.as_deref())));
         let nat = self.nat_rules.iter().map(|rule| {
             (
                 Some(rule.external_addresses.as_str()),
@@ -148,7 +151,7 @@ impl GatewayView {
 
     /// Every address in use on the gateway with why: as `usedIpAddresses`
     /// last said, and the VIPs and NAT addresses written since.
-    pub fn used_addresses(&self) -> Vec<(Ipv4Addr, String)> {
+    pub fn used_addresses(&self) -> Vec<(IpAddr, String)> {
         let mut used = self.used_ips.clone();
         used.extend(
             self.addresses_in_use()
@@ -162,7 +165,7 @@ impl GatewayView {
     /// holds `ip`: after a Service leaves a sharing group, it and its former
     /// sharers are two owners of one address, even where an IP Space claim
     /// names only one of them.
-    pub fn held_by_another_service(&self, ip: Ipv4Addr, owner: &OwnerTag) -> bool {
+    pub fn held_by_another_service(&self, ip: IpAddr, owner: &OwnerTag) -> bool {
         self.tagged_addresses().any(|(at, tagged)| {
             at == ip
                 && tagged.cluster_id == owner.cluster_id
@@ -179,9 +182,10 @@ impl GatewayView {
         let foreign = |d: Option<&str>| {
             !tag_of(d).is_some_and(|t| t.owner.same_service(owner) || t.owner.same_group(owner))
         };
-        let vs = self.virtual_services.iter().find(|vs| {
-            vs.virtual_ip_address.as_deref() == Some(ip) && foreign(vs.description.as_deref())
-        });
+        let vs = self
+            .virtual_services
+            .iter()
+            .find(|vs| vips_of(vs).any(|vip| vip == ip) && foreign(vs.description.as_deref()));
         if let Some(vs) = vs {
             return Some(super::ownership::describe_holder(
                 vs.description.as_deref(),
@@ -218,9 +222,9 @@ impl ServiceObjects {
     /// external addresses when the Service has DNAT rules, else the
     /// virtual services' VIPs that `is_external` accepts (one-arm VIPs are
     /// internal, and a change cut short may leave them without DNAT).
-    pub fn external_ips(&self, is_external: impl Fn(Ipv4Addr) -> bool) -> Vec<Ipv4Addr> {
-        let parse = |ip: &str| ip.parse::<Ipv4Addr>().ok();
-        let mut ips: Vec<Ipv4Addr> = match self.nat_rules.is_empty() {
+    pub fn external_ips(&self, is_external: impl Fn(IpAddr) -> bool) -> Vec<IpAddr> {
+        let parse = |ip: &str| ip.parse::<IpAddr>().ok();
+        let mut ips: Vec<IpAddr> = match self.nat_rules.is_empty() {
             false => self
                 .nat_rules
                 .values()
@@ -229,7 +233,8 @@ impl ServiceObjects {
             true => self
                 .virtual_services
                 .values()
-                .filter_map(|v| parse(v.object.virtual_ip_address.as_deref()?))
+                .flat_map(|v| vips_of(&v.object))
+                .filter_map(parse)
                 .filter(|ip| is_external(*ip))
                 .collect(),
         };

@@ -15,6 +15,7 @@ use super::observe::ServiceObjects;
 use super::ownership::{OwnerTag, Tagged};
 use super::service::{NodeSpec, ServiceSpec};
 use super::summary_drift;
+use super::vips::Vips;
 use crate::policy::model::{AppProfile, Decision, HealthMonitor, PortDecision};
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
@@ -93,7 +94,8 @@ pub struct Target<'a> {
     pub nodes: &'a [NodeSpec],
     pub decision: &'a Decision,
     pub certificates: &'a [CertificateItem],
-    pub external_ip: Ipv4Addr,
+    /// The external addresses; IPv6 only without NAT.
+    pub external: Vips,
     /// The VIP of each port's virtual service in one-arm modes.
     pub internal_ips: &'a BTreeMap<PortKey, Ipv4Addr>,
 }
@@ -223,11 +225,8 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
                 .unwrap_or(named);
             Some(item.reference())
         });
-        let vip = target
-            .internal_ips
-            .get(&key)
-            .copied()
-            .unwrap_or(target.external_ip);
+        let internal = target.internal_ips.get(&key).copied();
+        let vip = internal.or(target.external.v4());
         let mut port_extra = Map::new();
         port_extra.insert("tcpUdpProfile".into(), json!({"type": transport}));
         let mut virtual_service = VirtualService {
@@ -235,7 +234,8 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
             name: target.names.virtual_service(key),
             description: None,
             enabled: true,
-            virtual_ip_address: Some(vip.to_string()),
+            virtual_ip_address: vip.map(|ip| ip.to_string()),
+            ipv6_virtual_ip_address: target.external.v6().map(|ip| ip.to_string()),
             load_balancer_pool_ref: EntityRef {
                 name: Some(pool_name),
                 id: String::new(),
@@ -261,8 +261,12 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
                 description: None,
                 enabled: true,
                 rule_type: Some("DNAT".into()),
-                external_addresses: target.external_ip.to_string(),
-                internal_addresses: vip.to_string(),
+                external_addresses: target
+                    .external
+                    .v4()
+                    .map(|ip| ip.to_string())
+                    .unwrap_or_default(),
+                internal_addresses: vip.map(|ip| ip.to_string()).unwrap_or_default(),
                 dnat_external_port: Some(decision.listen_port.to_string()),
                 application_port_profile: None,
                 version: None,
@@ -311,7 +315,10 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
         let vs = &port.virtual_service;
         match observed.virtual_services.get(&vs.name) {
             None => ops.push(Op::CreateVirtualService(vs.clone())),
-            Some(seen) if seen.object.virtual_ip_address != vs.virtual_ip_address => {
+            Some(seen)
+                if seen.object.virtual_ip_address != vs.virtual_ip_address
+                    || seen.object.ipv6_virtual_ip_address != vs.ipv6_virtual_ip_address =>
+            {
                 ops.push(Op::DeleteVirtualService {
                     id: seen.object.id.clone(),
                     name: seen.object.name.clone(),

@@ -3,13 +3,14 @@
 //! `delete.rs`).
 
 use std::collections::HashSet;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use super::apply::Applier;
 use super::asking::Decided;
-use super::current::{Current, Found};
+use super::current::{Currents, Found};
 use super::decide::{Address, AddressContext};
+use super::dual_stack::Second;
 use super::firewall::Exposure;
 use super::ipam;
 use super::observe::{GatewayView, ServiceObjects};
@@ -19,6 +20,7 @@ use super::sharing;
 use super::source_ranges::source_ranges;
 use super::tls::{self, Leftovers, Pinned};
 use super::upstream::UpstreamObjects;
+use super::vips::Vips;
 use super::{LbError, LbStatus, LoadBalancers, NodeSpec, ServiceSpec};
 
 /// How often a reconcile moves to another address after losing one to a
@@ -27,7 +29,7 @@ const MAX_CLAIM_ATTEMPTS: u32 = 4;
 
 /// What a converged reconcile reports.
 struct Converged {
-    ip: String,
+    vips: Vips,
     /// One-arm internal VIPs of the Service's virtual services.
     internal: Vec<Ipv4Addr>,
     writes: usize,
@@ -36,14 +38,18 @@ struct Converged {
     /// Whether the Service had objects before.
     existed: bool,
     warnings: Vec<String>,
+    /// Why a Service preferring two families has one address.
+    dual_stack_not_served: Option<String>,
 }
 
 /// A pass's decision, made before anything is written.
 struct Planned {
     ops: Vec<plan::Op>,
-    address: Address,
+    /// The external addresses: the decided one, then the second family's.
+    addresses: Vec<Address>,
+    dual_stack_not_served: Option<String>,
     /// New one-arm internal VIPs: nothing reserves them until verified.
-    unreserved: Vec<Ipv4Addr>,
+    unreserved: Vec<IpAddr>,
     /// Every one-arm internal VIP of the Service.
     internal: Vec<Ipv4Addr>,
     warnings: Vec<String>,
@@ -54,17 +60,18 @@ struct Planned {
 /// How one reconcile pass ended.
 enum Pass {
     Done {
-        ip: String,
+        vips: Vips,
         internal: Vec<Ipv4Addr>,
         writes: usize,
         /// What its writes of load-balancer objects did.
         changes: Vec<String>,
         /// The policy's warnings, for Events on the Service.
         warnings: Vec<String>,
+        dual_stack_not_served: Option<String>,
     },
     /// Another owner holds `ip` too; start over without it.
     Contested {
-        ip: Ipv4Addr,
+        ip: IpAddr,
         holder: String,
         writes: usize,
     },
@@ -79,10 +86,12 @@ impl LoadBalancers {
         if observed.is_empty() {
             return Ok(None);
         }
-        Ok(Some(match self.external_ips(&observed).first() {
-            Some(ip) => LbStatus::at(&ip.to_string()),
-            None => LbStatus::default(),
-        }))
+        let vips = self
+            .external_ips(&observed)
+            .into_iter()
+            .rev()
+            .fold(Vips::default(), Vips::with);
+        Ok(Some(LbStatus::at(&vips.ordered(service.first_family()))))
     }
 
     /// Creates or converges the Service's load balancer; returns the
@@ -98,7 +107,8 @@ impl LoadBalancers {
         if let Ok(done) = &mut result
             && self.config.manage_firewall
         {
-            let exposure = Exposure::of(service, &done.ip, &done.internal);
+            let ips: Vec<IpAddr> = done.vips.iter().collect();
+            let exposure = Exposure::of(service, &ips, &done.internal);
             match self
                 .ensure_firewall(
                     &self.owner(service),
@@ -114,7 +124,7 @@ impl LoadBalancers {
         }
         match &result {
             Ok(Converged {
-                ip,
+                vips,
                 writes,
                 existed,
                 ..
@@ -127,7 +137,12 @@ impl LoadBalancers {
                 self.rde
                     .record(RdeRecord::Ensured {
                         service: service.key(),
-                        ip: ip.clone(),
+                        ip: vips
+                            .ordered(service.first_family())
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(","),
                         event,
                     })
                     .await;
@@ -147,7 +162,8 @@ impl LoadBalancers {
             warnings: done.warnings,
             changes: done.changes,
             source_ranges_unenforced: !ranges.is_empty() && !self.config.manage_firewall,
-            ..LbStatus::at(&done.ip)
+            dual_stack_not_served: done.dual_stack_not_served,
+            ..LbStatus::at(&done.vips.ordered(service.first_family()))
         })
     }
 
@@ -233,19 +249,21 @@ impl LoadBalancers {
             };
             match pass {
                 Pass::Done {
-                    ip,
+                    vips,
                     internal,
                     writes: made,
                     changes,
                     warnings,
+                    dual_stack_not_served,
                 } => {
                     return Ok(Converged {
-                        ip,
+                        vips,
                         internal,
                         writes: writes + made,
                         changes,
                         existed: existed.unwrap_or(false),
                         warnings,
+                        dual_stack_not_served,
                     });
                 }
                 Pass::Contested {
@@ -260,7 +278,7 @@ impl LoadBalancers {
                 }
             }
         }
-        let (ip, holder) = last.unwrap_or((Ipv4Addr::UNSPECIFIED, String::new()));
+        let (ip, holder) = last.unwrap_or((IpAddr::V4(Ipv4Addr::UNSPECIFIED), String::new()));
         Err(LbError::ClaimLost {
             service: service.key(),
             ip: ip.to_string(),
@@ -273,7 +291,7 @@ impl LoadBalancers {
         &self,
         service: &ServiceSpec,
         nodes: &[NodeSpec],
-        excluded: &HashSet<Ipv4Addr>,
+        excluded: &HashSet<IpAddr>,
         existed: &mut Option<bool>,
     ) -> Result<Pass, LbError> {
         let (view, observed) = self.observe(service).await?;
@@ -295,18 +313,16 @@ impl LoadBalancers {
             owner: &owner,
             excluded,
         };
-        let current = match self.current_address(service, &found).await? {
-            Current::Contested(ip, holder) => {
-                return Ok(Pass::Contested {
-                    ip,
-                    holder,
-                    writes: 0,
-                });
-            }
-            current => current,
-        };
+        let currents = self.current_addresses(service, &found).await?;
+        if let Some((ip, holder)) = currents.contested() {
+            return Ok(Pass::Contested {
+                ip,
+                holder,
+                writes: 0,
+            });
+        }
         let planned = self
-            .plan(service, nodes, &found, &current)
+            .plan(service, nodes, &found, &currents)
             .await
             .map_err(|source| match taking_over {
                 0 => source,
@@ -321,15 +337,21 @@ impl LoadBalancers {
         }
         let Planned {
             ops,
-            address,
+            addresses,
+            dual_stack_not_served,
             mut unreserved,
             internal,
             warnings,
             _pins,
         } = planned;
-        if address.verify_claim || current == Current::Remembered(address.ip) {
-            unreserved.push(address.ip);
+        for address in &addresses {
+            if address.verify_claim || currents.remembered(address.ip) {
+                unreserved.push(address.ip);
+            }
         }
+        let vips = addresses
+            .iter()
+            .fold(Vips::default(), |vips, a| vips.with(a.ip));
         let changes: Vec<String> = ops.iter().map(plan::Op::describe).collect();
         let applied = self.applier(service).apply(ops, &observed).await;
         // A write refused because a racing owner took the address first is
@@ -349,15 +371,15 @@ impl LoadBalancers {
         {
             return Ok(Pass::Contested { ip, holder, writes });
         }
-        // The status still naming another address means a move whose release
-        // was cut short.
-        let moved = current.ip().is_some_and(|c| c != address.ip)
-            || service
-                .reported_ip
-                .as_deref()
-                .is_some_and(|r| r != address.ip.to_string());
+        // An address held or still in the status beside the new ones means
+        // a move, perhaps one whose release was cut short.
+        let moved = self
+            .external_ips(&observed)
+            .into_iter()
+            .chain(service.reported_ips.iter().filter_map(|r| r.parse().ok()))
+            .any(|ip| !vips.contains(ip));
         if self.source.is_spaces() && moved {
-            self.release_other_claims(service, &view, &owner, address.ip)
+            self.release_other_claims(service, &view, &owner, &vips)
                 .await?;
         }
         if self.source.is_spaces() && observed.predates_identity() {
@@ -374,11 +396,12 @@ impl LoadBalancers {
         };
         self.prune_uploads(&service.key(), &leftovers).await;
         Ok(Pass::Done {
-            ip: address.ip.to_string(),
+            vips,
             internal,
             writes,
             changes,
             warnings,
+            dual_stack_not_served,
         })
     }
 
@@ -391,7 +414,7 @@ impl LoadBalancers {
         service: &ServiceSpec,
         nodes: &[NodeSpec],
         found: &Found<'_>,
-        current: &Current,
+        currents: &Currents,
     ) -> Result<Planned, LbError> {
         let Found {
             view,
@@ -400,20 +423,21 @@ impl LoadBalancers {
             excluded,
             ..
         } = *found;
-        let current = current.ip();
+        let current = currents.vips();
+        let first_current = current.ordered(service.first_family()).first().copied();
         let groups = sharing::groups(view, owner, |ip| self.source.pool_of(ip).is_some());
         let Decided {
             decision,
             mut certificates,
             secrets,
             library,
-        } = self.decide(service, view, current, &groups).await?;
+        } = self.decide(service, view, first_current, &groups).await?;
         for warning in &decision.warnings {
             tracing::warn!(service = %service.key(), %warning, "policy warning");
         }
         let names = self.names(service);
         let seed = format!("{}/{}", self.config.cluster_id, service.uid);
-        let address = AddressContext {
+        let context = AddressContext {
             client: &self.client,
             source: &self.source,
             journal: self.journal.as_ref(),
@@ -426,12 +450,24 @@ impl LoadBalancers {
             excluded,
             used: &view.used_addresses(),
             groups: &groups,
-        }
-        .resolve(&decision.address)
-        .await?;
+        };
+        let address = context.resolve(&decision.address).await?;
+        self.check_family(service, address.ip)?;
         if owner.share.is_some() {
             self.check_ports_free(service, view, owner, &decision, address.ip)?;
         }
+        let (second, dual_stack_not_served) = match self
+            .second_address(service, &context, owner, address.ip)
+            .await?
+        {
+            Second::Served(second) => (Some(second), None),
+            Second::NotServed(why) => (None, Some(why)),
+            Second::NotAsked => (None, None),
+        };
+        let addresses: Vec<Address> = std::iter::once(address).chain(second).collect();
+        let external = addresses
+            .iter()
+            .fold(Vips::default(), |vips, a| vips.with(a.ip));
         let (internal_ips, unreserved) =
             self.internal_ips(service, &names, view, observed, excluded, &seed)?;
         // Last, so a refusal above leaves no upload behind.
@@ -447,14 +483,15 @@ impl LoadBalancers {
             nodes,
             decision: &decision,
             certificates: &certificates,
-            external_ip: address.ip,
+            external,
             internal_ips: &internal_ips,
         };
         let desired = plan::desired(&target);
         Ok(Planned {
             ops: plan::diff(&desired, observed),
-            address,
-            unreserved,
+            addresses,
+            dual_stack_not_served,
+            unreserved: unreserved.into_iter().map(IpAddr::V4).collect(),
             internal: internal_ips.values().copied().collect(),
             warnings: decision.warnings,
             _pins: pins,

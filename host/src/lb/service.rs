@@ -21,6 +21,29 @@ pub struct PortSpec {
     pub app_protocol: Option<String>,
 }
 
+/// `spec.ipFamilyPolicy`: how many families the Service asks addresses in.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq)]
+pub enum FamilyPolicy {
+    /// One, of its first family.
+    #[default]
+    SingleStack,
+    /// Both, or the first alone when the gateway cannot give both.
+    PreferDualStack,
+    /// Both, or nothing.
+    RequireDualStack,
+}
+
+impl FamilyPolicy {
+    /// The value as Kubernetes spells it.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            FamilyPolicy::SingleStack => "SingleStack",
+            FamilyPolicy::PreferDualStack => "PreferDualStack",
+            FamilyPolicy::RequireDualStack => "RequireDualStack",
+        }
+    }
+}
+
 /// The parts of a Service the load balancer and its policy read.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ServiceSpec {
@@ -39,10 +62,10 @@ pub struct ServiceSpec {
     pub namespace_labels: BTreeMap<String, String>,
     /// `spec.ports`.
     pub ports: Vec<PortSpec>,
-    /// `status.loadBalancer.ingress[0].ip`: the address the Service last
+    /// `status.loadBalancer.ingress[].ip`: the addresses the Service last
     /// reported. When the Service owns nothing in VCD (a takeover or a
-    /// create cut short by a crash) it is kept if no one else holds it.
-    pub reported_ip: Option<String>,
+    /// create cut short by a crash) they are kept if no one else holds them.
+    pub reported_ips: Vec<String>,
     /// `spec.loadBalancerIP`: the address asked for; blank counts as unset.
     pub load_balancer_ip: Option<String>,
     /// `spec.loadBalancerClass` (policy selection and input).
@@ -57,6 +80,8 @@ pub struct ServiceSpec {
     pub ready_endpoints: u32,
     /// `spec.ipFamilies`.
     pub ip_families: Vec<IpFamily>,
+    /// `spec.ipFamilyPolicy`.
+    pub ip_family_policy: FamilyPolicy,
     /// `spec.loadBalancerSourceRanges`, verbatim (checked by the load balancer).
     pub source_ranges: Vec<String>,
 }
@@ -65,6 +90,16 @@ impl ServiceSpec {
     /// `namespace/name`, for messages.
     pub fn key(&self) -> String {
         format!("{}/{}", self.namespace, self.name)
+    }
+
+    /// The Service's first family (`ipFamilies[0]`; IPv4 when unset).
+    pub fn first_family(&self) -> IpFamily {
+        self.ip_families.first().copied().unwrap_or(IpFamily::Ipv4)
+    }
+
+    /// Whether the Service asks for an address of each family.
+    pub fn wants_dual_stack(&self) -> bool {
+        self.ip_family_policy != FamilyPolicy::SingleStack
     }
 
     pub(crate) fn check(&self) -> Result<(), super::LbError> {
@@ -170,7 +205,7 @@ impl IpMode {
 /// One `status.loadBalancer.ingress[]` entry.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Ingress {
-    /// `ip`: the Service's external IPv4 address.
+    /// `ip`: one of the Service's external addresses.
     pub ip: String,
     /// `ipMode`.
     pub ip_mode: IpMode,
@@ -179,7 +214,8 @@ pub struct Ingress {
 /// What `status.loadBalancer` should say.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct LbStatus {
-    /// `ingress`: the external address; empty while the Service has none.
+    /// `ingress`: the external addresses, the Service's first family first;
+    /// empty while the Service has none.
     pub ingress: Vec<Ingress>,
     /// The policy's warnings about the Service (Events, not status).
     pub warnings: Vec<String>,
@@ -189,18 +225,25 @@ pub struct LbStatus {
     /// The Service names source ranges, but `loadbalancer.manageFirewall`
     /// is off: nothing enforces them (a Warning Event, not status).
     pub source_ranges_unenforced: bool,
+    /// Why a Service whose `ipFamilyPolicy` prefers two families has one
+    /// address (a Warning Event, not status).
+    pub dual_stack_not_served: Option<String>,
 }
 
 impl LbStatus {
-    pub(crate) fn at(ip: &str) -> Self {
+    pub(crate) fn at(ips: &[std::net::IpAddr]) -> Self {
         Self {
-            ingress: vec![Ingress {
-                ip: ip.to_string(),
-                ip_mode: IpMode::Proxy,
-            }],
+            ingress: ips
+                .iter()
+                .map(|ip| Ingress {
+                    ip: ip.to_string(),
+                    ip_mode: IpMode::Proxy,
+                })
+                .collect(),
             warnings: Vec::new(),
             changes: Vec::new(),
             source_ranges_unenforced: false,
+            dual_stack_not_served: None,
         }
     }
 }

@@ -12,9 +12,9 @@
 //! as each other's competitors for the address.
 
 use std::collections::{BTreeMap, BTreeSet};
-use std::net::Ipv4Addr;
+use std::net::IpAddr;
 
-use super::observe::GatewayView;
+use super::observe::{GatewayView, vips_of};
 use super::ownership::{OwnerTag, describe_holder};
 use super::{LbError, LoadBalancers, Mode, ServiceSpec};
 use crate::policy::model::{AddressPool, AppProfile, Decision, IpAddress, IpRange, PoolSource};
@@ -74,7 +74,7 @@ impl LoadBalancers {
         view: &GatewayView,
         owner: &OwnerTag,
         decision: &Decision,
-        ip: Ipv4Addr,
+        ip: IpAddr,
     ) -> Result<(), LbError> {
         // Ports without a node port get no objects, so they cannot collide.
         let listening: Vec<(u16, bool)> = decision
@@ -108,7 +108,7 @@ pub struct Group {
     /// `sharing-key/<namespace>/<key>`, the pool offered for it.
     pub pool: String,
     pub namespace: String,
-    pub ip: Ipv4Addr,
+    pub ip: IpAddr,
 }
 
 /// The addresses of the VIPs and NAT rules tagged for Services of `owner`'s
@@ -116,8 +116,8 @@ pub struct Group {
 fn group_holders<'a>(
     view: &'a GatewayView,
     owner: &'a OwnerTag,
-    is_external: impl Fn(Ipv4Addr) -> bool + 'a,
-) -> impl Iterator<Item = (Ipv4Addr, OwnerTag)> + 'a {
+    is_external: impl Fn(IpAddr) -> bool + 'a,
+) -> impl Iterator<Item = (IpAddr, OwnerTag)> + 'a {
     view.tagged_addresses()
         .filter(move |(ip, _)| is_external(*ip))
         .filter(move |(_, tagged)| tagged.same_group(owner))
@@ -129,19 +129,19 @@ fn group_holders<'a>(
 pub fn groups(
     view: &GatewayView,
     owner: &OwnerTag,
-    is_external: impl Fn(Ipv4Addr) -> bool,
+    is_external: impl Fn(IpAddr) -> bool,
 ) -> Vec<Group> {
     let Some(key) = owner.share.as_deref() else {
         return Vec::new();
     };
-    let mut holders: BTreeMap<(String, Ipv4Addr), BTreeSet<String>> = BTreeMap::new();
+    let mut holders: BTreeMap<(String, IpAddr), BTreeSet<String>> = BTreeMap::new();
     for (ip, tagged) in group_holders(view, owner, is_external) {
         holders
             .entry((tagged.namespace.clone(), ip))
             .or_default()
             .insert(tagged.uid);
     }
-    let mut best: BTreeMap<String, (usize, Ipv4Addr)> = BTreeMap::new();
+    let mut best: BTreeMap<String, (usize, IpAddr)> = BTreeMap::new();
     for ((namespace, ip), uids) in holders {
         let entry = best.entry(namespace).or_insert((uids.len(), ip));
         if uids.len() > entry.0 {
@@ -158,11 +158,11 @@ pub fn groups(
 }
 
 /// The groups as pools for the policy: one address each, free to take.
-pub fn pools(groups: &[Group], source_of: impl Fn(Ipv4Addr) -> PoolSource) -> Vec<AddressPool> {
+pub fn pools(groups: &[Group], source_of: impl Fn(IpAddr) -> PoolSource) -> Vec<AddressPool> {
     groups
         .iter()
         .map(|group| {
-            let ip = IpAddress::from(std::net::IpAddr::V4(group.ip));
+            let ip = IpAddress::from(group.ip);
             AddressPool {
                 name: group.pool.clone(),
                 source: source_of(group.ip),
@@ -184,7 +184,7 @@ pub fn pools(groups: &[Group], source_of: impl Fn(Ipv4Addr) -> PoolSource) -> Ve
 pub fn collision(
     view: &GatewayView,
     owner: &OwnerTag,
-    ip: Ipv4Addr,
+    ip: IpAddr,
     ports: &[(u16, bool)],
 ) -> Option<(u16, String)> {
     let text = ip.to_string();
@@ -196,7 +196,7 @@ pub fn collision(
     for (port, udp) in ports {
         let wanted = u32::from(*port);
         let vs = view.virtual_services.iter().find(|vs| {
-            vs.virtual_ip_address.as_deref() == Some(text.as_str())
+            vips_of(vs).any(|vip| vip == text)
                 && foreign(vs.description.as_deref())
                 && vs
                     .service_ports

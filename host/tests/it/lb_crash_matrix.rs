@@ -168,7 +168,7 @@ async fn run(
     reported: &Option<String>,
 ) -> Result<(), String> {
     let mut spec = spec.clone();
-    spec.reported_ip = reported.clone();
+    spec.reported_ips = reported.iter().cloned().collect();
     match op {
         Op::Delete => lb.delete(&spec).await.map_err(|e| e.to_string()),
         _ => lb

@@ -50,7 +50,7 @@ async fn change(from: ModeKind, to: ModeKind, spaces: bool) {
         .unwrap_or_else(|e| panic!("{from:?}: {e}"));
     let ip = before.ingress[0].ip.clone();
     let mut reported = svc.clone();
-    reported.reported_ip = Some(ip.clone());
+    reported.reported_ips = vec![ip.clone()];
 
     // A new process with the new mode, as a config change restarts it.
     let lb = engine(&sim, config(CLUSTER, to)).await;

@@ -12,12 +12,10 @@
 use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
-use vcd_ccm::lb::{
-    AllocationJournal, LbConfig, LoadBalancers, SHARING_KEY_ANNOTATION, ServiceSpec,
-};
-use vcdsim::{FaultAction, FaultRule, Sim};
+use vcd_ccm::lb::{AllocationJournal, LoadBalancers, SHARING_KEY_ANNOTATION, ServiceSpec};
+use vcdsim::Sim;
 
-use crate::support::crash::{crash_before, engine_with_journal, writes_in_order};
+use crate::support::crash::{CrashCase, CrashWorld, engine_with_journal, every_write};
 use crate::support::lb::*;
 use crate::support::vcd;
 
@@ -64,107 +62,93 @@ fn state(sim: &Sim) -> BTreeSet<(String, String, String)> {
     objects.chain(claims).collect()
 }
 
-struct World {
-    sim: Sim,
-    lb: LoadBalancers,
-    journal: Arc<dyn AllocationJournal>,
-    config: LbConfig,
+/// One operation on Services of `kind` on IP blocks or Spaces.
+struct Sharing {
+    kind: ModeKind,
+    spaces: bool,
+    op: Op,
 }
 
-/// Another cluster's Service, the first sharer, and the second too unless
-/// the operation is the join.
-async fn world(kind: ModeKind, spaces: bool, op: Op) -> World {
-    let sim = vcd::sim_from(if spaces {
-        spaces_scenario()
-    } else {
-        blocks_scenario()
-    })
-    .await;
-    let config = config(CLUSTER, kind);
-    other_cluster_engine(&sim, config.clone())
-        .await
-        .ensure(
-            &service("shop", "web", FOREIGN, vec![tcp(80, 31080)]),
-            &nodes(1),
-        )
-        .await
-        .expect("another cluster's Service");
-    let journal: Arc<dyn AllocationJournal> = Arc::new(MemoryJournal::default());
-    let lb = engine_with_journal(&sim, &config, journal.clone()).await;
-    let ip = lb
-        .ensure(&first(), &nodes(2))
-        .await
-        .expect("the first")
-        .ingress[0]
-        .ip
-        .clone();
-    if !matches!(op, Op::Join) {
-        let joined = lb.ensure(&second(), &nodes(2)).await.expect("the second");
-        assert_eq!(joined.ingress[0].ip, ip, "the second shares the address");
-    }
-    sim.reset_log();
-    World {
-        sim,
-        lb,
-        journal,
-        config,
-    }
-}
+impl CrashCase for Sharing {
+    type State = BTreeSet<(String, String, String)>;
 
-async fn run(lb: &LoadBalancers, op: Op) -> Result<(), String> {
-    let done = match op {
-        Op::Join => lb.ensure(&second(), &nodes(2)).await.map(drop),
-        Op::Leave => lb.delete(&first()).await,
-        Op::Sweep => lb
-            .sweep(&HashSet::from([SECOND.to_string()]))
+    /// Another cluster's Service, the first sharer, and the second too
+    /// unless the operation is the join.
+    async fn world(&self) -> CrashWorld {
+        let sim = vcd::sim_from(if self.spaces {
+            spaces_scenario()
+        } else {
+            blocks_scenario()
+        })
+        .await;
+        let config = config(CLUSTER, self.kind);
+        other_cluster_engine(&sim, config.clone())
             .await
-            .map(drop),
-    };
-    done.map_err(|e| e.to_string())
+            .ensure(
+                &service("shop", "web", FOREIGN, vec![tcp(80, 31080)]),
+                &nodes(1),
+            )
+            .await
+            .expect("another cluster's Service");
+        let journal: Arc<dyn AllocationJournal> = Arc::new(MemoryJournal::default());
+        let lb = engine_with_journal(&sim, &config, journal.clone()).await;
+        let ip = lb
+            .ensure(&first(), &nodes(2))
+            .await
+            .expect("the first")
+            .ingress[0]
+            .ip
+            .clone();
+        if !matches!(self.op, Op::Join) {
+            let joined = lb.ensure(&second(), &nodes(2)).await.expect("the second");
+            assert_eq!(joined.ingress[0].ip, ip, "the second shares the address");
+        }
+        sim.reset_log();
+        CrashWorld {
+            sim,
+            lb,
+            journal,
+            config,
+        }
+    }
+
+    async fn run(&self, lb: &LoadBalancers) -> Result<(), String> {
+        let done = match self.op {
+            Op::Join => lb.ensure(&second(), &nodes(2)).await.map(drop),
+            Op::Leave => lb.delete(&first()).await,
+            Op::Sweep => lb
+                .sweep(&HashSet::from([SECOND.to_string()]))
+                .await
+                .map(drop),
+        };
+        done.map_err(|e| e.to_string())
+    }
+
+    fn ours(&self, sim: &Sim) -> Self::State {
+        state(sim)
+    }
+
+    /// Another cluster's objects, tags included.
+    fn foreign(&self, sim: &Sim) -> Self::State {
+        objects_of(sim, FOREIGN)
+            .into_iter()
+            .map(|o| {
+                (
+                    o.kind.to_string(),
+                    format!("{} {}", o.name, o.description),
+                    o.address,
+                )
+            })
+            .collect()
+    }
 }
 
 async fn every_step(name: &str, kind: ModeKind, spaces: bool) {
     println!("| mode | operation | writes | runs |\n|---|---|---|---|");
     for op in [Op::Join, Op::Leave, Op::Sweep] {
-        let w = world(kind, spaces, op).await;
-        run(&w.lb, op).await.expect("an undisturbed run");
-        let expected = state(&w.sim);
-        let writes = writes_in_order(&w.sim);
-        assert!(!writes.is_empty(), "{name} {op:?} writes");
-        for (method, route, occurrence) in &writes {
-            for action in [crash_before(), FaultAction::LoseAnswer] {
-                let step = format!("{name} {op:?}: {action:?} at {method} {route} #{occurrence}");
-                let w = world(kind, spaces, op).await;
-                let foreign = objects_of(&w.sim, FOREIGN);
-                w.sim.add_fault(
-                    FaultRule::new(Some(method), route, action)
-                        .skip(*occurrence)
-                        .times(1),
-                );
-                let _ = run(&w.lb, op).await;
-                w.sim.clear_faults();
-                drop(w.lb);
-                let restarted = engine_with_journal(&w.sim, &w.config, w.journal.clone()).await;
-                run(&restarted, op)
-                    .await
-                    .unwrap_or_else(|e| panic!("{step}: the restarted engine fails: {e}"));
-                assert_eq!(state(&w.sim), expected, "{step}");
-                assert_eq!(objects_of(&w.sim, FOREIGN), foreign, "{step}: foreign");
-                w.sim.reset_log();
-                run(&restarted, op).await.expect("a repeat");
-                assert_eq!(
-                    calls(&w.sim).1,
-                    0,
-                    "{step}: not converged:\n{}",
-                    call_lines(&w.sim)
-                );
-            }
-        }
-        println!(
-            "| {name} | {op:?} | {} | {} |",
-            writes.len(),
-            2 * writes.len()
-        );
+        let case = Sharing { kind, spaces, op };
+        let writes = every_write(&format!("{name} {op:?}"), &case).await;
+        println!("| {name} | {op:?} | {writes} | {} |", 2 * writes);
     }
 }
 

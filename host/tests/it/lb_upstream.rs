@@ -236,7 +236,7 @@ async fn a_takeover_cut_short_keeps_the_address(
         });
     }
     // The upstream CCM reported the address in the Service's status.
-    svc.reported_ip = Some(ip.clone());
+    svc.reported_ips = vec![ip.clone()];
     let ours = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
     sim.add_fault(vcdsim::FaultRule::new(
         Some("POST"),

@@ -39,6 +39,7 @@ mod lb_behaviour;
 mod lb_bench;
 mod lb_crash;
 mod lb_crash_matrix;
+mod lb_dual_stack_crash;
 mod lb_lifecycle;
 mod lb_mode_change;
 mod lb_ownership;

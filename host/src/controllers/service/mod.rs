@@ -7,7 +7,6 @@ mod condition;
 mod config;
 mod drift;
 mod endpoints;
-mod families;
 mod journal;
 mod loops;
 mod marks;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use k8s_openapi::api::core::v1::{LoadBalancerIngress, Node, Service};
 
 use super::predicates::internal_ip;
-use crate::lb::{LbStatus, NodeSpec, PortSpec, ServiceSpec};
+use crate::lb::{FamilyPolicy, LbStatus, NodeSpec, PortSpec, ServiceSpec};
 use crate::policy::model::{IpFamily, Protocol, TrafficPolicy};
 
 /// The Service as the load balancer sees it; `namespace_labels` come from
@@ -38,7 +38,10 @@ pub fn service_spec(service: &Service, namespace_labels: BTreeMap<String, String
                 app_protocol: p.app_protocol,
             })
             .collect(),
-        reported_ip: current_ingress(service).into_iter().find_map(|i| i.ip),
+        reported_ips: current_ingress(service)
+            .into_iter()
+            .filter_map(|i| i.ip)
+            .collect(),
         load_balancer_ip: spec.load_balancer_ip,
         load_balancer_class: spec.load_balancer_class,
         external_traffic_policy: match spec.external_traffic_policy.as_deref() {
@@ -57,6 +60,11 @@ pub fn service_spec(service: &Service, namespace_labels: BTreeMap<String, String
                 _ => IpFamily::Ipv4,
             })
             .collect(),
+        ip_family_policy: match spec.ip_family_policy.as_deref() {
+            Some("RequireDualStack") => FamilyPolicy::RequireDualStack,
+            Some("PreferDualStack") => FamilyPolicy::PreferDualStack,
+            _ => FamilyPolicy::SingleStack,
+        },
     }
 }
 

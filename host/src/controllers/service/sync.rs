@@ -12,7 +12,6 @@ use kube::runtime::reflector::ObjectRef;
 
 use super::Shared;
 use super::condition::{self, Readiness};
-use super::families::{DUAL_STACK_NOT_SERVED, Families, families};
 use super::metrics::ReconcileLabels;
 use super::predicates::{has_finalizer, needs_cleanup};
 use super::spec::{NodeKey, NodeSetDigest, current_ingress, ingress_of, service_spec};
@@ -27,6 +26,8 @@ const SYNC_FAILED: &str = "SyncLoadBalancerFailed";
 
 /// Our reason for a warning the Service's policy returned with its decision.
 pub const POLICY_WARNING: &str = "LoadBalancerPolicyWarning";
+/// The Warning of a Service that prefers two IP families and gets one.
+pub const DUAL_STACK_NOT_SERVED: &str = "DualStackNotServed";
 
 /// The Warning for source ranges nothing enforces.
 const SOURCE_RANGES_UNENFORCED: &str = "spec.loadBalancerSourceRanges (or the service.beta.kubernetes.io/load-balancer-source-ranges annotation) is not enforced: the CCM does not manage the edge gateway firewall, so the load balancer is reachable from anywhere the gateway firewall allows. Set loadbalancer.manageFirewall: true in the cloud config (the role then needs the gateway firewall rights) to enforce it, or restrict the gateway firewall yourself";
@@ -223,19 +224,6 @@ impl Shared {
             .add_finalizer(service)
             .await
             .map_err(SyncError::AddFinalizer)?;
-        match families(service) {
-            Families::Served => {}
-            Families::Refused(problem) => {
-                return Err(SyncError::Ensure(LbError::InvalidService {
-                    service: service_key(service),
-                    problem,
-                }));
-            }
-            Families::OneOfTwo(message) => {
-                self.event(&reference, Warning, DUAL_STACK_NOT_SERVED, &message)
-                    .await;
-            }
-        }
         let nodes = self.members_of(service);
         if let Some((reason, message)) = self.no_members(service, &nodes) {
             self.event(&reference, Warning, reason, message).await;
@@ -251,6 +239,10 @@ impl Shared {
             .map_err(SyncError::Ensure)?;
         for warning in &status.warnings {
             self.event(&reference, Warning, POLICY_WARNING, warning)
+                .await;
+        }
+        if let Some(message) = &status.dual_stack_not_served {
+            self.event(&reference, Warning, DUAL_STACK_NOT_SERVED, message)
                 .await;
         }
         if status.source_ranges_unenforced {

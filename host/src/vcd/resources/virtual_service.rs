@@ -71,6 +71,9 @@ pub struct VirtualService {
     /// The IPv4 VIP: an external IP of the gateway, or an internal IP for
     /// internal (one-arm) load balancing.
     pub virtual_ip_address: Option<String>,
+    /// The IPv6 VIP (API 37.0+): an external IPv6 address of the gateway.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub ipv6_virtual_ip_address: Option<String>,
     /// The pool the traffic goes to.
     pub load_balancer_pool_ref: EntityRef,
     /// The edge gateway the virtual service belongs to.
@@ -104,6 +107,9 @@ pub struct VirtualServiceSummary {
     pub description: Option<String>,
     /// The IPv4 VIP, if set.
     pub virtual_ip_address: Option<String>,
+    /// The IPv6 VIP, if set (API 37.0+).
+    #[serde(default)]
+    pub ipv6_virtual_ip_address: Option<String>,
     /// The realization state: `PENDING`, `CONFIGURING`, `REALIZED` or
     /// `REALIZATION_FAILED`.
     pub status: Option<String>,
@@ -130,6 +136,7 @@ impl VirtualServiceSummary {
             name: service.name.clone(),
             description: service.description.clone(),
             virtual_ip_address: service.virtual_ip_address.clone(),
+            ipv6_virtual_ip_address: service.ipv6_virtual_ip_address.clone(),
             status: None,
             health_status: None,
             load_balancer_pool_ref: Some(service.load_balancer_pool_ref.clone()),
@@ -206,7 +213,10 @@ impl VcdClient {
     ) -> Result<Vec<VirtualServiceSummary>, VcdError> {
         let Some(filter) = addresses
             .iter()
-            .map(|ip| Filter::eq("virtualIpAddress", ip))
+            .map(|ip| match ip.contains(':') {
+                true => Filter::eq("ipv6VirtualIpAddress", ip),
+                false => Filter::eq("virtualIpAddress", ip),
+            })
             .reduce(Filter::or)
         else {
             return Ok(Vec::new());

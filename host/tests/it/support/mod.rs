@@ -10,6 +10,7 @@ pub mod alone;
 pub mod capture;
 pub mod cluster;
 pub mod crash;
+pub mod dual_stack;
 pub mod instances;
 pub mod lb;
 pub mod manifests;

@@ -1,0 +1,106 @@
+//! The families a Service's addresses may have here, and its second
+//! address when `spec.ipFamilyPolicy` asks for two.
+//!
+//! IPv6 needs VCD API 37.0 (`ipv6VirtualIpAddress`) and a mode without
+//! NAT: DNAT rules and the one-arm internal range are IPv4. A Service that
+//! requires both families and cannot have them is refused before any
+//! write; one that prefers both is served with one and told why.
+
+use std::net::IpAddr;
+
+use super::decide::{Address, AddressContext};
+use super::ownership::OwnerTag;
+use super::ranges::{family_name, family_of, other_family};
+use super::sharing::SHARING_KEY_ANNOTATION;
+use super::{FamilyPolicy, LbError, LoadBalancers, ServiceSpec};
+use crate::policy::model::IpFamily;
+use crate::vcd::ApiVersion;
+
+/// The first API version with `ipv6VirtualIpAddress`.
+const IPV6_VIPS: ApiVersion = ApiVersion::new(37, 0);
+
+/// The Service's second address, or why it has none.
+pub enum Second {
+    /// It asks for one family.
+    NotAsked,
+    Served(Address),
+    /// It prefers two and gets one: the Warning's message.
+    NotServed(String),
+}
+
+impl LoadBalancers {
+    /// Why addresses of `family` cannot be served here, if they cannot.
+    fn family_unavailable(&self, family: IpFamily) -> Option<String> {
+        if family == IpFamily::Ipv4 {
+            return None;
+        }
+        if self.mode.uses_nat() {
+            return Some("one-arm mode translates IPv4 only (DNAT rules and the loadbalancer.oneArm range are IPv4)".to_string());
+        }
+        let version = self.client.api_version();
+        (version < IPV6_VIPS).then(|| {
+            format!("VCD API {version} has no IPv6 virtual service addresses (ipv6VirtualIpAddress needs API {IPV6_VIPS})")
+        })
+    }
+
+    /// Refuses the policy's address when its family cannot be served.
+    pub(super) fn check_family(&self, service: &ServiceSpec, ip: IpAddr) -> Result<(), LbError> {
+        match self.family_unavailable(family_of(ip)) {
+            None => Ok(()),
+            Some(reason) => Err(LbError::InvalidService {
+                service: service.key(),
+                problem: format!("address {ip}: {reason}; set ipFamilies to [IPv4]"),
+            }),
+        }
+    }
+
+    /// The Service's address of the family `first` is not, when its
+    /// `ipFamilyPolicy` asks for both.
+    pub(super) async fn second_address(
+        &self,
+        service: &ServiceSpec,
+        context: &AddressContext<'_>,
+        owner: &OwnerTag,
+        first: IpAddr,
+    ) -> Result<Second, LbError> {
+        let policy = service.ip_family_policy;
+        if policy == FamilyPolicy::SingleStack {
+            return Ok(Second::NotAsked);
+        }
+        let family = other_family(family_of(first));
+        let unserved = |reason: String| match policy {
+            FamilyPolicy::RequireDualStack => Err(LbError::InvalidService {
+                service: service.key(),
+                problem: format!(
+                    "spec.ipFamilyPolicy RequireDualStack cannot be met: no {} address: {reason}; set ipFamilyPolicy to PreferDualStack or SingleStack",
+                    family_name(family)
+                ),
+            }),
+            _ => Ok(Second::NotServed(format!(
+                "spec.ipFamilyPolicy {}: the load balancer has its {} address {first} only: {reason}",
+                policy.as_str(),
+                family_name(family_of(first)),
+            ))),
+        };
+        if owner.share.is_some() {
+            return unserved(format!(
+                "Services with {SHARING_KEY_ANNOTATION} share one address"
+            ));
+        }
+        if let Some(reason) = self.family_unavailable(family) {
+            return unserved(reason);
+        }
+        match context.resolve_second(family).await {
+            Ok(Some(address)) => Ok(Second::Served(address)),
+            Ok(None) => unserved(format!(
+                "the gateway offers no {} addresses",
+                family_name(family)
+            )),
+            Err(error @ LbError::PoolExhausted { .. }) => match policy {
+                FamilyPolicy::RequireDualStack => Err(error),
+                _ => unserved(error.to_string()),
+            },
+            Err(error) => Err(error),
+        }
+    }
+}
