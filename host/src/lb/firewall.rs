@@ -210,8 +210,11 @@ impl LoadBalancers {
                 name: Some(ports.name.clone()),
                 id: ports.id.clone().unwrap_or_default(),
             }],
+            // Either side of IPv6 needs the rule to match IPv6 too.
             ip_protocol: Some(
-                if ranges.iter().any(SourceRange::is_ipv6) {
+                if ranges.iter().any(SourceRange::is_ipv6)
+                    || exposure.addresses.iter().any(IpAddr::is_ipv6)
+                {
                     "IPV4_IPV6"
                 } else {
                     "IPV4"

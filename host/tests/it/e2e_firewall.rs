@@ -8,6 +8,7 @@ use vcdsim::world::firewall::{FirewallRule, FirewallRuleBody};
 use vcdsim::world::{Ref, World};
 
 use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
+use crate::support::dual_stack;
 use crate::support::objects::ServiceEdits;
 
 fn foreign_rule(gateway_id: &str) -> FirewallRule {
@@ -339,4 +340,39 @@ async fn lost_answers_to_firewall_writes_leave_no_duplicate_and_nothing_behind()
     cluster.wait_for_gone("default", "web").await;
     assert_eq!(user_rules(&cluster), [foreign.body.name]);
     assert_eq!(counts(), (0, 0));
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_dual_stack_service_is_let_in_on_both_addresses() {
+    let cluster = Cluster::start_on(dual_stack::blocks(), fast_config(), |c| {
+        c.lb_config.manage_firewall = true;
+    })
+    .await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    let mut body = lb_service("web", &[(80, 30080)]);
+    body["spec"]["ipFamilyPolicy"] = json!("RequireDualStack");
+    body["spec"]["ipFamilies"] = json!(["IPv4", "IPv6"]);
+    body["spec"]["loadBalancerSourceRanges"] = json!(["192.0.2.0/24"]);
+    let uid = cluster.create_service("default", body).await;
+    let ingress: Vec<String> = wait_for("both addresses", || async {
+        let status = cluster.service("default", "web").await?.status?;
+        let ips: Vec<String> = status
+            .load_balancer?
+            .ingress?
+            .into_iter()
+            .filter_map(|i| i.ip)
+            .collect();
+        (ips.len() == 2).then_some(ips)
+    })
+    .await;
+    let rule = wait_for("the Service's firewall rule", || async {
+        seen(&cluster, &uid)
+    })
+    .await;
+    let mut destinations = rule.destinations.clone();
+    destinations.sort();
+    let mut expected = ingress.clone();
+    expected.sort();
+    assert_eq!(destinations, expected);
+    assert_eq!(rule.rule.ip_protocol.as_deref(), Some("IPV4_IPV6"));
 }

@@ -1,12 +1,15 @@
 //! Behaviour beyond the single lifecycle: same-name Services in two
-//! namespaces, LoadBalancer → ClusterIP, two clusters on one gateway,
+//! namespaces, LoadBalancer → ClusterIP, two clusters on one gateway (with
+//! one address family or two),
 //! sweep, policy failures, and the cluster RDE's status.cpi.
 
 use crate::support::vcd;
 use std::collections::{BTreeSet, HashSet};
 
+use crate::support::dual_stack;
 use crate::support::lb::*;
-use vcd_ccm::lb::LbError;
+use vcd_ccm::lb::{FamilyPolicy, LbError};
+use vcd_ccm::policy::model::IpFamily;
 
 #[tokio::test]
 async fn same_name_services_in_two_namespaces_get_their_own_objects_and_addresses() {
@@ -100,6 +103,54 @@ async fn two_clusters_creating_ten_services_each_never_share_an_address() {
         80,
         "no stray objects after backing off"
     );
+}
+
+#[tokio::test]
+async fn two_clusters_creating_dual_stack_services_never_share_an_address_of_either_family() {
+    let sim = vcd::sim_from(dual_stack::blocks()).await;
+    sim.set_knobs(|k| {
+        k.task_duration_ms = 5;
+        k.busy_cooldown_ms = 2;
+    });
+    let a = engine(&sim, config("NO_RDE_cluster-a", ModeKind::SharedVip)).await;
+    let b = other_cluster_engine(&sim, config("NO_RDE_cluster-b", ModeKind::SharedVip)).await;
+    let mut jobs = Vec::new();
+    for i in 0..4 {
+        for (lb, cluster) in [(&a, "a"), (&b, "b")] {
+            let mut svc = service(
+                "default",
+                &format!("svc-{i}"),
+                &format!("uid-{i}"),
+                vec![tcp(80, 30080)],
+            );
+            svc.ip_families = vec![IpFamily::Ipv4, IpFamily::Ipv6];
+            svc.ip_family_policy = FamilyPolicy::RequireDualStack;
+            jobs.push(async move { (cluster, lb.ensure(&svc, &nodes(2)).await) });
+        }
+    }
+    let mut addresses = HashSet::new();
+    for (cluster, result) in futures::future::join_all(jobs).await {
+        let status = result.unwrap_or_else(|e| panic!("cluster {cluster}: {e}"));
+        assert_eq!(status.ingress.len(), 2, "an address per family");
+        for ingress in status.ingress {
+            assert!(
+                addresses.insert(ingress.ip.clone()),
+                "{} reported twice",
+                ingress.ip
+            );
+        }
+    }
+    // The gateway agrees: each VIP of either family has one owner.
+    let mut holder_of = std::collections::HashMap::new();
+    for uid in (0..4).map(|i| format!("uid-{i}")) {
+        for (cluster, (v4, v6)) in dual_stack::vips_of(&sim, &uid).into_iter().enumerate() {
+            for vip in [v4, v6].into_iter().flatten() {
+                let previous = holder_of.insert(vip.clone(), (uid.clone(), cluster));
+                assert!(previous.is_none_or(|p| p.0 == uid), "{vip} shared");
+            }
+        }
+    }
+    assert_eq!(addresses.len(), 16);
 }
 
 #[tokio::test]

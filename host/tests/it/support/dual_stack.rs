@@ -18,16 +18,16 @@ const ORG: &str = "orgs:
         networks: [{name: net1, gateway: edge1, cidr: 10.0.0.1/24, ranges: [\"10.0.0.10-10.0.0.200\"]}]
 ";
 
-/// edge1 on an IPv4 and an IPv6 subnet (10 usable addresses each; the
-/// first of each is the gateway's primary address).
+/// edge1 on an IPv4 and an IPv6 subnet (30 usable IPv4 and 48 IPv6
+/// addresses: the first of each range is the gateway's primary address).
 pub fn blocks() -> Scenario {
     let yaml = format!(
         "{HEADER}{ORG}    edgeGateways:
       - name: edge1
         vdc: vdc1
         subnets:
-          - {{cidr: 203.0.113.1/24, primaryIp: 203.0.113.10, ranges: [\"203.0.113.10-203.0.113.20\"]}}
-          - {{cidr: \"2001:db8:1::1/64\", primaryIp: \"2001:db8:1::10\", ranges: [\"2001:db8:1::10-2001:db8:1::20\"]}}
+          - {{cidr: 203.0.113.1/24, primaryIp: 203.0.113.10, ranges: [\"203.0.113.10-203.0.113.40\"]}}
+          - {{cidr: \"2001:db8:1::1/64\", primaryIp: \"2001:db8:1::10\", ranges: [\"2001:db8:1::10-2001:db8:1::40\"]}}
         serviceEngineGroups: [{{name: seg1, maxVirtualServices: 50}}]
 "
     );
