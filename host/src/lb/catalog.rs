@@ -34,6 +34,9 @@ pub struct Features {
     pub profiles: Vec<AppProfile>,
     pub premium: bool,
     pub transparent_mode: bool,
+    /// The gateway's load balancer has an IPv6 service network, so virtual
+    /// services can have IPv6 addresses.
+    pub ipv6_service_network: bool,
 }
 
 impl Features {
@@ -62,6 +65,9 @@ impl Features {
             profiles,
             premium,
             transparent_mode,
+            ipv6_service_network: config
+                .ipv6_service_network_definition
+                .is_some_and(|d| !d.trim().is_empty()),
         })
     }
 }

@@ -6,7 +6,7 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
-use super::ipam;
+use super::allocations;
 use super::observe::GatewayView;
 use super::ownership::OwnerTag;
 use super::sharing;
@@ -56,7 +56,7 @@ impl LoadBalancers {
         keep: &Vips,
     ) -> Result<(), LbError> {
         let vcd = |a: String| LbError::vcd(&service.key(), a);
-        let claims = ipam::find_claims(&self.client, self.source.spaces(), owner)
+        let claims = allocations::find_claims(&self.client, self.source.spaces(), owner)
             .await
             .map_err(vcd("finding the Service's IP Space allocations".into()))?;
         for (space_id, allocation) in claims {

@@ -10,6 +10,7 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
+use super::allocations;
 use super::ipam::{self, IpSource};
 use super::observe::{GatewayView, ServiceObjects};
 use super::ownership::OwnerTag;
@@ -179,7 +180,7 @@ impl LoadBalancers {
                     return Ok(false);
                 };
                 let (allocation, holder) =
-                    ipam::space_holder(&self.client, space, &ip.to_string(), owner)
+                    allocations::space_holder(&self.client, space, &ip.to_string(), owner)
                         .await
                         .map_err(vcd("looking up the IP Space allocation"))?;
                 Ok(allocation.is_some() && holder.is_none())

@@ -3,7 +3,7 @@
 //! replaced yet, its IP Space claims and an allocation the journal noted
 //! that was never claimed.
 
-use super::ipam;
+use super::allocations;
 use super::journal::Noted;
 use super::plan;
 use super::rde::RdeRecord;
@@ -74,7 +74,7 @@ impl LoadBalancers {
         if self.source.is_spaces() {
             let owner = self.owner(service);
             let vcd = |a: &str| LbError::vcd(&service.key(), a.to_string());
-            let claims = ipam::find_claims(&self.client, self.source.spaces(), &owner)
+            let claims = allocations::find_claims(&self.client, self.source.spaces(), &owner)
                 .await
                 .map_err(vcd("finding the Service's IP Space allocations"))?;
             for (space_id, allocation) in claims {
@@ -112,7 +112,7 @@ impl LoadBalancers {
             .find_allocation_by_value(&noted.space_id, &ip)
             .await
             .map_err(vcd("looking up the noted IP Space allocation".into()))?;
-        match found.filter(ipam::unmarked) {
+        match found.filter(allocations::unmarked) {
             Some(allocation) => {
                 self.client
                     .release_allocation(&noted.space_id, &allocation)

@@ -1,8 +1,9 @@
 //! The families a Service's addresses may have here, and its second
 //! address when `spec.ipFamilyPolicy` asks for two.
 //!
-//! IPv6 needs VCD API 37.0 (`ipv6VirtualIpAddress`) and a mode without
-//! NAT: DNAT rules and the one-arm internal range are IPv4. A Service that
+//! IPv6 needs VCD API 37.0 (`ipv6VirtualIpAddress`), an IPv6 service
+//! network on the gateway's load balancer, and a mode without NAT: DNAT
+//! rules and the one-arm internal range are IPv4. A Service that
 //! requires both families and cannot have them is refused before any
 //! write; one that prefers both is served with one and told why.
 
@@ -38,8 +39,13 @@ impl LoadBalancers {
             return Some("one-arm mode translates IPv4 only (DNAT rules and the loadbalancer.oneArm range are IPv4)".to_string());
         }
         let version = self.client.api_version();
-        (version < IPV6_VIPS).then(|| {
-            format!("VCD API {version} has no IPv6 virtual service addresses (ipv6VirtualIpAddress needs API {IPV6_VIPS})")
+        if version < IPV6_VIPS {
+            return Some(format!(
+                "VCD API {version} has no IPv6 virtual service addresses (ipv6VirtualIpAddress needs API {IPV6_VIPS})"
+            ));
+        }
+        (!self.features.ipv6_service_network).then(|| {
+            "the gateway's load balancer has no IPv6 service network (ipv6ServiceNetworkDefinition, set by the provider in the edge gateway's load balancer settings)".to_string()
         })
     }
 
@@ -87,15 +93,16 @@ impl LoadBalancers {
                 "Services with {SHARING_KEY_ANNOTATION} share one address"
             ));
         }
+        let no_pool = format!("the gateway offers no {} addresses", family_name(family));
+        if self.source.pools_of(family).is_empty() {
+            return unserved(no_pool);
+        }
         if let Some(reason) = self.family_unavailable(family) {
             return unserved(reason);
         }
         match context.resolve_second(family).await {
             Ok(Some(address)) => Ok(Second::Served(address)),
-            Ok(None) => unserved(format!(
-                "the gateway offers no {} addresses",
-                family_name(family)
-            )),
+            Ok(None) => unserved(no_pool),
             Err(error @ LbError::PoolExhausted { .. }) => match policy {
                 FamilyPolicy::RequireDualStack => Err(error),
                 _ => unserved(error.to_string()),

@@ -1,17 +1,15 @@
 //! Where external addresses come from (the gateway's IP blocks, limited by
-//! `vipSubnet`, or IP Spaces), how a free one is picked, how IP Space
-//! allocations are claimed and released, and internal one-arm addresses.
+//! `vipSubnet`, or IP Spaces), how a free one is picked, and internal
+//! one-arm addresses (IP Space allocations are in `allocations`).
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
 
 use super::config::Ipv4Range;
 use super::naming::short_hash;
-use super::ownership::OwnerTag;
 use super::ranges::AddressRange;
 use crate::policy::model::{AddressPool, IpAddress, IpFamily, IpRange, PoolSource};
 use crate::vcd::resources::gateway::EdgeGateway;
-use crate::vcd::resources::ipspace::IpAllocation;
 use crate::vcd::{VcdClient, VcdError};
 
 /// An IP Space the gateway reaches.
@@ -52,7 +50,7 @@ fn address(ip: IpAddr) -> IpAddress {
 /// `candidates` rotated by a hash of `seed`: concurrent pickers (other
 /// Services, other clusters) start at different places, and one Service
 /// always prefers the same address.
-fn spread<T: Clone>(candidates: Vec<T>, seed: &str) -> Vec<T> {
+pub(super) fn spread<T: Clone>(candidates: Vec<T>, seed: &str) -> Vec<T> {
     if candidates.is_empty() {
         return candidates;
     }
@@ -276,113 +274,6 @@ pub fn pick_internal(
         .filter(|ip| !in_use.contains(ip) && !excluded.contains(ip))
         .collect();
     spread(candidates, seed).into_iter().take(count).collect()
-}
-
-/// Whether an allocation is claimed for `owner`'s Service (with or without
-/// the cluster identity, which older tags lack).
-fn claimed_by(allocation: &IpAllocation, owner: &OwnerTag) -> bool {
-    allocation.usage_state.as_deref() == Some("USED_MANUAL")
-        && allocation
-            .description
-            .as_deref()
-            .and_then(OwnerTag::parse)
-            .is_some_and(|tagged| tagged.owner.same_service(owner))
-}
-
-/// IP Spaces: the allocations claimed for `owner` (normally at most one).
-pub async fn find_claims(
-    client: &VcdClient,
-    spaces: &[Space],
-    owner: &OwnerTag,
-) -> Result<Vec<(String, IpAllocation)>, VcdError> {
-    let mut claims = Vec::new();
-    for space in spaces {
-        for allocation in client.claimed_allocations(&space.id).await? {
-            if claimed_by(&allocation, owner) {
-                claims.push((space.id.clone(), allocation));
-            }
-        }
-    }
-    Ok(claims)
-}
-
-/// IP Spaces: rewrites the Service's claims that lack `owner`'s cluster
-/// identity (written before identities were recorded).
-pub async fn adopt_claims(
-    client: &VcdClient,
-    spaces: &[Space],
-    owner: &OwnerTag,
-) -> Result<(), VcdError> {
-    let marker = owner.format();
-    for (space_id, allocation) in find_claims(client, spaces, owner).await? {
-        if allocation.description.as_deref() != Some(marker.as_str()) {
-            client
-                .claim_allocation(&space_id, &allocation, &marker)
-                .await?;
-        }
-    }
-    Ok(())
-}
-
-/// IP Spaces: what holds `ip` in `space` other than `owner`'s Service. An
-/// allocation someone made and has not used yet is held too: it is a
-/// reservation, not a free address.
-pub async fn space_holder(
-    client: &VcdClient,
-    space: &Space,
-    ip: &str,
-    owner: &OwnerTag,
-) -> Result<(Option<IpAllocation>, Option<String>), VcdError> {
-    let allocation = client.find_allocation_by_value(&space.id, ip).await?;
-    let holder = allocation.as_ref().and_then(|a| {
-        let state = a.usage_state.as_deref().unwrap_or("UNUSED");
-        match claimed_by(a, owner) {
-            true => None,
-            false => Some(format!(
-                "IP Space allocation {} ({state}{})",
-                a.value,
-                a.description
-                    .as_deref()
-                    .filter(|d| !d.is_empty())
-                    .map(|d| format!(", {d}"))
-                    .unwrap_or_default()
-            )),
-        }
-    });
-    Ok((allocation, holder))
-}
-
-/// IP Spaces: an allocation no one has used or claimed: made, and then
-/// neither claimed nor used.
-pub fn unmarked(allocation: &IpAllocation) -> bool {
-    allocation
-        .usage_state
-        .as_deref()
-        .is_none_or(|s| s == "UNUSED")
-        && allocation.description.as_deref().is_none_or(str::is_empty)
-}
-
-/// IP Spaces: the space's addresses no visible allocation holds, in the
-/// order the Service `seed` names prefers them.
-pub async fn free_in_space(
-    client: &VcdClient,
-    space: &Space,
-    excluded: &HashSet<IpAddr>,
-    seed: &str,
-) -> Result<Vec<IpAddr>, VcdError> {
-    let allocated: HashSet<IpAddr> = client
-        .ip_allocations(&space.id, None)
-        .await?
-        .iter()
-        .filter_map(|a| a.value.parse().ok())
-        .collect();
-    let candidates = space
-        .ranges
-        .iter()
-        .flat_map(|r| r.iter().take(65_536))
-        .filter(|ip| !allocated.contains(ip) && !excluded.contains(ip))
-        .collect();
-    Ok(spread(candidates, seed))
 }
 
 #[cfg(test)]

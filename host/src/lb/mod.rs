@@ -6,6 +6,7 @@
 //! diffs and applies only the differences ([`reconcile`]). `README.md`
 //! beside this file describes modes, names, tags and errors.
 
+mod allocations;
 mod apply;
 mod asking;
 mod catalog;
@@ -24,6 +25,7 @@ mod ipam;
 pub mod journal;
 mod naming;
 mod observe;
+mod operations;
 mod ownership;
 mod plan;
 mod ranges;

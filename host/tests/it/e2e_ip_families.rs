@@ -54,6 +54,15 @@ async fn each_family_asked_for_gets_an_address_from_ip_blocks() {
     let cluster = Cluster::start_on(dual_stack::blocks(), fast_config(), |_| {}).await;
     cluster.add_node("worker-0", "10.0.0.11").await;
 
+    // An IPv6 loadBalancerIP is honoured; the IPv4 address comes beside it.
+    // First, so no pick of another Service can have taken it.
+    let mut asked = with_families("asked", 30083, "RequireDualStack", &["IPv6", "IPv4"]);
+    asked["spec"]["loadBalancerIP"] = json!("2001:db8:1::15");
+    cluster.create_service("default", asked).await;
+    let got = ingress(&cluster, "asked", 2).await;
+    assert_eq!(got[0], "2001:db8:1::15".parse::<IpAddr>().unwrap());
+    assert!(got[1].is_ipv4());
+
     let both = cluster
         .create_service(
             "default",
@@ -90,14 +99,6 @@ async fn each_family_asked_for_gets_an_address_from_ip_blocks() {
         .await;
     let first = ingress(&cluster, "v6-first", 2).await;
     assert!(first[0].is_ipv6() && first[1].is_ipv4(), "{first:?}");
-
-    // An IPv6 loadBalancerIP is honoured; the IPv4 address comes beside it.
-    let mut asked = with_families("asked", 30083, "RequireDualStack", &["IPv6", "IPv4"]);
-    asked["spec"]["loadBalancerIP"] = json!("2001:db8:1::15");
-    cluster.create_service("default", asked).await;
-    let got = ingress(&cluster, "asked", 2).await;
-    assert_eq!(got[0], "2001:db8:1::15".parse::<IpAddr>().unwrap());
-    assert!(got[1].is_ipv4());
 
     // Back to one family: the IPv6 address leaves the virtual service, the
     // IPv4 one stays.
@@ -240,4 +241,42 @@ async fn ipv6_is_refused_where_nat_translates_ipv4_only_and_where_addresses_are_
         .wait_for_event("default", "shared", "DualStackNotServed")
         .await;
     assert!(warning.contains("share one address"), "{warning}");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn ipv6_waits_for_the_gateways_ipv6_service_network() {
+    let cluster = Cluster::start_on(dual_stack::blocks(), fast_config(), |cluster| {
+        cluster.vcd.with_world(|w| {
+            w.gateways[0].load_balancer.ipv6_service_network_definition = None;
+        });
+    })
+    .await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    let required = cluster
+        .create_service(
+            "default",
+            with_families("required", 30080, "RequireDualStack", &["IPv4", "IPv6"]),
+        )
+        .await;
+    let message = cluster
+        .wait_for_event("default", "required", "SyncLoadBalancerFailed")
+        .await;
+    assert!(
+        message.contains(
+            "the gateway's load balancer has no IPv6 service network (ipv6ServiceNetworkDefinition"
+        ),
+        "{message}"
+    );
+    assert!(lb::objects_of(&cluster.vcd, &required).is_empty());
+    cluster
+        .create_service(
+            "default",
+            with_families("preferred", 30081, "PreferDualStack", &["IPv4", "IPv6"]),
+        )
+        .await;
+    assert!(ingress(&cluster, "preferred", 1).await[0].is_ipv4());
+    let warning = cluster
+        .wait_for_event("default", "preferred", "DualStackNotServed")
+        .await;
+    assert!(warning.contains("no IPv6 service network"), "{warning}");
 }

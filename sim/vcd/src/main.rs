@@ -96,7 +96,12 @@ async fn main() -> anyhow::Result<()> {
     let env = lines.join("\n") + "\n";
     print!("{env}");
     if let Some(path) = &args.env_file {
-        std::fs::write(path, &env).with_context(|| format!("writing {}", path.display()))?;
+        // Written beside it and renamed, so a reader waiting for the file
+        // never sees half of it.
+        let partial = path.with_extension("partial");
+        std::fs::write(&partial, &env)
+            .and_then(|()| std::fs::rename(&partial, path))
+            .with_context(|| format!("writing {}", path.display()))?;
     }
     tokio::signal::ctrl_c()
         .await

@@ -142,6 +142,9 @@ pub struct GatewayLoadBalancer {
     pub supported_feature_set: Option<String>,
     /// API 37.1+: whether virtual services may preserve client addresses.
     pub transparent_mode_enabled: Option<bool>,
+    /// API 37.0+: the IPv6 side of the service network, which IPv6
+    /// virtual service addresses need.
+    pub ipv6_service_network_definition: Option<String>,
 }
 
 impl VcdClient {

@@ -28,6 +28,7 @@ pub fn blocks() -> Scenario {
         subnets:
           - {{cidr: 203.0.113.1/24, primaryIp: 203.0.113.10, ranges: [\"203.0.113.10-203.0.113.40\"]}}
           - {{cidr: \"2001:db8:1::1/64\", primaryIp: \"2001:db8:1::10\", ranges: [\"2001:db8:1::10-2001:db8:1::40\"]}}
+        loadBalancer: {{ipv6ServiceNetworkDefinition: \"fd00:ffff::1/64\"}}
         serviceEngineGroups: [{{name: seg1, maxVirtualServices: 50}}]
 "
     );
@@ -55,6 +56,7 @@ pub fn spaces() -> Scenario {
       - name: edge1
         vdc: vdc1
         ipSpaces: [public4, public6]
+        loadBalancer: {{ipv6ServiceNetworkDefinition: \"fd00:ffff::1/64\"}}
         serviceEngineGroups: [{{name: seg1, maxVirtualServices: 50}}]
 "
     );

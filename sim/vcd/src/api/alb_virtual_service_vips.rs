@@ -22,7 +22,7 @@ fn bad(message: String) -> ApiError {
 }
 
 /// One of a virtual service's two VIP properties.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum VipField {
     Ipv4,
     Ipv6,
@@ -99,6 +99,19 @@ fn check_vip(
     strict: bool,
 ) -> ApiResult<()> {
     let ip = field.parse(vip).map_err(|e| bad(e.to_string()))?;
+    // Service engines reach IPv6 VIPs only through the IPv6 side of the
+    // gateway's service network.
+    if field == VipField::Ipv6
+        && gateway
+            .load_balancer
+            .ipv6_service_network_definition
+            .is_none()
+    {
+        return Err(bad(format!(
+            "Edge gateway {} has no IPv6 service network definition (ipv6ServiceNetworkDefinition) for IPv6 virtual IP addresses.",
+            gateway.name
+        )));
+    }
     if gateway.primary_ips().any(|primary| primary == ip) {
         return Err(bad(format!(
             "{ip} is the primary IP of edge gateway {}.",

@@ -1,17 +1,28 @@
 //! The IPv6 parts of the load balancer beside its VIPs: the gateway's IPv6
-//! service network and IPv6 pool members.
+//! service network, which IPv6 VIPs need, and IPv6 pool members.
 
 use reqwest::Method;
 use serde_json::json;
 use vcdsim::Scenario;
 
 use crate::conformance::assert_conforms;
-use crate::ipv6::refused;
+use crate::ipv6::{VS, pool, refused, vs_body};
 use crate::support::{Alb, CLOUDAPI, Client, find_named, start};
+
+/// The dual-stack world with edge2's load balancer not yet given an IPv6
+/// service network.
+async fn edge2_without_ipv6_service_network() -> vcdsim::Sim {
+    let sim = start(Scenario::dual_stack()).await;
+    sim.with_world(|w| {
+        let edge2 = w.gateways.iter_mut().find(|g| g.name == "edge2").unwrap();
+        edge2.load_balancer.ipv6_service_network_definition = None;
+    });
+    sim
+}
 
 #[tokio::test]
 async fn the_ipv6_service_network_is_set_once() {
-    let sim = start(Scenario::dual_stack()).await;
+    let sim = edge2_without_ipv6_service_network().await;
     let admin = Client::system(&sim).await;
     let gateways = admin.ok("/edgeGateways").await;
     let settings = |name: &str| {
@@ -46,6 +57,20 @@ async fn the_ipv6_service_network_is_set_once() {
         admin.ok(&edge2).await["ipv6ServiceNetworkDefinition"],
         "fd00:eeee::1/64",
         "a PUT without it leaves it"
+    );
+    assert_conforms(&sim);
+}
+
+#[tokio::test]
+async fn ipv6_vips_need_the_ipv6_service_network() {
+    let sim = edge2_without_ipv6_service_network().await;
+    let client = Client::tenant(&sim).await;
+    let alb = Alb::discover(&client, "edge2").await;
+    let pool = pool(&client, &alb).await;
+    let body = vs_body(&alb, "v6", &pool, (None, Some("2001:db8:6::10")), 80);
+    refused(
+        &client.post(&format!("{CLOUDAPI}{VS}"), &body).await,
+        "Edge gateway edge2 has no IPv6 service network definition (ipv6ServiceNetworkDefinition) for IPv6 virtual IP addresses.",
     );
     assert_conforms(&sim);
 }

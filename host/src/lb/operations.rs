@@ -1,0 +1,151 @@
+//! The public operations `get`, `ensure` and `update` (`delete` is in
+//! `delete.rs`), and what every operation starts from: the gateway as
+//! observed and the applier of writes.
+
+use std::net::IpAddr;
+use std::sync::Arc;
+
+use super::apply::Applier;
+use super::firewall::Exposure;
+use super::observe::{GatewayView, ServiceObjects};
+use super::rde::RdeRecord;
+use super::reconcile::Converged;
+use super::source_ranges::source_ranges;
+use super::vips::Vips;
+use super::{LbError, LbStatus, LoadBalancers, NodeSpec, ServiceSpec};
+
+impl LoadBalancers {
+    /// The Service's load balancer as VCD holds it: `None` when it owns no
+    /// object on the gateway.
+    pub async fn get(&self, service: &ServiceSpec) -> Result<Option<LbStatus>, LbError> {
+        service.check()?;
+        let observed = self.observe(service).await?.1;
+        if observed.is_empty() {
+            return Ok(None);
+        }
+        let vips = self
+            .external_ips(&observed)
+            .into_iter()
+            .rev()
+            .fold(Vips::default(), Vips::with);
+        Ok(Some(LbStatus::at(&vips.ordered(service.first_family()))))
+    }
+
+    /// Creates or converges the Service's load balancer; returns the
+    /// ingress to write to `status.loadBalancer`.
+    pub async fn ensure(
+        &self,
+        service: &ServiceSpec,
+        nodes: &[NodeSpec],
+    ) -> Result<LbStatus, LbError> {
+        // Checked before anything is written.
+        let ranges = source_ranges(service)?;
+        let mut result = self.converge(service, nodes).await;
+        if let Ok(done) = &mut result
+            && self.config.manage_firewall
+        {
+            let ips: Vec<IpAddr> = done.vips.iter().collect();
+            let exposure = Exposure::of(service, &ips, &done.internal);
+            match self
+                .ensure_firewall(
+                    &self.owner(service),
+                    &self.names(service),
+                    &exposure,
+                    &ranges,
+                )
+                .await
+            {
+                Ok(made) => done.writes += made,
+                Err(error) => result = Err(error),
+            }
+        }
+        match &result {
+            Ok(Converged {
+                vips,
+                writes,
+                existed,
+                ..
+            }) if *writes > 0 => {
+                let event = if *existed {
+                    "UpdatedLoadbalancer"
+                } else {
+                    "CreatedLoadbalancer"
+                };
+                self.rde
+                    .record(RdeRecord::Ensured {
+                        service: service.key(),
+                        ip: vips
+                            .ordered(service.first_family())
+                            .iter()
+                            .map(ToString::to_string)
+                            .collect::<Vec<_>>()
+                            .join(","),
+                        event,
+                    })
+                    .await;
+            }
+            Ok(_) => {}
+            Err(error) => {
+                self.rde
+                    .record(RdeRecord::Failed {
+                        service: service.key(),
+                        name: "CreateLoadbalancerError",
+                        message: error.to_string(),
+                    })
+                    .await;
+            }
+        }
+        result.map(|done| LbStatus {
+            warnings: done.warnings,
+            changes: done.changes,
+            source_ranges_unenforced: !ranges.is_empty() && !self.config.manage_firewall,
+            dual_stack_not_served: done.dual_stack_not_served,
+            ..LbStatus::at(&done.vips.ordered(service.first_family()))
+        })
+    }
+
+    /// The node set changed: the same reconcile, which then rewrites only
+    /// the pools' members.
+    pub async fn update(&self, service: &ServiceSpec, nodes: &[NodeSpec]) -> Result<(), LbError> {
+        self.ensure(service, nodes).await.map(|_| ())
+    }
+
+    /// Reads the gateway's load-balancer objects again now, for every
+    /// reconcile after it (drift repair compares Services against it).
+    pub async fn refresh_gateway(&self) -> Result<(), LbError> {
+        self.snapshot
+            .refreshed(&self.client, &self.gateway.id)
+            .await
+            .map(|_| ())
+            .map_err(LbError::vcd(
+                "(drift check)",
+                "reading the gateway's load balancer objects".into(),
+            ))
+    }
+
+    pub(super) fn applier<'a>(&'a self, service: &'a ServiceSpec) -> Applier<'a> {
+        Applier {
+            client: &self.client,
+            catalog: &self.catalog,
+            snapshot: &self.snapshot,
+            gateway_id: &self.gateway.id,
+            service: &service.name,
+        }
+    }
+
+    pub(super) async fn observe(
+        &self,
+        service: &ServiceSpec,
+    ) -> Result<(Arc<GatewayView>, ServiceObjects), LbError> {
+        let view = self
+            .snapshot
+            .view(&self.client, &self.gateway.id)
+            .await
+            .map_err(LbError::vcd(
+                &service.key(),
+                "reading the gateway's load balancer objects".into(),
+            ))?;
+        let observed = view.owned_by(&self.owner(service));
+        Ok((view, observed))
+    }
+}
