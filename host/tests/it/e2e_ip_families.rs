@@ -184,7 +184,7 @@ async fn refused_and_told(cluster: &Cluster, reason: &str) {
             with_families("preferred", 30081, "PreferDualStack", &["IPv4", "IPv6"]),
         )
         .await;
-    assert!(ingress(&cluster, "preferred", 1).await[0].is_ipv4());
+    assert!(ingress(cluster, "preferred", 1).await[0].is_ipv4());
     let warning = cluster
         .wait_for_event("default", "preferred", "DualStackNotServed")
         .await;
