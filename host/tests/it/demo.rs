@@ -24,7 +24,7 @@ fn demo_once_converges_and_exits_zero() {
         .find(|l| l.starts_with("Converged in "))
         .unwrap_or_else(|| panic!("no summary:\n{stdout}"));
     assert!(
-        summary.contains("6 Services have external IPs (8 virtual services, 8 pools on edge1), 3 Nodes initialised"),
+        summary.contains("7 Services have external IPs (9 virtual services, 9 pools on edge1), 3 Nodes initialised"),
         "{summary}"
     );
     for service in [
@@ -33,6 +33,7 @@ fn demo_once_converges_and_exits_zero() {
         "default/store",
         "default/dns",
         "default/dns-tcp",
+        "default/portal",
         "tenant-a/game",
     ] {
         assert!(
@@ -59,6 +60,17 @@ fn demo_once_converges_and_exits_zero() {
         address_of("default/dns"),
         address_of("default/dns-tcp"),
         "the sharing pair has one address:\n{stdout}"
+    );
+    let portal = address_of("default/portal").unwrap_or_default();
+    let families: Vec<bool> = portal
+        .split(',')
+        .filter_map(|ip| ip.parse::<std::net::IpAddr>().ok())
+        .map(|ip| ip.is_ipv6())
+        .collect();
+    assert_eq!(
+        families,
+        vec![false, true],
+        "the dual-stack Service has an IPv4 and an IPv6 address: {portal}"
     );
     assert!(
         stdout.contains("zone-a"),

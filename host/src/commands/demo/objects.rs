@@ -1,9 +1,10 @@
 //! The Kubernetes objects the demo creates: a Node per VM, as a kubelet with
-//! `--cloud-provider=external` registers it, six Services (one limited to
+//! `--cloud-provider=external` registers it, seven Services (one limited to
 //! source ranges, which the managed gateway firewall enforces; one serving
 //! HTTPS with the certificate of a `kubernetes.io/tls` Secret; a UDP and a
-//! TCP DNS Service sharing one address by their sharing key) and that
-//! Secret, as cert-manager would leave it.
+//! TCP DNS Service sharing one address by their sharing key; one with an
+//! IPv4 and an IPv6 address) and that Secret, as cert-manager would leave
+//! it.
 
 use anyhow::Context;
 use k8s_openapi::api::core::v1::{Namespace, Node, Secret, Service};
@@ -53,6 +54,13 @@ fn service(name: &str, annotations: Value, ports: Value) -> Value {
 /// `service`, reachable only from `ranges` (the gateway firewall enforces them).
 fn restricted(mut service: Value, ranges: &[&str]) -> Value {
     service["spec"]["loadBalancerSourceRanges"] = json!(ranges);
+    service
+}
+
+/// `service` with an address of each family.
+fn dual_stack(mut service: Value) -> Value {
+    service["spec"]["ipFamilyPolicy"] = json!("RequireDualStack");
+    service["spec"]["ipFamilies"] = json!(["IPv4", "IPv6"]);
     service
 }
 
@@ -107,6 +115,14 @@ pub fn services() -> Vec<(&'static str, Value)> {
                 json!({SHARING_KEY_ANNOTATION: "dns"}),
                 json!([{"name": "dns-tcp", "port": 53, "protocol": "TCP"}]),
             ),
+        ),
+        (
+            "default",
+            dual_stack(service(
+                "portal",
+                json!({}),
+                json!([{"name": "http", "port": 8080, "protocol": "TCP"}]),
+            )),
         ),
         (
             TENANT_NAMESPACE,

@@ -1,5 +1,6 @@
 //! The demo's world: vcdsim's default scenario (its vApp renamed the way
-//! CAPVCD names a multi-zone cluster's vApps, so zones show), kubesim, and
+//! CAPVCD names a multi-zone cluster's vApps, so zones show, and its
+//! gateway given IPv6 addresses, so a dual-stack Service shows), kubesim, and
 //! the files `vcd-ccm run` would read — cloud config, credential Secret,
 //! zones file, policy directory with the example policy.
 
@@ -7,6 +8,7 @@ use std::path::{Path, PathBuf};
 
 use anyhow::Context;
 use sha2::{Digest, Sha256};
+use vcdsim::scenario::GatewaySubnetSpec;
 use vcdsim::{Scenario, Sim};
 
 /// The example provider policy (`policies/examples/namespace-pools`).
@@ -29,9 +31,9 @@ pub struct Files {
 
 /// vcdsim and the names of its VMs (one Node each).
 pub async fn start_vcd() -> anyhow::Result<(Sim, Vec<String>)> {
-    let sim = Sim::start(Scenario::default_scenario())
-        .await
-        .context("vcdsim")?;
+    let mut scenario = Scenario::default_scenario();
+    with_ipv6(&mut scenario)?;
+    let sim = Sim::start(scenario).await.context("vcdsim")?;
     let vms = sim.with_world(|world| {
         for vapp in &mut world.vapps {
             let vdc_uuid = vapp
@@ -45,6 +47,23 @@ pub async fn start_vcd() -> anyhow::Result<(Sim, Vec<String>)> {
         world.vms.iter().map(|vm| vm.name.clone()).collect()
     });
     Ok((sim, vms))
+}
+
+/// The gateway gains an IPv6 subnet and its load balancer the IPv6 service
+/// network IPv6 virtual services need.
+fn with_ipv6(scenario: &mut Scenario) -> anyhow::Result<()> {
+    let gateway = scenario
+        .orgs
+        .first_mut()
+        .and_then(|org| org.edge_gateways.first_mut())
+        .context("vcdsim's default scenario has no edge gateway")?;
+    gateway.subnets.push(GatewaySubnetSpec {
+        cidr: "2001:db8:1::1/64".into(),
+        primary_ip: Some("2001:db8:1::10".into()),
+        ranges: vec!["2001:db8:1::10-2001:db8:1::50".into()],
+    });
+    gateway.load_balancer.ipv6_service_network_definition = Some("fd00:ffff::1/64".into());
+    Ok(())
 }
 
 /// Writes the configuration files into `dir`.

@@ -77,15 +77,21 @@ impl Snapshot {
     pub fn render(&self) -> String {
         let dash = |v: &Option<String>| v.clone().unwrap_or_else(|| "-".into());
         let mut out = String::new();
+        // Wide enough for a dual-stack Service's two addresses.
+        let ip_width = self
+            .services
+            .iter()
+            .filter_map(|s| s.ip.as_ref().map(String::len))
+            .fold(15, usize::max);
         let _ = writeln!(
             out,
-            "{:<16} {:<22} {:<15} VCD OBJECTS",
+            "{:<16} {:<22} {:<ip_width$} VCD OBJECTS",
             "SERVICE", "PORTS", "EXTERNAL-IP"
         );
         for s in &self.services {
             let _ = writeln!(
                 out,
-                "{:<16} {:<22} {:<15} {} virtual service(s), {} pool(s) with {} member(s), firewall: {}{}",
+                "{:<16} {:<22} {:<ip_width$} {} virtual service(s), {} pool(s) with {} member(s), firewall: {}{}",
                 s.key,
                 s.ports,
                 dash(&s.ip),
@@ -144,8 +150,15 @@ fn service_row(service: &Service, sim: &Sim) -> ServiceRow {
         .as_ref()
         .and_then(|s| s.load_balancer.as_ref())
         .and_then(|lb| lb.ingress.as_ref())
-        .and_then(|i| i.first())
-        .and_then(|i| i.ip.clone());
+        .map(|ingress| {
+            // One column: a dual-stack Service's addresses joined by a comma.
+            ingress
+                .iter()
+                .filter_map(|i| i.ip.as_deref())
+                .collect::<Vec<_>>()
+                .join(",")
+        })
+        .filter(|ips| !ips.is_empty());
     let tag = format!(" uid={}", meta.uid.as_deref().unwrap_or("?"));
     let owned =
         |description: &Option<String>| description.as_deref().is_some_and(|d| d.contains(&tag));
