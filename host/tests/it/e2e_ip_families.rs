@@ -150,8 +150,24 @@ async fn dual_stack_on_ip_spaces_claims_an_address_in_each_family_and_releases_b
         "one claim per family, tagged for the Service"
     );
 
-    cluster.delete_service("default", "both").await;
-    cluster.wait_for_gone("default", "both").await;
+    // An IPv6-only Service takes its address from the IPv6 space alone.
+    let v6_uid = cluster
+        .create_service(
+            "default",
+            with_families("v6-only", 30081, "SingleStack", &["IPv6"]),
+        )
+        .await;
+    let only = ingress(&cluster, "v6-only", 1).await;
+    assert!(only[0].to_string().starts_with("2001:db8:6::"), "{only:?}");
+    assert_eq!(
+        texts(&vips_of(&cluster.vcd, &v6_uid)),
+        vec![(None, Some(only[0]))]
+    );
+
+    for name in ["both", "v6-only"] {
+        cluster.delete_service("default", name).await;
+        cluster.wait_for_gone("default", name).await;
+    }
     assert!(
         lb::allocations(&cluster.vcd).is_empty(),
         "both claims are released"

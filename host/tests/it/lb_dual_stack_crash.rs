@@ -1,5 +1,6 @@
 //! Dual-stack addresses lose nothing at any step. A Service that requires
-//! both families is created, narrowed to IPv4 alone, and deleted, on IP
+//! both families is created, narrowed to IPv4 alone, deleted, and swept
+//! after it went while the CCM was down, on IP
 //! blocks and on IP Spaces (where each family's address is an allocation
 //! of its own space, allocated and claimed one after the other). Every VCD
 //! write of each operation is hit in turn by a crash before it lands and by
@@ -10,7 +11,7 @@
 //!
 //! `cargo test --test it lb_dual_stack_crash -- --nocapture` prints the steps.
 
-use std::collections::BTreeSet;
+use std::collections::{BTreeSet, HashSet};
 use std::sync::Arc;
 
 use vcd_ccm::lb::{AllocationJournal, FamilyPolicy, LoadBalancers, ServiceSpec};
@@ -30,6 +31,8 @@ enum Op {
     Create,
     Narrow,
     Delete,
+    /// The sweep at start, after the Service went while the CCM was down.
+    Sweep,
 }
 
 fn dual() -> ServiceSpec {
@@ -109,6 +112,7 @@ impl CrashCase for DualStack {
             Op::Create => lb.ensure(&dual(), &nodes(2)).await.map(drop),
             Op::Narrow => lb.ensure(&narrowed(), &nodes(2)).await.map(drop),
             Op::Delete => lb.delete(&dual()).await,
+            Op::Sweep => lb.sweep(&HashSet::new()).await.map(drop),
         };
         done.map_err(|e| e.to_string())
     }
@@ -124,7 +128,7 @@ impl CrashCase for DualStack {
 
 async fn every_step(name: &str, spaces: bool) {
     println!("| source | operation | writes | runs |\n|---|---|---|---|");
-    for op in [Op::Create, Op::Narrow, Op::Delete] {
+    for op in [Op::Create, Op::Narrow, Op::Delete, Op::Sweep] {
         let writes = every_write(&format!("{name} {op:?}"), &DualStack { spaces, op }).await;
         println!("| {name} | {op:?} | {writes} | {} |", 2 * writes);
     }
