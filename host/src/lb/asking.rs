@@ -9,6 +9,7 @@ use std::net::IpAddr;
 use super::decide::run_policy;
 use super::input::{InputParts, build};
 use super::observe::GatewayView;
+use super::ranges::{family_name, family_of};
 use super::sharing::{self, Group};
 use super::tls::{self, CheckedSecret};
 use super::{LbError, LoadBalancers, ServiceSpec};
@@ -46,10 +47,17 @@ fn policy_needs_certificates(error: &LbError) -> bool {
 }
 
 impl LoadBalancers {
-    /// The source's pools, then the sharing groups' (after them, so a
-    /// policy taking the first pool with room never shares by accident).
+    /// The source's pools of the families that can be served here, then the
+    /// sharing groups' (after them, so a policy taking the first pool with
+    /// room never shares by accident).
     fn offered_pools(&self, in_use: &HashSet<IpAddr>, shared: &[Group]) -> Vec<AddressPool> {
         let mut pools = self.source.address_pools(in_use);
+        pools.retain(|pool| {
+            pool.ranges.first().is_none_or(|r| {
+                self.family_unavailable(family_of(IpAddr::from(r.first)))
+                    .is_none()
+            })
+        });
         pools.extend(sharing::pools(shared, |ip| {
             match self.source.space_of(ip) {
                 Some(_) => PoolSource::IpSpace,
@@ -98,8 +106,43 @@ impl LoadBalancers {
                 }
                 // The library may have gained the certificate since it was read.
                 Err(error) if !fresh && policy_needs_certificates(&error) => fresh = true,
-                Err(error) => return Err(error),
+                Err(error) => return Err(self.why_family_missing(error)),
             }
+        }
+    }
+}
+
+impl LoadBalancers {
+    /// A policy that found no pool of the Service's family, or not the
+    /// address it was asked for, where the gateway has pools of that family
+    /// but they cannot be served: the hint says why.
+    fn why_family_missing(&self, error: LbError) -> LbError {
+        let LbError::Policy { source, hint } = error else {
+            return error;
+        };
+        let family = match &source {
+            EvalError::Declined {
+                error: DecisionError::UnsupportedIpFamily(family),
+                ..
+            } => Some(*family),
+            EvalError::Declined {
+                error: DecisionError::RequestedAddressUnavailable(ip),
+                ..
+            } => Some(family_of(IpAddr::from(*ip))),
+            _ => None,
+        };
+        let why = family
+            .filter(|family| !self.source.pools_of(*family).is_empty())
+            .and_then(|family| {
+                let reason = self.family_unavailable(family)?;
+                Some(format!(
+                    "; the gateway's {} pools are not offered: {reason}",
+                    family_name(family)
+                ))
+            });
+        LbError::Policy {
+            source,
+            hint: hint + &why.unwrap_or_default(),
         }
     }
 }

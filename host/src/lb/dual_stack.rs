@@ -31,7 +31,7 @@ pub enum Second {
 
 impl LoadBalancers {
     /// Why addresses of `family` cannot be served here, if they cannot.
-    fn family_unavailable(&self, family: IpFamily) -> Option<String> {
+    pub(super) fn family_unavailable(&self, family: IpFamily) -> Option<String> {
         if family == IpFamily::Ipv4 {
             return None;
         }

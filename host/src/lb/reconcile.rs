@@ -10,6 +10,7 @@ use super::current::{Currents, Found};
 use super::decide::{Address, AddressContext};
 use super::dual_stack::Second;
 use super::plan::{self, Target};
+use super::ranges::family_of;
 use super::sharing;
 use super::tls::{self, Leftovers, Pinned};
 use super::upstream::UpstreamObjects;
@@ -282,7 +283,13 @@ impl LoadBalancers {
             excluded,
             ..
         } = *found;
-        let current = currents.vips();
+        // An address of a family that cannot be served here (IPv6 after a
+        // change to one-arm mode) is not kept: the Service moves off it.
+        let current = currents
+            .vips()
+            .iter()
+            .filter(|ip| self.family_unavailable(family_of(*ip)).is_none())
+            .fold(Vips::default(), Vips::with);
         let first_current = current.ordered(service.first_family()).first().copied();
         let groups = sharing::groups(view, owner, |ip| self.source.pool_of(ip).is_some());
         let Decided {

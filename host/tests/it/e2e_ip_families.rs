@@ -232,9 +232,11 @@ async fn ipv6_is_refused_where_nat_translates_ipv4_only_and_where_addresses_are_
     let message = cluster
         .wait_for_event("default", "v6", "SyncLoadBalancerFailed")
         .await;
+    // IPv6 pools are not offered here, and the message says why.
     assert!(
-        message.contains("one-arm mode translates IPv4 only")
-            && message.contains("set ipFamilies to [IPv4]"),
+        message.contains(
+            "the gateway's IPv6 pools are not offered: one-arm mode translates IPv4 only"
+        ),
         "{message}"
     );
     let required = cluster
@@ -253,6 +255,32 @@ async fn ipv6_is_refused_where_nat_translates_ipv4_only_and_where_addresses_are_
     for uid in [&v6, &required] {
         assert!(lb::objects_of(&cluster.vcd, uid).is_empty());
     }
+    let mut asked = with_families("asked", 30084, "SingleStack", &["IPv6"]);
+    asked["spec"]["loadBalancerIP"] = json!("2001:db8:1::15");
+    cluster.create_service("default", asked).await;
+    let message = cluster
+        .wait_for_event("default", "asked", "SyncLoadBalancerFailed")
+        .await;
+    assert!(
+        message.contains("2001:db8:1::15")
+            && message.contains("the gateway's IPv6 pools are not offered: one-arm mode"),
+        "{message}"
+    );
+    // A Service preferring IPv6 first falls back to IPv4, and is told why.
+    cluster
+        .create_service(
+            "default",
+            with_families("v6-first", 30083, "PreferDualStack", &["IPv6", "IPv4"]),
+        )
+        .await;
+    assert!(ingress(&cluster, "v6-first", 1).await[0].is_ipv4());
+    let warning = cluster
+        .wait_for_event("default", "v6-first", "DualStackNotServed")
+        .await;
+    assert!(
+        warning.contains("one-arm mode translates IPv4 only"),
+        "{warning}"
+    );
 
     let mut shared = with_families("shared", 30082, "PreferDualStack", &["IPv4", "IPv6"]);
     shared["metadata"]["annotations"] = json!({"vcd-ccm.io/sharing-key": "web"});
