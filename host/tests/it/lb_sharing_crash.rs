@@ -1,7 +1,8 @@
 //! Shared addresses lose nothing at any step. Two Services with one sharing
 //! key: a second joining the first's address, the first (the IP Space
-//! claim's holder) leaving, and the sweep removing the first after it went
-//! while the CCM was down. Every VCD write of each is hit in turn by a
+//! claim's holder) leaving, the first dropping its key and moving to an
+//! address of its own (its claim passes on after the move), and the sweep
+//! removing the first after it went while the CCM was down. Every VCD write of each is hit in turn by a
 //! crash before it lands and by a lost answer after it landed; a restarted
 //! engine repeats the operation and must leave exactly what an undisturbed
 //! run leaves (objects, the shared address, the claim and who holds it),
@@ -27,6 +28,9 @@ const FOREIGN: &str = "uid-share-foreign";
 enum Op {
     Join,
     Leave,
+    /// The first (the IP Space claim's holder) drops its key and moves to
+    /// an address of its own, passing its claim on.
+    Depart,
     Sweep,
 }
 
@@ -116,6 +120,18 @@ impl CrashCase for Sharing {
         let done = match self.op {
             Op::Join => lb.ensure(&second(), &nodes(2)).await.map(drop),
             Op::Leave => lb.delete(&first()).await,
+            Op::Depart => {
+                // As the controller would pass it: the status still names
+                // the shared address until the move is done.
+                let shared = lb.get(&second()).await.map_err(|e| e.to_string())?;
+                let mut departed = service("shop", "web", FIRST, vec![tcp(80, 30080)]);
+                departed.reported_ips = shared
+                    .into_iter()
+                    .flat_map(|status| status.ingress)
+                    .map(|ingress| ingress.ip)
+                    .collect();
+                lb.ensure(&departed, &nodes(2)).await.map(drop)
+            }
             Op::Sweep => lb
                 .sweep(&HashSet::from([SECOND.to_string()]))
                 .await
@@ -145,7 +161,7 @@ impl CrashCase for Sharing {
 
 async fn every_step(name: &str, kind: ModeKind, spaces: bool) {
     println!("| mode | operation | writes | runs |\n|---|---|---|---|");
-    for op in [Op::Join, Op::Leave, Op::Sweep] {
+    for op in [Op::Join, Op::Leave, Op::Depart, Op::Sweep] {
         let case = Sharing { kind, spaces, op };
         let writes = every_write(&format!("{name} {op:?}"), &case).await;
         println!("| {name} | {op:?} | {writes} | {} |", 2 * writes);
