@@ -291,7 +291,13 @@ impl LoadBalancers {
             .filter(|ip| self.family_unavailable(family_of(*ip)).is_none())
             .fold(Vips::default(), Vips::with);
         let first_current = current.ordered(service.first_family()).first().copied();
-        let groups = sharing::groups(view, owner, |ip| self.source.pool_of(ip).is_some());
+        // A group address another owner holds too, or that this reconcile
+        // lost to one, is not offered: the group moves to a fresh one.
+        let groups = sharing::groups(view, owner, |ip| {
+            self.source.pool_of(ip).is_some()
+                && !excluded.contains(&ip)
+                && view.other_holder(&ip.to_string(), owner).is_none()
+        });
         let Decided {
             decision,
             mut certificates,

@@ -8,7 +8,7 @@ use std::collections::{BTreeSet, HashSet};
 
 use crate::support::dual_stack;
 use crate::support::lb::*;
-use vcd_ccm::lb::{FamilyPolicy, LbError};
+use vcd_ccm::lb::{FamilyPolicy, LbError, SHARING_KEY_ANNOTATION};
 use vcd_ccm::policy::model::IpFamily;
 
 #[tokio::test]
@@ -295,4 +295,71 @@ async fn status_cpi_of_the_cluster_rde_records_addresses_and_events() {
     let cpi = sim.with_world(|w| w.entities[0].body.entity["status"]["cpi"].clone());
     assert_eq!(cpi["virtualIPs"], serde_json::json!([]));
     assert_eq!(cpi["eventSet"][1]["name"], "DeletedLoadbalancer");
+}
+
+#[tokio::test]
+async fn a_sharing_group_whose_address_another_owner_took_moves_together_to_a_fresh_one() {
+    let sim = vcd::sim_from(blocks_scenario()).await;
+    let lb = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
+    let keyed = |name: &str, uid: &str, port: u16, node_port: u16| {
+        let mut spec = service("shop", name, uid, vec![tcp(port, node_port)]);
+        spec.annotations
+            .insert(SHARING_KEY_ANNOTATION.into(), "front".into());
+        spec
+    };
+    let first = keyed("web", "uid-first", 80, 30080);
+    let second = keyed("api", "uid-second", 8080, 30081);
+    let shared = lb.ensure(&first, &nodes(2)).await.unwrap().ingress[0]
+        .ip
+        .clone();
+    assert_eq!(
+        lb.ensure(&second, &nodes(2)).await.unwrap().ingress[0].ip,
+        shared
+    );
+
+    // Another owner's virtual service lands on the address, as a racing
+    // owner's write does before either side has verified.
+    sim.with_world(|w| {
+        let mut theirs = w
+            .virtual_services
+            .iter()
+            .find(|vs| vs.virtual_ip_address.as_deref() == Some(shared.as_str()))
+            .expect("a virtual service on the shared address")
+            .clone();
+        theirs.id = Some(
+            "urn:vcloud:loadBalancerVirtualService:0d2a0c3e-1111-4222-8333-944445555666".into(),
+        );
+        theirs.name = "theirs".into();
+        theirs.description = Some("kept by another team".into());
+        theirs.service_ports[0].port_start = 9443;
+        theirs.service_ports[0].port_end = Some(9443);
+        w.virtual_services.push(theirs);
+    });
+    lb.refresh_gateway().await.unwrap();
+
+    let moved = lb
+        .ensure(&first, &nodes(2))
+        .await
+        .expect("the first moves")
+        .ingress[0]
+        .ip
+        .clone();
+    assert_ne!(moved, shared);
+    let joined = lb
+        .ensure(&second, &nodes(2))
+        .await
+        .expect("the second follows")
+        .ingress[0]
+        .ip
+        .clone();
+    assert_eq!(joined, moved, "the group stays together");
+    let theirs: Vec<Object> = objects(&sim)
+        .into_iter()
+        .filter(|o| o.name == "theirs")
+        .collect();
+    assert_eq!(theirs.len(), 1);
+    assert_eq!(
+        theirs[0].address, shared,
+        "the other owner's object is untouched"
+    );
 }
