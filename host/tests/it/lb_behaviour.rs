@@ -1,7 +1,7 @@
 //! Behaviour beyond the single lifecycle: same-name Services in two
 //! namespaces, LoadBalancer → ClusterIP, two clusters on one gateway (with
-//! one address family or two),
-//! sweep, policy failures, and the cluster RDE's status.cpi.
+//! one address family or two), a sharing group losing its address to another
+//! owner, sweep, policy failures, and the cluster RDE's status.cpi.
 
 use crate::support::vcd;
 use std::collections::{BTreeSet, HashSet};
