@@ -49,10 +49,7 @@ pub struct Currents(Vec<Current>);
 impl Currents {
     /// The usable ones.
     pub fn vips(&self) -> Vips {
-        self.0
-            .iter()
-            .filter_map(Current::ip)
-            .fold(Vips::default(), Vips::with)
+        self.0.iter().filter_map(Current::ip).collect::<Vips>()
     }
 
     /// An address another owner's objects use too, with that owner.

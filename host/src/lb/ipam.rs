@@ -154,18 +154,16 @@ impl IpSource {
             IpSource::Blocks { .. } => PoolSource::IpBlock,
             IpSource::Spaces(_) => PoolSource::IpSpace,
         };
+        let taken: HashSet<&IpAddr> = in_use.iter().chain(self.reserved()).collect();
         self.named_ranges()
             .into_iter()
             .map(|(name, ranges)| {
                 let size: u128 = ranges
                     .iter()
                     .fold(0, |sum, r| sum.saturating_add(r.address_count()));
-                let taken = in_use
+                let taken = taken
                     .iter()
-                    .chain(self.reserved())
-                    .collect::<HashSet<_>>()
-                    .into_iter()
-                    .filter(|ip| ranges.iter().any(|r| r.contains(**ip)))
+                    .filter(|ip| ranges.iter().any(|r| r.contains(***ip)))
                     .count();
                 AddressPool {
                     name: name.to_string(),

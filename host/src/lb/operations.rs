@@ -27,7 +27,7 @@ impl LoadBalancers {
             .external_ips(&observed)
             .into_iter()
             .rev()
-            .fold(Vips::default(), Vips::with);
+            .collect::<Vips>();
         Ok(Some(LbStatus::at(&vips.ordered(service.first_family()))))
     }
 

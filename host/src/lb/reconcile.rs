@@ -209,9 +209,7 @@ impl LoadBalancers {
                 unreserved.push(address.ip);
             }
         }
-        let vips = addresses
-            .iter()
-            .fold(Vips::default(), |vips, a| vips.with(a.ip));
+        let vips = addresses.iter().map(|a| a.ip).collect::<Vips>();
         let changes: Vec<String> = ops.iter().map(plan::Op::describe).collect();
         let applied = self.applier(service).apply(ops, &observed).await;
         // A write refused because a racing owner took the address first is
@@ -289,7 +287,7 @@ impl LoadBalancers {
             .vips()
             .iter()
             .filter(|ip| self.family_unavailable(family_of(*ip)).is_none())
-            .fold(Vips::default(), Vips::with);
+            .collect::<Vips>();
         let first_current = current.ordered(service.first_family()).first().copied();
         // A group address another owner holds too, or that this reconcile
         // lost to one, is not offered: the group moves to a fresh one.
@@ -337,9 +335,7 @@ impl LoadBalancers {
             Second::NotAsked => (None, None),
         };
         let addresses: Vec<Address> = std::iter::once(address).chain(second).collect();
-        let external = addresses
-            .iter()
-            .fold(Vips::default(), |vips, a| vips.with(a.ip));
+        let external = addresses.iter().map(|a| a.ip).collect::<Vips>();
         let (internal_ips, unreserved) =
             self.internal_ips(service, &names, view, observed, excluded, &seed)?;
         // Last, so a refusal above leaves no upload behind.

@@ -56,6 +56,13 @@ impl Vips {
     }
 }
 
+/// The addresses, a later one of a family replacing an earlier one.
+impl FromIterator<IpAddr> for Vips {
+    fn from_iter<I: IntoIterator<Item = IpAddr>>(ips: I) -> Self {
+        ips.into_iter().fold(Self::default(), Self::with)
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
