@@ -31,7 +31,9 @@ install_missing() {
 }
 
 build_binary() {
-  rustup toolchain install
+  # Only the image needs the musl target; a toolchain installed before
+  # rust-toolchain.toml named it lacks it.
+  rustup target add "$TARGET"
   cargo build --release --locked -p vcd-ccm --bin vcd-ccm --no-default-features --target "$TARGET"
   mkdir -p "$OUT/context"
   cp "target/$TARGET/release/vcd-ccm" "$OUT/context/vcd-ccm"

@@ -5,7 +5,7 @@
 //! (`policies/target/wasm32-wasip2/release`), so suites can name it by path.
 
 use std::env;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::Command;
 
 fn main() {
@@ -36,6 +36,8 @@ fn main() {
     for path in watched {
         println!("cargo:rerun-if-changed={}", root.join(path).display());
     }
+
+    ensure_wasm_target();
 
     let cargo = env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let mut build = Command::new(cargo);
@@ -81,4 +83,49 @@ fn main() {
         "cargo:rustc-env=VCD_CCM_POLICY_ARTIFACTS={}",
         artifacts.display()
     );
+}
+
+const WASM_TARGET: &str = "wasm32-wasip2";
+
+/// rustup installs the targets of `rust-toolchain.toml` only together with the
+/// toolchain, so a machine that already had Rust 1.95 lacks `wasm32-wasip2`.
+/// Adding it here keeps `cargo run` and `cargo test` the only commands a user
+/// needs; without rustup, the panic says what to install.
+fn ensure_wasm_target() {
+    let rustc = env::var_os("RUSTC").unwrap_or_else(|| "rustc".into());
+    let sysroot = Command::new(&rustc)
+        .args(["--print", "sysroot"])
+        .output()
+        .expect("running rustc --print sysroot");
+    let sysroot = PathBuf::from(String::from_utf8_lossy(&sysroot.stdout).trim());
+    if has_target(&sysroot) {
+        return;
+    }
+    // RUSTUP_TOOLCHAIN names the toolchain this build runs under, so the target
+    // goes to it and not to the machine's default.
+    let mut add = Command::new("rustup");
+    add.args(["target", "add", WASM_TARGET]);
+    if let Some(toolchain) = env::var_os("RUSTUP_TOOLCHAIN") {
+        add.arg("--toolchain").arg(toolchain);
+    }
+    println!(
+        "cargo:warning=the {WASM_TARGET} target is missing from {}: adding it with rustup",
+        sysroot.display()
+    );
+    let added = add.status().map(|status| status.success());
+    assert!(
+        matches!(added, Ok(true)) && has_target(&sysroot),
+        "the policy components need the {WASM_TARGET} standard library, which {} lacks, \
+         and `rustup target add {WASM_TARGET}` did not add it ({added:?}); \
+         install it for this toolchain and build again",
+        sysroot.display()
+    );
+}
+
+fn has_target(sysroot: &Path) -> bool {
+    sysroot
+        .join("lib/rustlib")
+        .join(WASM_TARGET)
+        .join("lib")
+        .is_dir()
 }
