@@ -187,6 +187,11 @@ pub struct RunArgs {
     /// leader gives up its Lease to a standby that can reach VCD.
     #[arg(long, value_parser = duration, default_value = "60s")]
     pub vcd_unreachable_timeout: Duration,
+    /// On SIGTERM, how long running syncs may take to finish before the
+    /// leader Lease is released; keep it below the Pod's
+    /// terminationGracePeriodSeconds.
+    #[arg(long, value_parser = duration, default_value = "20s")]
+    pub shutdown_grace_period: Duration,
     /// How often every Service's load balancer is compared with what VCD
     /// holds, and objects deleted or changed outside the CCM are repaired
     /// (one read of the gateway per period); 0 turns it off.

@@ -3,6 +3,7 @@
 //! controller, the Events they write and leader election.
 //! `README.md` beside this file describes each one.
 
+pub mod drain;
 pub mod enabled;
 pub mod events;
 pub mod informer;
@@ -15,6 +16,7 @@ pub mod service;
 pub mod supervise;
 mod workqueue;
 
+pub use drain::{Drained, SyncGate};
 pub use enabled::EnabledControllers;
 pub use events::{EventRecorder, EventType};
 pub use informer::Informer;

@@ -1,15 +1,20 @@
 //! The process: reads the configuration, connects to Kubernetes and VCD,
 //! loads the policies, serves /healthz, /readyz and /metrics, wins the
 //! leader election, then runs the enabled controllers until leadership is
-//! lost. `vcd-ccm run` and `vcd-ccm demo` both go through here.
+//! lost or a stop is asked for. A stop is a handover: no new sync starts,
+//! the running ones finish (bounded by `shutdown_grace_period`), then the
+//! Lease is released so a standby leads at once. `vcd-ccm run` and
+//! `vcd-ccm demo` both go through here.
 
 mod cloud;
 mod lb_side;
 mod settings;
 mod vcd_health;
 
+use std::future::Future;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
@@ -26,12 +31,12 @@ use settings::{access_client, kube_client};
 use crate::access::Delegated;
 use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
 use crate::controllers::lifecycle::{self, LifecycleConfig, LifecycleController};
-use crate::controllers::node::{self, CloudNodeController};
+use crate::controllers::node::{self, CloudNodeController, NodeControllerConfig};
 use crate::controllers::service::{
     AnnotationJournal, KubeTlsSecrets, LbSide, ServiceController, ServiceControllerConfig,
 };
 use crate::controllers::supervise::TaskHealth;
-use crate::controllers::{CacheSync, EventRecorder, Informer};
+use crate::controllers::{CacheSync, Drained, EventRecorder, Informer, SyncGate};
 use crate::ratelimit::ThrottleMetrics;
 use crate::serve::{self, Authorize, Check, Probes, Server, SharedRegistry};
 use cloud::{CloudSide, Components};
@@ -46,7 +51,33 @@ struct ControllerLabels {
 /// A started manager: serving, connected, and (once leader) reconciling.
 pub struct Manager {
     server: Option<Server>,
-    main: tokio::task::JoinHandle<LeadershipLost>,
+    main: tokio::task::JoinHandle<Ended>,
+    stop: watch::Sender<bool>,
+}
+
+/// How a manager's run ended.
+#[derive(Debug)]
+pub enum Ended {
+    /// Leadership was lost or given up; the process should exit with
+    /// status 1 and be restarted, as upstream.
+    Lost(LeadershipLost),
+    /// Stopped as asked.
+    Stopped(Handover),
+}
+
+/// What a requested stop did.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Handover {
+    /// Not leading yet: nothing to finish or release.
+    Standby,
+    /// Led: the syncs drained (or were cut at the bound), and the Lease was
+    /// released (`true`) or left to expire.
+    Led {
+        /// How waiting for the running syncs ended.
+        drained: Drained,
+        /// Whether the Lease was released.
+        released: bool,
+    },
 }
 
 impl Manager {
@@ -162,12 +193,16 @@ impl Manager {
             "Controllers running in this process (1) by name",
             running.clone(),
         );
+        let (stop, stop_asked) = watch::channel(false);
         let main = tokio::spawn(async move {
-            let Components {
+            let Some(Components {
                 instances,
                 policy_watcher: _reloading,
                 lb_setup,
-            } = cloud.connect().await;
+            }) = unless_stopped(&stop_asked, cloud.connect()).await
+            else {
+                return Ended::Stopped(Handover::Standby);
+            };
             let _probe = AbortOnDrop(tokio::spawn(vcd_health::probe(
                 lb_setup.client.clone(),
                 reach.clone(),
@@ -182,10 +217,14 @@ impl Manager {
                 Some(elector) => {
                     // A standby is ready once VCD answers.
                     vcd_reached.store(true, Ordering::Relaxed);
-                    Some(elector.acquire().await)
+                    match unless_stopped(&stop_asked, elector.acquire()).await {
+                        Some(leadership) => Some(leadership),
+                        None => return Ended::Stopped(Handover::Standby),
+                    }
                 }
                 None => None,
             };
+            let gate = SyncGate::default();
             let mut controllers = JoinSet::new();
             // Every controller reads Nodes: one watch and one cache for all.
             let mut nodes =
@@ -200,6 +239,7 @@ impl Manager {
                     recorder("service-controller"),
                     ServiceControllerConfig {
                         tasks: task_health.clone(),
+                        gate: gate.clone(),
                         ..s.service.clone()
                     },
                     &mut write(&metrics),
@@ -213,7 +253,10 @@ impl Manager {
                     &mut nodes,
                     instances.clone(),
                     recorder(node::COMPONENT),
-                    s.node.clone(),
+                    NodeControllerConfig {
+                        gate: gate.clone(),
+                        ..s.node.clone()
+                    },
                     &mut write(&metrics),
                 );
                 controllers.spawn(controller.run(caches.register("cloud-node")));
@@ -228,6 +271,7 @@ impl Manager {
                     LifecycleConfig {
                         monitor_period: s.node_monitor_period,
                         max_deletion_fraction: s.max_node_deletion_fraction,
+                        gate: gate.clone(),
                     },
                     &mut write(&metrics),
                 );
@@ -240,14 +284,35 @@ impl Manager {
             // Only now: until the caches are registered, `informer-sync`
             // would pass without them.
             vcd_reached.store(true, Ordering::Relaxed);
-            let lost = tokio::select! {
-                lost = until_lost(leadership, reach, unreachable_timeout) => lost,
+            let leading = leadership.is_some();
+            let why = tokio::select! {
+                lost = lost(leadership.as_ref()) => Stop::Lost(lost),
+                reason = vcd_health::unanswered_too_long(reach, unreachable_timeout), if leading => {
+                    Stop::Unanswered(reason)
+                }
+                () = asked(&stop_asked) => Stop::Asked,
                 never = watch_controllers(&mut controllers, task_health) => match never {},
             };
+            let drained = match why {
+                Stop::Asked => Some(drain(&gate, s.shutdown_grace_period).await),
+                _ => None,
+            };
             controllers.abort_all();
-            lost
+            match (why, leadership) {
+                (Stop::Lost(lost), _) => Ended::Lost(lost),
+                (Stop::Unanswered(reason), Some(leadership)) => {
+                    Ended::Lost(leadership.step_down(reason).await)
+                }
+                (_, leadership) => Ended::Stopped(Handover::Led {
+                    drained: drained.unwrap_or(Drained::Finished(Duration::ZERO)),
+                    released: match leadership {
+                        Some(leadership) => leadership.release().await,
+                        None => false,
+                    },
+                }),
+            }
         });
-        Ok(Manager { server, main })
+        Ok(Manager { server, main, stop })
     }
 
     /// Where /healthz, /readyz and /metrics are served, if anywhere.
@@ -255,16 +320,30 @@ impl Manager {
         self.server.as_ref().map(Server::url)
     }
 
-    /// Runs until leadership is lost (never without leader election).
-    pub async fn wait(self) -> LeadershipLost {
-        let lost = match self.main.await {
-            Ok(lost) => lost,
+    /// Runs until leadership is lost or `stop` resolves (SIGTERM), then
+    /// hands over: see the module's documentation.
+    pub async fn run_until(self, stop: impl Future<Output = ()>) -> Ended {
+        let Manager {
+            server,
+            mut main,
+            stop: asker,
+        } = self;
+        let joined = tokio::select! {
+            joined = &mut main => joined,
+            () = stop => {
+                tracing::info!("stopping: no new syncs, the running ones finish, then the leader lease is released");
+                asker.send_replace(true);
+                main.await
+            }
+        };
+        let ended = match joined {
+            Ok(ended) => ended,
             Err(error) => std::panic::resume_unwind(error.into_panic()),
         };
-        if let Some(server) = self.server {
+        if let Some(server) = server {
             server.stop().await;
         }
-        lost
+        ended
     }
 
     /// Stops at once, as a killed process would: nothing is cleaned up.
@@ -300,19 +379,53 @@ async fn watch_controllers(
     }
 }
 
-/// Until leadership is lost, or given up because VCD stopped answering.
-async fn until_lost(
-    leadership: Option<Leadership>,
-    reach: crate::vcd::Reachability,
-    timeout: std::time::Duration,
-) -> LeadershipLost {
-    let Some(leadership) = leadership else {
-        return std::future::pending().await;
-    };
-    tokio::select! {
-        lost = leadership.lost() => lost,
-        reason = vcd_health::unanswered_too_long(reach, timeout) => leadership.step_down(reason).await,
+/// Why the leader's run ends.
+enum Stop {
+    Lost(LeadershipLost),
+    /// VCD went unanswered too long: a standby may reach it.
+    Unanswered(String),
+    Asked,
+}
+
+/// Until leadership is lost (never without leader election).
+async fn lost(leadership: Option<&Leadership>) -> LeadershipLost {
+    match leadership {
+        Some(leadership) => leadership.lost().await,
+        None => std::future::pending().await,
     }
+}
+
+/// Resolves once a stop is asked for.
+async fn asked(stop: &watch::Receiver<bool>) {
+    let mut stop = stop.clone();
+    // An error means the manager is gone: stopping is all that is left.
+    let _ = stop.wait_for(|asked| *asked).await;
+}
+
+/// `work`'s output, or `None` when a stop is asked for first.
+async fn unless_stopped<T>(
+    stop: &watch::Receiver<bool>,
+    work: impl Future<Output = T>,
+) -> Option<T> {
+    tokio::select! {
+        done = work => Some(done),
+        () = asked(stop) => None,
+    }
+}
+
+/// Closes the gate and says how the running syncs ended.
+async fn drain(gate: &SyncGate, limit: Duration) -> Drained {
+    let drained = gate.close(limit).await;
+    match drained {
+        Drained::Finished(took) => {
+            tracing::info!(took = ?took, "the running syncs finished")
+        }
+        Drained::TimedOut(took) => tracing::warn!(
+            took = ?took,
+            "syncs still running after the shutdown grace period are cut; the next leader finishes them"
+        ),
+    }
+    drained
 }
 
 fn mark_running(running: &Family<ControllerLabels, Gauge>, name: &'static str) {

@@ -51,6 +51,9 @@ pub struct Settings {
     /// How long VCD may go unanswered before /readyz fails and the leader
     /// steps down.
     pub vcd_unreachable_timeout: Duration,
+    /// On SIGTERM: how long running syncs may take to finish before the
+    /// Lease is released and the process exits.
+    pub shutdown_grace_period: Duration,
     /// `None` with `--leader-elect=false`.
     pub leader: Option<LeaderConfig>,
     /// `None` when nothing is served.

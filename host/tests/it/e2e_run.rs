@@ -8,6 +8,7 @@
 //! measured handover and convergence times.
 
 mod degraded;
+mod handover;
 mod hostile_policies;
 mod logs;
 mod task_supervision;

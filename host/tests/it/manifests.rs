@@ -279,10 +279,26 @@ async fn rbac_grants_exactly_the_calls_the_controllers_make() {
         kubelet_node("control-plane-0", true, true),
         kubelet_node("worker-0", true, true),
     ];
-    let cluster = ManagedCluster::start([vec![shop], nodes.to_vec()].concat()).await;
+    // Another replica leads at first, with a Lease that never expires.
+    let rival = json!({"apiVersion": "coordination.k8s.io/v1", "kind": "Lease",
+        "metadata": {"name": "cloud-controller-manager", "namespace": "kube-system"},
+        "spec": {"holderIdentity": "rival", "leaseDurationSeconds": 3600,
+            "renewTime": jiff::Timestamp::now().to_string()}});
+    let cluster = ManagedCluster::start([vec![shop, rival], nodes.to_vec()].concat()).await;
     let events = |reason: &str| cluster.event_count("shop", "web", reason);
 
-    // Leader election: get (absent), create, then update on every renewal.
+    // Leader election: a candidate reads the Lease and watches it by name
+    // (list and watch); once it is gone, get (absent), create, then update
+    // on every renewal.
+    eventually("this candidate watches the Lease", || {
+        let watching = cluster.proxy.requests().iter().any(|r| {
+            r.path == "/apis/coordination.k8s.io/v1/namespaces/kube-system/leases"
+                && r.query.contains("watch=true")
+        });
+        watching.then_some(())
+    })
+    .await;
+    cluster.delete_lease().await;
     eventually("this manager leads", || {
         (cluster.lease_holder()? == cluster.identity).then_some(())
     })

@@ -19,7 +19,7 @@ use crate::controllers::leader::{LeaderConfig, default_identity};
 use crate::controllers::lifecycle::DeletionFraction;
 use crate::controllers::node::NodeControllerConfig;
 use crate::controllers::service::ServiceControllerConfig;
-use crate::manager::{DEFAULT_KUBE_API_RATE, Manager, Settings};
+use crate::manager::{DEFAULT_KUBE_API_RATE, Ended, Manager, Settings};
 use crate::serve::{ServeConfig, Transport};
 use table::Snapshot;
 
@@ -76,6 +76,7 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
         node_monitor_period: Duration::from_secs(1),
         max_node_deletion_fraction: DeletionFraction::default(),
         vcd_unreachable_timeout: std::time::Duration::from_secs(60),
+        shutdown_grace_period: std::time::Duration::from_secs(5),
         leader: Some(LeaderConfig {
             identity: identity.clone(),
             ..LeaderConfig::default()
@@ -105,8 +106,10 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     }
     tokio::select! {
         result = watch => result,
-        lost = manager.wait() => Err(anyhow::Error::new(lost).context("leadership lost")),
-        () = shutdown_signal() => Ok(()),
+        ended = manager.run_until(shutdown_signal()) => match ended {
+            Ended::Lost(lost) => Err(anyhow::Error::new(lost).context("leadership lost")),
+            Ended::Stopped(_) => Ok(()),
+        },
     }
 }
 

@@ -5,7 +5,7 @@ use std::process::ExitCode;
 mod settings;
 
 use crate::cli::RunArgs;
-use crate::manager::Manager;
+use crate::manager::{Ended, Manager};
 
 /// `vcd-ccm run`: the cloud-controller-manager until SIGTERM or SIGINT.
 pub fn run(args: &RunArgs) -> ExitCode {
@@ -28,14 +28,14 @@ pub fn run(args: &RunArgs) -> ExitCode {
                 return ExitCode::FAILURE;
             }
         };
-        tokio::select! {
-            lost = manager.wait() => {
+        match manager.run_until(shutdown_signal()).await {
+            Ended::Lost(lost) => {
                 // As upstream: a replica that lost the lease exits and restarts.
                 tracing::error!(reason = %lost, "leaderelection lost");
                 ExitCode::FAILURE
             }
-            () = shutdown_signal() => {
-                tracing::info!("shutting down on signal");
+            Ended::Stopped(handover) => {
+                tracing::info!(?handover, "stopped on signal");
                 ExitCode::SUCCESS
             }
         }

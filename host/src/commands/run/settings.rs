@@ -70,10 +70,12 @@ pub async fn settings(args: &RunArgs) -> Result<Settings, StartError> {
         node: NodeControllerConfig {
             concurrent_node_syncs: positive("concurrent-node-syncs", args.concurrent_node_syncs)?,
             node_status_update_frequency: args.node_status_update_frequency,
+            ..NodeControllerConfig::default()
         },
         node_monitor_period: args.node_monitor_period,
         max_node_deletion_fraction,
         vcd_unreachable_timeout: vcd_unreachable_timeout(args)?,
+        shutdown_grace_period: args.shutdown_grace_period,
         leader,
         delegated_access: serve
             .as_ref()

@@ -5,11 +5,13 @@
 use std::sync::{Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
+use futures::{Stream, StreamExt};
 use k8s_openapi::api::coordination::v1::{Lease, LeaseSpec};
 use k8s_openapi::api::core::v1::ObjectReference;
 use k8s_openapi::apimachinery::pkg::apis::meta::v1::{MicroTime, ObjectMeta};
 use kube::Api;
 use kube::api::PostParams;
+use kube::runtime::{WatchStreamExt, watcher};
 
 use super::{HEALTH_TOLERANCE, LeaderConfig};
 
@@ -219,6 +221,20 @@ impl LeaseLock {
             ..record
         };
         self.write(lease, &released).await
+    }
+
+    /// Yields each time the Lease is seen with no holder, as a leader that
+    /// stopped leaves it: a candidate need not wait for its next retry.
+    pub(super) fn released(&self) -> impl Stream<Item = ()> + Send + 'static {
+        let only_this =
+            watcher::Config::default().fields(&format!("metadata.name={}", self.config.name));
+        watcher(self.api.clone(), only_this)
+            .default_backoff()
+            .applied_objects()
+            .filter_map(|lease| async move {
+                let lease = lease.ok()?;
+                LeaseRecord::of(&lease).holder.is_empty().then_some(())
+            })
     }
 
     /// Replaces the Lease, conditional on the resourceVersion `lease` carries.

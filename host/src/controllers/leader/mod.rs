@@ -9,7 +9,10 @@
 //! clock. The returned [`Leadership`] renews every retry period in the
 //! background; [`Leadership::lost`] resolves when a renewal has not succeeded
 //! within the renew deadline or another holder is seen, and the caller is
-//! expected to exit (status 1, as upstream). The Lease is never released.
+//! expected to exit (status 1, as upstream). A leader that stops on purpose
+//! ([`Leadership::release`], [`Leadership::step_down`]) releases the Lease,
+//! and a candidate watches the Lease so it takes a released one at once
+//! rather than at its next retry.
 //!
 //! A Normal `LeaderElection` Event "`<identity>` became leader" is recorded on
 //! the Lease, and the gauge `leader_election_master_status{name}` is 1 while
@@ -21,6 +24,7 @@ use std::future::Future;
 use std::sync::Arc;
 use std::time::Duration;
 
+use futures::StreamExt;
 use kube::{Api, Client};
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::family::Family;
@@ -257,6 +261,7 @@ impl LeaderElector {
     pub async fn acquire(&self) -> Leadership {
         let config = &self.lock.config;
         tracing::info!(lease = %config.lease_key(), identity = %config.identity, "attempting to acquire the leader lease");
+        let mut released = std::pin::pin!(self.lock.released());
         loop {
             match timeout(config.renew_deadline, self.lock.try_acquire_or_renew()).await {
                 Ok(Attempt::Held) => break,
@@ -271,7 +276,12 @@ impl LeaderElector {
                 }
             }
             let jitter = 1.0 + fastrand::f64() * ACQUIRE_JITTER;
-            sleep(config.retry_period.mul_f64(jitter)).await;
+            tokio::select! {
+                () = sleep(config.retry_period.mul_f64(jitter)) => {}
+                Some(()) = released.next() => {
+                    tracing::debug!(lease = %config.lease_key(), "the leader lease was released; trying at once");
+                }
+            }
         }
         tracing::info!(lease = %config.lease_key(), identity = %config.identity, "acquired the leader lease");
         self.master_status.set(1);
@@ -371,27 +381,37 @@ impl Leadership {
         }
     }
 
-    /// Stops renewing and releases the Lease (within the renew deadline),
-    /// so a standby takes over at once; the process should then exit.
+    /// Stops renewing and releases the Lease, so a standby takes over at
+    /// once; the process should then exit with status 1.
     pub async fn step_down(self, reason: String) -> LeadershipLost {
+        let lease = self.lease.clone();
+        self.release().await;
+        let lost = LeadershipLost::SteppedDown { lease, reason };
+        tracing::error!(reason = %lost, "leaderelection lost");
+        lost
+    }
+
+    /// Stops renewing and gives the Lease up (within the renew deadline),
+    /// as a process that is shutting down does; false when it could not be
+    /// written, so it expires after the lease duration instead.
+    pub async fn release(self) -> bool {
         self.renewer.abort();
         self.master_status.set(0);
         let lock = &self.health.lock;
         match timeout(lock.config.renew_deadline, lock.release()).await {
-            Ok(Ok(())) => {}
+            Ok(Ok(())) => {
+                tracing::info!(lease = %self.lease, "released the leader lease");
+                true
+            }
             Ok(Err(error)) => {
-                tracing::warn!(%error, lease = %self.lease, "cannot release the leader lease; it expires after the lease duration")
+                tracing::warn!(%error, lease = %self.lease, "cannot release the leader lease; it expires after the lease duration");
+                false
             }
             Err(_) => {
-                tracing::warn!(lease = %self.lease, "releasing the leader lease timed out; it expires after the lease duration")
+                tracing::warn!(lease = %self.lease, "releasing the leader lease timed out; it expires after the lease duration");
+                false
             }
         }
-        let lost = LeadershipLost::SteppedDown {
-            lease: self.lease.clone(),
-            reason,
-        };
-        tracing::error!(reason = %lost, "leaderelection lost");
-        lost
     }
 
     /// False once the Lease has gone unrenewed for the lease duration plus

@@ -35,7 +35,7 @@ pub use guard::{DeletionFraction, FractionError};
 use super::informer::Listed;
 use super::node_helpers::retry::{is_conflict, jittered};
 use super::node_helpers::{is_ready, node_ref, taints};
-use super::{EventRecorder, EventType, Informer, SyncedFlag};
+use super::{EventRecorder, EventType, Informer, SyncGate, SyncedFlag};
 use crate::instances::Instances;
 use guard::Hold;
 use metrics::GuardMetrics;
@@ -62,12 +62,14 @@ pub const HELD_REASON: &str = "NodeDeletionHeld";
 const HELD_EVENT_INTERVAL: Duration = Duration::from_secs(60);
 
 /// How the lifecycle controller works.
-#[derive(Debug, Clone, Copy, PartialEq)]
+#[derive(Debug, Clone)]
 pub struct LifecycleConfig {
     /// Pause between two passes (`--node-monitor-period`).
     pub monitor_period: Duration,
     /// The mass-deletion guard's limit (`--max-node-deletion-fraction`).
     pub max_deletion_fraction: DeletionFraction,
+    /// Closed on SIGTERM: each pass holds it while it taints and deletes.
+    pub gate: SyncGate,
 }
 
 impl Default for LifecycleConfig {
@@ -76,6 +78,7 @@ impl Default for LifecycleConfig {
         Self {
             monitor_period: DEFAULT_MONITOR_PERIOD,
             max_deletion_fraction: DeletionFraction::default(),
+            gate: SyncGate::default(),
         }
     }
 }
@@ -128,7 +131,9 @@ impl LifecycleController {
         }
         synced.set();
         loop {
+            let permit = self.config.gate.enter().await;
             self.monitor_nodes().await;
+            drop(permit);
             tokio::time::sleep(self.config.monitor_period).await;
         }
     }

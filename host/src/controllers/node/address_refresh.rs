@@ -63,6 +63,7 @@ async fn refresh_node(context: &Context, node: Arc<Node>) {
     if taints::is_uninitialized(&node) {
         return;
     }
+    let _permit = context.gate.enter().await;
     match context.instances.instance_metadata(&node_ref(&node)).await {
         Ok(metadata) => {
             let cloud = addresses::from_cloud(&metadata.addresses);

@@ -32,7 +32,7 @@ pub use sync::NodeSyncError;
 
 use super::informer::{Change, Informer, Listed};
 use super::workqueue::{Backoff, WorkQueue};
-use super::{EventRecorder, SyncedFlag};
+use super::{EventRecorder, SyncGate, SyncedFlag};
 use crate::instances::Instances;
 use metrics::NodeMetrics;
 
@@ -41,13 +41,15 @@ use metrics::NodeMetrics;
 pub const COMPONENT: &str = "cloud-node-controller";
 
 /// How the cloud node controller works.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct NodeControllerConfig {
     /// Workers syncing nodes (`--concurrent-node-syncs`); also the
     /// parallelism of the address refresh. 0 counts as 1.
     pub concurrent_node_syncs: usize,
     /// Pause between two address refreshes (`--node-status-update-frequency`).
     pub node_status_update_frequency: Duration,
+    /// Closed on SIGTERM: each Node's sync and refresh holds it.
+    pub gate: SyncGate,
 }
 
 impl Default for NodeControllerConfig {
@@ -56,6 +58,7 @@ impl Default for NodeControllerConfig {
         Self {
             concurrent_node_syncs: 1,
             node_status_update_frequency: Duration::from_secs(5 * 60),
+            gate: SyncGate::default(),
         }
     }
 }
@@ -68,6 +71,7 @@ struct Context {
     metrics: NodeMetrics,
     /// client-go's default per-item limiter: 5 ms doubling to 1000 s.
     backoff: Backoff<String>,
+    gate: SyncGate,
 }
 
 /// Upstream's cloud-node-controller: initialises Nodes that carry the
@@ -108,6 +112,7 @@ impl CloudNodeController {
             recorder,
             metrics: NodeMetrics::register(metrics),
             backoff: Backoff::new(Duration::from_millis(5), Duration::from_secs(1000)),
+            gate: config.gate.clone(),
         };
         Self {
             context: Arc::new(context),
@@ -140,6 +145,7 @@ impl CloudNodeController {
     async fn worker(&self) {
         loop {
             let name = self.queue.next().await;
+            let permit = self.context.gate.enter().await;
             match self.cache.get(&ObjectRef::new(&name)) {
                 Some(node) => {
                     // A panic in one Node's sync fails that sync, not the
@@ -161,6 +167,7 @@ impl CloudNodeController {
                     self.context.backoff.forget(&name);
                 }
             }
+            drop(permit);
             self.queue.done(&name);
         }
     }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use k8s_openapi::api::core::v1::ObjectReference;
 
 use super::rotation::DEFAULT_TLS_SECRET_PERIOD;
+use crate::controllers::SyncGate;
 use crate::controllers::leader::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
 use crate::controllers::supervise::TaskHealth;
 
@@ -35,6 +36,8 @@ pub struct ServiceControllerConfig {
     /// cluster with the same `clusterid`, a former `clusterid`) are
     /// attached to: the leader-election Lease.
     pub events_on: ObjectReference,
+    /// Closed on SIGTERM: syncs and node updates hold it while they write.
+    pub gate: SyncGate,
 }
 
 impl Default for ServiceControllerConfig {
@@ -49,6 +52,7 @@ impl Default for ServiceControllerConfig {
             tls_secret_period: Some(DEFAULT_TLS_SECRET_PERIOD),
             tasks: TaskHealth::default(),
             events_on: lease_reference(DEFAULT_LEASE_NAMESPACE, DEFAULT_LEASE_NAME),
+            gate: SyncGate::default(),
         }
     }
 }

@@ -41,6 +41,7 @@ use prometheus_client::registry::Registry;
 use tokio::sync::{Notify, watch};
 use tokio::task::JoinSet;
 
+use super::drain::{SyncGate, SyncPermit};
 use super::informer::{Change, Informer, Listed};
 use super::supervise::TaskHealth;
 use super::workqueue::{Backoff, WorkQueue};
@@ -79,6 +80,7 @@ pub(crate) struct Shared {
     /// A Service's sync and its node update never run at the same time:
     /// both write the same VCD objects.
     in_progress: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    gate: SyncGate,
     /// Services queued by the drift check and not synced since.
     drift_marks: Marks,
     drift_period: Option<Duration>,
@@ -88,6 +90,12 @@ pub(crate) struct Shared {
     queue: Arc<WorkQueue<String>>,
     backoff: Backoff<String>,
     metrics: ServiceMetrics,
+}
+
+/// One Service's write access: its own lock, inside the process's gate.
+struct Exclusive {
+    _key: tokio::sync::OwnedMutexGuard<()>,
+    _permit: SyncPermit,
 }
 
 type Watch = std::pin::Pin<Box<dyn Future<Output = ()> + Send>>;
@@ -204,6 +212,7 @@ impl ServiceController {
             synced: Mutex::default(),
             last_nodes: Mutex::default(),
             in_progress: Mutex::default(),
+            gate: config.gate.clone(),
             drift_marks: Marks::default(),
             drift_period: config.drift_period,
             rotation_marks: Marks::default(),
@@ -373,8 +382,10 @@ impl Shared {
         self.last_synced().remove(key);
     }
 
-    /// Held while the Service's load balancer is being written.
-    async fn exclusive(&self, key: &str) -> tokio::sync::OwnedMutexGuard<()> {
+    /// Held while the Service's load balancer is being written; waits
+    /// for ever once the process is stopping.
+    async fn exclusive(&self, key: &str) -> Exclusive {
+        let permit = self.gate.enter().await;
         let lock = self
             .in_progress
             .lock()
@@ -382,7 +393,10 @@ impl Shared {
             .entry(key.to_string())
             .or_default()
             .clone();
-        lock.lock_owned().await
+        Exclusive {
+            _key: lock.lock_owned().await,
+            _permit: permit,
+        }
     }
 
     /// Drops the lock of a Service no longer synced, once nobody holds it.

@@ -17,6 +17,7 @@ impl Shared {
     /// Deletes objects tagged for Services that no longer exist (crash
     /// leftovers). Runs before any sync, so it cannot race one.
     pub(super) async fn sweep(&self) {
+        let _permit = self.gate.enter().await;
         let live: HashSet<String> = self
             .services
             .state()

@@ -99,6 +99,7 @@ impl Harness {
         let config = NodeControllerConfig {
             concurrent_node_syncs: 2,
             node_status_update_frequency: REFRESH_PERIOD,
+            ..NodeControllerConfig::default()
         };
         let mut nodes = Informer::new(Api::<Node>::all(client.clone())).trimmed(node::trim_cached);
         let node_controller = CloudNodeController::new(
@@ -117,6 +118,7 @@ impl Harness {
             LifecycleConfig {
                 monitor_period: MONITOR_PERIOD,
                 max_deletion_fraction,
+                ..LifecycleConfig::default()
             },
             &mut registry,
         );

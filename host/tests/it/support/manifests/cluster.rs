@@ -76,10 +76,12 @@ impl ManagedCluster {
             node: NodeControllerConfig {
                 concurrent_node_syncs: 2,
                 node_status_update_frequency: Duration::from_millis(500),
+                ..NodeControllerConfig::default()
             },
             node_monitor_period: Duration::from_millis(200),
             max_node_deletion_fraction: DeletionFraction::default(),
             vcd_unreachable_timeout: std::time::Duration::from_secs(60),
+            shutdown_grace_period: std::time::Duration::from_secs(5),
             leader: Some(LeaderConfig {
                 identity: identity.clone(),
                 lease_duration: Duration::from_secs(2),
@@ -188,6 +190,14 @@ impl ManagedCluster {
             .get_typed(Some("kube-system"), "cloud-controller-manager")
             .expect("kubesim reads")?;
         lease.spec?.holder_identity
+    }
+
+    /// Deletes the leader-election Lease, as an operator may.
+    pub async fn delete_lease(&self) {
+        Api::<Lease>::namespaced(self.client.clone(), "kube-system")
+            .delete("cloud-controller-manager", &Default::default())
+            .await
+            .expect("the Lease is deleted");
     }
 
     pub fn vm(&self, name: &str) -> (String, String) {

@@ -87,15 +87,15 @@ impl ApiCall {
         }
         let (resource, name, subresource) = match rest {
             [resource] => (*resource, None, None),
-            [resource, name] => (*resource, Some(*name), None),
-            [resource, name, sub] => (*resource, Some(*name), Some(*sub)),
+            [resource, name] => (*resource, Some(name.to_string()), None),
+            [resource, name, sub] => (*resource, Some(name.to_string()), Some(*sub)),
             _ => return Err(record.path.clone()),
         };
         let watch = record
             .query
             .split('&')
             .any(|pair| pair == "watch=true" || pair == "watch=1");
-        let verb = match (record.method.as_str(), name) {
+        let verb = match (record.method.as_str(), &name) {
             ("GET", _) if watch => "watch",
             ("GET", Some(_)) => "get",
             ("GET", None) => "list",
@@ -106,6 +106,18 @@ impl ApiCall {
             ("DELETE", None) => "deletecollection",
             _ => return Err(format!("{} {}", record.method, record.path)),
         };
+        // As the API server's RBAC: a list or watch narrowed to one name
+        // by a field selector is a request on that name.
+        let name = name.or_else(|| {
+            record.query.split('&').find_map(|pair| {
+                let selector = pair.strip_prefix("fieldSelector=")?;
+                selector
+                    .replace("%3D", "=")
+                    .strip_prefix("metadata.name=")
+                    .filter(|name| !name.contains([',', '%']))
+                    .map(str::to_string)
+            })
+        });
         Ok(ApiCall {
             access: Access {
                 group: group.to_string(),
@@ -116,7 +128,7 @@ impl ApiCall {
                 verb: verb.to_string(),
             },
             namespace,
-            name: name.map(str::to_string),
+            name,
         })
     }
 }

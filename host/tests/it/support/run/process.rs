@@ -96,6 +96,15 @@ impl CcmProcess {
         let _ = self.child.wait();
     }
 
+    /// SIGTERM, as the kubelet stops a Pod; the process ends by itself.
+    pub fn terminate(&self) {
+        let status = Command::new("kill")
+            .args(["-TERM", &self.child.id().to_string()])
+            .status()
+            .expect("kill runs");
+        assert!(status.success(), "kill -TERM {}: {status}", self.name);
+    }
+
     /// The exit status, once the process ended by itself.
     pub fn exited(&mut self) -> Option<ExitStatus> {
         self.child.try_wait().expect("the child can be waited on")
