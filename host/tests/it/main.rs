@@ -56,6 +56,7 @@ mod serve;
 mod serve_access;
 mod serve_flood;
 mod structure;
+mod upgrade;
 mod vcd_auth;
 mod vcd_bodies;
 mod vcd_call_counts;

@@ -6,7 +6,7 @@ use crate::error::SimError;
 use crate::faults::Faults;
 use crate::http::{self, AppState, RequestLog, RequestRecord};
 use crate::kubeconfig;
-use crate::resources;
+use crate::resources::{self, ResourceType};
 use crate::store::{DEFAULT_HISTORY, ListOptions, Store};
 use k8s_openapi::api::authentication::v1::UserInfo;
 use serde::Serialize;
@@ -197,22 +197,19 @@ impl KubeSim {
 
     /// Creates an object given as JSON with `apiVersion` and `kind`, like a POST.
     pub fn seed(&self, object: Value) -> Result<Value, SimError> {
-        let api_version = object
-            .get("apiVersion")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let kind = object
-            .get("kind")
-            .and_then(Value::as_str)
-            .unwrap_or_default();
-        let resource = resources::by_kind(api_version, kind)
-            .ok_or_else(|| SimError::Unsupported(format!("{api_version} {kind}")))?;
-        let namespace = crate::object::namespace(&object).map(str::to_string);
-        let namespace = namespace.or_else(|| resource.namespaced.then(|| "default".to_string()));
+        let (resource, namespace) = placement(&object)?;
         Ok(self
             .store
             .create(resource, namespace.as_deref(), object, false)?
             .object)
+    }
+
+    /// Puts an object back as a backup of another cluster's API server holds
+    /// it (uid, finalizers and status kept), replacing one of that name:
+    /// for tests that start from a state another program left.
+    pub fn restore(&self, object: Value) -> Result<Value, SimError> {
+        let (resource, namespace) = placement(&object)?;
+        Ok(self.store.restore(resource, namespace.as_deref(), object)?)
     }
 
     /// Creates a typed object, like [`KubeSim::seed`].
@@ -273,4 +270,15 @@ fn seed_cluster(store: &Store) -> Result<(), SimError> {
     });
     store.create(services, Some("default"), kubernetes, false)?;
     Ok(())
+}
+
+/// The resource of an object given as JSON with `apiVersion` and `kind`,
+/// and its namespace (`default` for a namespaced one that names none).
+fn placement(object: &Value) -> Result<(&'static ResourceType, Option<String>), SimError> {
+    let field = |name: &str| object.get(name).and_then(Value::as_str).unwrap_or_default();
+    let (api_version, kind) = (field("apiVersion"), field("kind"));
+    let resource = resources::by_kind(api_version, kind)
+        .ok_or_else(|| SimError::Unsupported(format!("{api_version} {kind}")))?;
+    let namespace = crate::object::namespace(object).map(str::to_string);
+    Ok((resource, namespace.or_else(|| resource.namespaced.then(|| "default".to_string()))))
 }

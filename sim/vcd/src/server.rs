@@ -187,6 +187,19 @@ impl Sim {
         serde_json::to_value(&*self.state.world()).unwrap_or_default()
     }
 
+    /// Replaces the world with a [`Sim::dump`] taken from a simulator of
+    /// the same scenario (so logins work alike): the objects another
+    /// program left, such as an earlier release's. Sessions and gateway
+    /// cool-downs are not carried over.
+    pub fn restore(&self, dump: Value) -> Result<(), serde_json::Error> {
+        let mut world: World = serde_json::from_value(dump)?;
+        for gateway in &mut world.gateways {
+            gateway.busy = None;
+        }
+        *self.state.world() = world;
+        Ok(())
+    }
+
     pub fn knobs(&self) -> Knobs {
         self.state.knobs()
     }

@@ -185,6 +185,48 @@ impl Store {
         })
     }
 
+    /// Puts an object back as a backup holds it: its uid, finalizers and
+    /// status kept, an object of that name replaced.
+    pub fn restore(
+        &self,
+        resource: &'static ResourceType,
+        namespace: Option<&str>,
+        body: Value,
+    ) -> Result<Value, ApiError> {
+        let mut object = to_storage(resource, body)?;
+        place_in_namespace(resource, &mut object, namespace)?;
+        let name = object::name(&object).to_string();
+        if name.is_empty() || object::uid(&object).is_none() {
+            return Err(ApiError::BadRequest(format!(
+                "a restored {} needs metadata.name and metadata.uid",
+                resource.kind
+            )));
+        }
+        let key = key(resource, namespace, &name);
+        let mut state = self.lock();
+        let revision = state.next_revision();
+        set_revision(&mut object, revision);
+        let previous = state
+            .bucket_mut(resource.bucket)
+            .insert(key, object.clone());
+        let wire = to_wire(resource, &object);
+        let kind = match previous {
+            Some(_) => ChangeKind::Modified,
+            None => ChangeKind::Added,
+        };
+        self.publish(
+            &mut state,
+            Change {
+                revision,
+                bucket: resource.bucket,
+                kind,
+                object,
+                previous,
+            },
+        );
+        Ok(wire)
+    }
+
     fn choose_name(
         &self,
         state: &State,

@@ -11,7 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::Ref;
 use crate::strict::{ReadOnly, definition};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ServiceEngineGroup {
     pub id: String,
@@ -22,7 +22,7 @@ pub struct ServiceEngineGroup {
     pub supported_feature_set: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SegAssignment {
     pub id: String,

@@ -2,7 +2,7 @@
 
 use serde::{Deserialize, Serialize};
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Vdc {
     pub id: String,
@@ -11,7 +11,7 @@ pub struct Vdc {
     pub allocation_type: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VApp {
     pub id: String,
@@ -61,7 +61,7 @@ fn connected() -> bool {
     true
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Vm {
     pub id: String,
@@ -78,7 +78,7 @@ pub struct Vm {
 }
 
 /// A VM sizing policy reference (`urn:vcloud:vdcComputePolicy:<uuid>`).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct SizingPolicy {
     pub id: String,

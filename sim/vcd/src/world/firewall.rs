@@ -65,7 +65,7 @@ pub struct FirewallRulesBody {
 definition!(FirewallRulesBody, "EdgeFirewallRules");
 
 /// A user-defined rule of a gateway; the gateway's list keeps their order.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FirewallRule {
     pub gateway_id: String,
@@ -75,7 +75,7 @@ pub struct FirewallRule {
 /// The rules around a gateway's user-defined list: one system rule before
 /// it (read-only) and one default rule after it, whose action alone can
 /// change.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewayFirewall {
     pub gateway_id: String,
@@ -155,7 +155,7 @@ pub struct FirewallGroupBody {
 definition!(FirewallGroupBody, "FirewallGroupDetails", serialize);
 
 /// A firewall group and the gateway that owns it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct FirewallGroup {
     pub gateway_id: String,

@@ -2,12 +2,12 @@
 
 use std::time::{Duration, Instant};
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 /// The provider org: its users are system administrators.
 pub const SYSTEM_ORG: &str = "System";
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Org {
     pub id: String,
@@ -22,7 +22,7 @@ impl Org {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct User {
     pub id: String,
@@ -33,7 +33,7 @@ pub struct User {
 }
 
 /// A long-lived API token: never expires, can be revoked.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct ApiToken {
     pub value: String,

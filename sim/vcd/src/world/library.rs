@@ -21,7 +21,7 @@ pub struct CertificateItem {
 }
 definition!(CertificateItem, "CertificateLibraryItem", serialize);
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Certificate {
     pub org_id: String,
@@ -46,7 +46,7 @@ pub struct DefinedEntity {
 }
 definition!(DefinedEntity, "DefinedEntity", serialize);
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Entity {
     pub org_id: String,

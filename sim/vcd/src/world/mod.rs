@@ -55,7 +55,7 @@ impl Ref {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Site {
     pub id: String,
@@ -63,13 +63,15 @@ pub struct Site {
     pub versions: Vec<String>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct World {
     pub site: Site,
     pub orgs: Vec<Org>,
     pub users: Vec<User>,
     pub api_tokens: Vec<ApiToken>,
+    /// Sessions do not survive a restore: clients log in again.
+    #[serde(skip_deserializing)]
     pub access_tokens: BTreeMap<String, AccessToken>,
     pub vdcs: Vec<Vdc>,
     pub networks: Vec<OrgVdcNetwork>,

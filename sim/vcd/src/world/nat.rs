@@ -56,7 +56,7 @@ impl NatRuleBody {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct NatRule {
     pub gateway_id: String,

@@ -3,11 +3,11 @@
 use std::net::IpAddr;
 use std::time::Instant;
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::ip::IpRange;
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Subnet {
     pub gateway: IpAddr,
@@ -15,7 +15,7 @@ pub struct Subnet {
     pub ranges: Vec<IpRange>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct OrgVdcNetwork {
     pub id: String,
@@ -33,7 +33,7 @@ pub struct OrgVdcNetwork {
 
 /// A sub-allocated subnet on a gateway uplink, IPv4 or IPv6: an uplink
 /// may carry one of each family, each with its own primary IP.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct GatewaySubnet {
     pub gateway: IpAddr,
@@ -42,7 +42,7 @@ pub struct GatewaySubnet {
     pub ranges: Vec<IpRange>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Uplink {
     pub id: String,
@@ -51,7 +51,7 @@ pub struct Uplink {
     pub subnets: Vec<GatewaySubnet>,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct LoadBalancerConfig {
     pub enabled: bool,
@@ -64,7 +64,7 @@ pub struct LoadBalancerConfig {
 }
 
 /// A gateway write in flight (and its cool-down afterwards).
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct BusyMark {
     pub operation: String,
@@ -80,7 +80,7 @@ impl BusyMark {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EdgeGateway {
     pub id: String,

@@ -1,10 +1,10 @@
 //! Asynchronous tasks as the legacy `/api/task/{id}` endpoint shows them.
 
-use serde::Serialize;
+use serde::{Deserialize, Serialize};
 
 use super::Ref;
 
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub enum TaskStatus {
     Queued,
@@ -24,7 +24,7 @@ impl TaskStatus {
     }
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskError {
     pub status: u16,
@@ -33,7 +33,7 @@ pub struct TaskError {
 }
 
 /// The object a task works on; `href` is the CloudAPI path of it.
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct TaskOwner {
     pub id: String,
@@ -42,7 +42,7 @@ pub struct TaskOwner {
     pub media_type: String,
 }
 
-#[derive(Debug, Clone, Serialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct Task {
     pub id: String,

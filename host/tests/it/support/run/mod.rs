@@ -63,8 +63,9 @@ pub struct LiveService {
 
 pub struct World {
     pub vcd: Sim,
-    /// Serves as long as the world lives; tests use `client`.
-    _kube: KubeSim,
+    /// Serves as long as the world lives; tests use `client`, or restore
+    /// objects into it.
+    kube: KubeSim,
     pub client: kube::Client,
     pub files: RunFiles,
     pub dir: TempDir,
@@ -82,7 +83,7 @@ impl World {
         let files = write_files(&dir, &vcd, &kube);
         World {
             vcd,
-            _kube: kube,
+            kube,
             client,
             files,
             dir,
@@ -202,6 +203,20 @@ impl World {
         service
             .and_then(|s| s.status?.load_balancer?.ingress?.first()?.ip.clone())
             .ok_or_else(|| format!("Service {name} has no external IP yet"))
+    }
+
+    /// Puts a Kubernetes object back as another cluster's backup holds it
+    /// (uid, finalizers and status kept).
+    pub fn restore_kube(&self, object: serde_json::Value) {
+        self.kube.restore(object).expect("the object is restored");
+    }
+
+    /// Adds a cloud config line under `loadbalancer:`, such as a mode.
+    pub fn add_load_balancer_setting(&self, line: &str) {
+        let path = &self.files.cloud_config;
+        let text = std::fs::read_to_string(path).expect("the cloud config");
+        let text = text.replacen("loadbalancer:\n", &format!("loadbalancer:\n  {line}\n"), 1);
+        std::fs::write(path, text).expect("the cloud config is written");
     }
 
     fn leases(&self) -> Api<Lease> {

@@ -51,9 +51,23 @@ impl CcmProcess {
         logging: Logging,
         env: &[(&str, &str)],
     ) -> CcmProcess {
+        let binary = Path::new(env!("CARGO_BIN_EXE_vcd-ccm"));
+        Self::spawn_binary(binary, name, dir, args, port, logging, env)
+    }
+
+    /// The same, running `binary` (another release's) instead of this one.
+    pub fn spawn_binary(
+        binary: &Path,
+        name: &str,
+        dir: &Path,
+        args: Vec<OsString>,
+        port: Option<u16>,
+        logging: Logging,
+        env: &[(&str, &str)],
+    ) -> CcmProcess {
         let stderr = dir.join(format!("{name}.stderr"));
         let file = File::create(&stderr).expect("the stderr file is created");
-        let mut command = Command::new(env!("CARGO_BIN_EXE_vcd-ccm"));
+        let mut command = Command::new(binary);
         command
             .arg("run")
             .args(args)
