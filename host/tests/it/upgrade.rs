@@ -42,10 +42,21 @@ const LB_PATHS: [&str; 4] = [
     "/cloudapi/1.0.0/edgeGateways/{id}/firewall/rules",
 ];
 
+/// `VCD_CCM_FIXTURES` names another folder, to try a rollback by hand:
+/// record with this release there, then start the older one on it
+/// (`VCD_CCM_BINARY`).
 fn fixture_path(mode: &str) -> PathBuf {
-    Path::new(env!("CARGO_MANIFEST_DIR"))
-        .join("tests/fixtures/upgrade")
+    let folder = std::env::var_os("VCD_CCM_FIXTURES").map(PathBuf::from);
+    folder
+        .unwrap_or_else(|| Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/fixtures/upgrade"))
         .join(format!("{mode}.json"))
+}
+
+/// The binary started on a fixture: this one, or `VCD_CCM_BINARY`.
+fn binary_under_test() -> PathBuf {
+    std::env::var_os("VCD_CCM_BINARY")
+        .map(PathBuf::from)
+        .unwrap_or_else(|| PathBuf::from(env!("CARGO_BIN_EXE_vcd-ccm")))
 }
 
 /// The four Services, as the fixtures hold them.
@@ -176,7 +187,7 @@ async fn upgrade_from_previous_release(mode: &str, setting: Option<&str>) {
     }
     world.vcd.reset_log();
 
-    let ccm = spawn(&world, Path::new(env!("CARGO_BIN_EXE_vcd-ccm")), "upgraded");
+    let ccm = spawn(&world, &binary_under_test(), "upgraded");
     // Every Service was looked at: the sync reports each one ensured.
     let events: Api<Event> = Api::namespaced(world.client.clone(), "default");
     wait_until("every Service to be synced", CONVERGE, || async {
