@@ -101,6 +101,8 @@ impl TaskHealth {
         F: Fn() -> Fut,
         Fut: Future<Output = ()> + Send + 'static,
     {
+        // Exported at 0 from the start, so a first restart is an increase.
+        drop(self.counted.get_or_create(&TaskLabels { controller, task }));
         let mut backoff = FIRST_BACKOFF;
         loop {
             let started = Instant::now();

@@ -9,6 +9,7 @@
 //! (`[+]name ok` / `[-]name failed: reason`) and a closing line, with 500.
 
 mod access;
+mod check_metrics;
 mod conn;
 mod tls;
 
@@ -28,6 +29,7 @@ use tokio::sync::oneshot;
 use tokio::task::JoinHandle;
 
 pub use self::access::{Authorize, Verdict};
+pub use self::check_metrics::CHECK_METRIC;
 pub use self::conn::{HEADER_READ_TIMEOUT, IDLE_TIMEOUT, MAX_CONNECTIONS};
 pub use self::tls::Certificate;
 /// Upstream's `--secure-port` default (`CloudControllerManagerPort`).
@@ -210,7 +212,8 @@ impl Drop for Server {
 
 /// Binds `config.listen` and serves until the returned [`Server`] is stopped.
 /// With `access`, every request must be authorized by it first; without
-/// `captures`, the capture paths are 404.
+/// `captures`, the capture paths are 404. Registers [`CHECK_METRIC`], the
+/// probes' checks, in `metrics`.
 pub async fn start(
     config: ServeConfig,
     probes: Probes,
@@ -229,8 +232,13 @@ pub async fn start(
     };
     let tcp = TcpListener::bind(config.listen).await.map_err(bind_error)?;
     let addr = tcp.local_addr().map_err(bind_error)?;
+    let probes = Arc::new(probes);
+    metrics
+        .write()
+        .unwrap_or_else(|p| p.into_inner())
+        .register_collector(Box::new(check_metrics::CheckCollector(probes.clone())));
     let mut app = router(AppState {
-        probes: Arc::new(probes),
+        probes,
         metrics,
         captures,
     });

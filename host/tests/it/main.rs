@@ -47,6 +47,7 @@ mod lb_sharing_crash;
 mod lb_upstream;
 mod leader;
 mod manifests;
+mod monitoring;
 mod policy_authoring;
 mod policy_cli;
 mod policy_contracts;

@@ -47,6 +47,11 @@ fn every_manifest_parses_into_its_kubernetes_type() {
         [
             "cloud-config.yaml: ConfigMap kube-system/vcloud-ccm-configmap",
             "deployment.yaml: Deployment kube-system/vcd-ccm",
+            "components/monitoring/podmonitor.yaml: ClusterRoleBinding vcd-ccm-metrics-scraper",
+            "components/monitoring/podmonitor.yaml: PodMonitor kube-system/vcd-ccm",
+            "components/monitoring/podmonitor.yaml: Secret kube-system/vcd-ccm-metrics-scraper",
+            "components/monitoring/podmonitor.yaml: ServiceAccount kube-system/vcd-ccm-metrics-scraper",
+            "components/monitoring/prometheusrule.yaml: PrometheusRule kube-system/vcd-ccm",
             "components/policies/policies.yaml: ConfigMap kube-system/vcd-ccm-policies",
             "pdb.yaml: PodDisruptionBudget kube-system/vcd-ccm",
             "rbac.yaml: ClusterRole system:cloud-controller-manager",
@@ -73,6 +78,8 @@ fn every_manifest_parses_into_its_kubernetes_type() {
             "RoleBinding" => check::<RoleBinding>(document),
             "Deployment" => check::<Deployment>(document),
             "PodDisruptionBudget" => check::<PodDisruptionBudget>(document),
+            // The Prometheus Operator's kinds: `monitoring.rs` checks them.
+            "PodMonitor" | "PrometheusRule" => {}
             other => panic!("{}: unexpected kind {other}", document.file),
         }
     }

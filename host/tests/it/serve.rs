@@ -114,6 +114,15 @@ async fn plain_http_reports_health_then_readiness_once_caches_sync_and_vcd_answe
     assert_eq!(status, 500);
     assert!(body.contains("[+]informer-sync ok\n"), "{body}");
     assert!(body.contains("[-]vcd failed"), "{body}");
+    // The same checks as a metric, run at scrape time.
+    let (_, _, body) = get(&http, &url("/metrics")).await;
+    for sample in [
+        r#"vcd_ccm_check_passing{probe="readyz",check="informer-sync"} 1"#,
+        r#"vcd_ccm_check_passing{probe="readyz",check="vcd"} 0"#,
+        r#"vcd_ccm_check_passing{probe="healthz",check="leaderElection"} 1"#,
+    ] {
+        assert!(body.contains(sample), "{sample}:\n{body}");
+    }
 
     vcd_reached.store(true, Ordering::SeqCst);
     let (status, _, body) = get(&http, &url("/readyz")).await;

@@ -1,6 +1,6 @@
 //! The YAML files in `manifests/`, read as Kubernetes objects.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -65,7 +65,8 @@ fn differences(read: &Value, kept: &Value, path: String, out: &mut Vec<String>) 
 }
 
 /// Every object of every `*.yaml` file under `manifests/` (kustomizations
-/// aside), named by its path there.
+/// and `tests/` folders aside: those hold `promtool` cases, not objects),
+/// named by its path there.
 pub fn all() -> Vec<Document> {
     let root = manifests_dir();
     let mut files = Vec::new();
@@ -74,7 +75,9 @@ pub fn all() -> Vec<Document> {
         for entry in std::fs::read_dir(&dir).expect("manifests/ is readable") {
             let path = entry.expect("a directory entry").path();
             if path.is_dir() {
-                dirs.push(path);
+                if path.file_name().is_none_or(|n| n != "tests") {
+                    dirs.push(path);
+                }
             } else if path.extension().is_some_and(|e| e == "yaml")
                 && path.file_name().is_some_and(|n| n != "kustomization.yaml")
             {
@@ -102,18 +105,23 @@ pub fn rendered(dir: &str) -> Vec<Document> {
     let path = PathBuf::from(env!("CARGO_MANIFEST_DIR"))
         .join("..")
         .join(dir);
+    rendered_at(&path, dir)
+}
+
+/// What `kubectl kustomize <path>` renders, named `what` in failures.
+pub fn rendered_at(path: &Path, what: &str) -> Vec<Document> {
     let output = std::process::Command::new("kubectl")
         .arg("kustomize")
-        .arg(&path)
+        .arg(path)
         .output()
         .expect("kubectl (with kustomize) is installed; .ci/run checks it");
     assert!(
         output.status.success(),
-        "kubectl kustomize {dir}: {}",
+        "kubectl kustomize {what}: {}",
         String::from_utf8_lossy(&output.stderr)
     );
     parse(
-        &format!("rendered {dir}"),
+        &format!("rendered {what}"),
         &String::from_utf8_lossy(&output.stdout),
     )
 }
