@@ -72,16 +72,18 @@ pub async fn space_holder(
     let allocation = client.find_allocation_by_value(&space.id, ip).await?;
     let holder = allocation.as_ref().and_then(|a| {
         let state = a.usage_state.as_deref().unwrap_or("UNUSED");
+        // A tagged claim is named by its Service and cluster, any other
+        // description quoted as it is.
+        let description = a.description.as_deref().filter(|d| !d.is_empty());
+        let held_by = match description.and_then(OwnerTag::parse) {
+            Some(tagged) => format!(", {}", tagged.owner.describe_service()),
+            None => description.map(|d| format!(", {d}")).unwrap_or_default(),
+        };
         match claimed_by(a, owner) {
             true => None,
             false => Some(format!(
-                "IP Space allocation {} ({state}{})",
-                a.value,
-                a.description
-                    .as_deref()
-                    .filter(|d| !d.is_empty())
-                    .map(|d| format!(", {d}"))
-                    .unwrap_or_default()
+                "IP Space allocation {} ({state}{held_by})",
+                a.value
             )),
         }
     });

@@ -11,6 +11,7 @@ use super::allocations;
 use super::hints;
 use super::ipam::{self, IpSource};
 use super::journal::AllocationJournal;
+use super::observe::GatewayView;
 use super::ownership::OwnerTag;
 use super::sharing::{Group, POOL_PREFIX};
 use super::vips::Vips;
@@ -54,6 +55,10 @@ pub struct Address {
 /// What the resolution needs to know about the Service and the gateway.
 pub struct AddressContext<'a> {
     pub client: &'a VcdClient,
+    /// The edge gateway: a requested address's holders are read from it.
+    pub gateway_id: &'a str,
+    /// Whether DNAT rules hold the external addresses (one-arm modes).
+    pub nat: bool,
     pub source: &'a IpSource,
     /// Where IP Space allocations are noted before they are made.
     pub journal: &'a dyn AllocationJournal,
@@ -199,6 +204,20 @@ impl AddressContext<'_> {
         let vcd = |action: &str| LbError::vcd(self.service, action.to_string());
         match self.source {
             IpSource::Blocks { .. } => {
+                // The gateway view may predate another owner's objects on
+                // the address: VCD is asked before anything is written.
+                let text = ip.to_string();
+                let holders = GatewayView::read_holders(
+                    self.client,
+                    self.gateway_id,
+                    std::slice::from_ref(&text),
+                    self.nat,
+                )
+                .await
+                .map_err(vcd("looking up who holds the requested address"))?;
+                if let Some(holder) = holders.other_holder(&text, self.owner) {
+                    return Err(self.in_use(ip, holder));
+                }
                 if let Some((_, category)) = self.used.iter().find(|(u, _)| *u == ip) {
                     return Err(self.in_use(ip, format!("the gateway ({category})")));
                 }

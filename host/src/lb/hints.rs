@@ -8,12 +8,9 @@ use std::net::IpAddr;
 
 use super::tls::{TLS_SECRET_ANNOTATION, TLS_SECRET_TYPE};
 use crate::policy::model::{AddressPool, DecisionError, DecisionInput, IpRange};
-use crate::text::sanitize;
 
 /// Pools or certificates listed in one message; the rest are counted.
 const LISTED: usize = 8;
-/// How much of the TLS ports annotation a message quotes.
-const PORTS_BYTES: usize = 64;
 /// The upstream annotation naming the certificate of a Service's TLS ports.
 const CERT_ALIAS_ANNOTATION: &str = "service.beta.kubernetes.io/vcloud-avi-ssl-cert-alias";
 /// The upstream annotation naming a Service's TLS ports.
@@ -72,17 +69,65 @@ fn with_free(pools: &[AddressPool]) -> String {
 
 fn certificates(input: &DecisionInput) -> String {
     let aliases = input.certificates.iter().map(|c| c.alias.clone()).collect();
-    let ports = input
-        .service
-        .annotations
-        .iter()
-        .find(|(k, _)| k == SSL_PORTS_ANNOTATION)
-        .map(|(_, v)| format!(" for TLS port(s) {}", sanitize(v, PORTS_BYTES)))
-        .unwrap_or_default();
+    let ports = tls_ports(input);
     format!(
         "; name a certificate{ports} with the annotation {TLS_SECRET_ANNOTATION} (a {TLS_SECRET_TYPE} Secret of the Service's namespace: <secret>, or <port>=<secret>,…), or one of the org's library with the annotation {CERT_ALIAS_ANNOTATION} or the cloud config's loadbalancer.certAlias (the default policy's certAlias setting); the library holds: {}",
         listed(aliases, "no certificate")
     )
+}
+
+/// The entries of a comma-separated annotation of the Service, trimmed.
+fn entries<'a>(input: &'a DecisionInput, key: &str) -> Vec<&'a str> {
+    input
+        .service
+        .annotations
+        .iter()
+        .find(|(k, _)| k == key)
+        .map(|(_, v)| v.split(',').map(str::trim).collect())
+        .unwrap_or_default()
+}
+
+/// ` for TLS ports 443/TCP (appProtocol https), 8443/TCP (ssl-ports
+/// annotation)`: the ports that need a certificate by the upstream rules,
+/// which the default policy follows: those the ssl-ports annotation lists
+/// (by number or name), those a `<port>=<secret>` entry of the TLS Secret
+/// annotation names, and those with `appProtocol: https`; nothing when
+/// there is none.
+fn tls_ports(input: &DecisionInput) -> String {
+    let ssl_ports = entries(input, SSL_PORTS_ANNOTATION);
+    let secret_ports: Vec<&str> = entries(input, TLS_SECRET_ANNOTATION)
+        .into_iter()
+        .filter_map(|entry| entry.split_once('=').map(|(port, _)| port.trim()))
+        .collect();
+    let ports: Vec<String> = input
+        .service
+        .ports
+        .iter()
+        .filter_map(|port| {
+            let number = port.port.to_string();
+            let names =
+                |entry: &&str| *entry == number || (!port.name.is_empty() && *entry == port.name);
+            let https = port
+                .app_protocol
+                .as_deref()
+                .is_some_and(|p| p.eq_ignore_ascii_case("https"));
+            let why: Vec<&str> = [
+                (ssl_ports.iter().any(names), "ssl-ports annotation"),
+                (secret_ports.iter().any(names), TLS_SECRET_ANNOTATION),
+                (https, "appProtocol https"),
+            ]
+            .into_iter()
+            .filter_map(|(applies, why)| applies.then_some(why))
+            .collect();
+            let protocol = port.protocol.to_string().to_ascii_uppercase();
+            (!why.is_empty()).then(|| format!("{number}/{protocol} ({})", why.join(", ")))
+        })
+        .collect();
+    match ports.len() {
+        0 => String::new(),
+        1 => format!(" for TLS port {}", ports[0]),
+        _ => format!(" for TLS ports {}", listed(ports, "")),
+    }
 }
 
 fn listed(items: Vec<String>, empty: &str) -> String {
@@ -114,7 +159,7 @@ fn addresses(r: &IpRange) -> u128 {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::model::{Certificate, PoolSource};
+    use crate::policy::model::{Certificate, PoolSource, ServicePort};
 
     fn pool(name: &str, first: [u8; 4], last: [u8; 4], free: u32) -> AddressPool {
         AddressPool {
@@ -160,6 +205,47 @@ mod tests {
         assert!(hint.contains("kubernetes.io/tls Secret") && hint.contains(TLS_SECRET_ANNOTATION));
         assert!(
             hint.ends_with("c0, c1, c2, c3, c4, c5, c6, c7, and 2 more"),
+            "{hint}"
+        );
+        assert!(!hint.contains("for TLS port"), "no TLS port: {hint}");
+    }
+
+    #[test]
+    fn certificates_name_the_tls_ports_from_the_annotation_and_app_protocol() {
+        let port = |name: &str, port: u16, app_protocol: Option<&str>| ServicePort {
+            name: name.into(),
+            port,
+            app_protocol: app_protocol.map(String::from),
+            ..Default::default()
+        };
+        let mut input = DecisionInput::default();
+        input.service.ports = vec![
+            port("http", 80, Some("http")),
+            port("https", 443, Some("HTTPS")),
+            port("admin", 8443, None),
+            port("both", 9443, Some("https")),
+        ];
+        input.service.annotations = vec![
+            (SSL_PORTS_ANNOTATION.into(), "admin, 9443".into()),
+            (TLS_SECRET_ANNOTATION.into(), "80=web-tls".into()),
+        ];
+        let hint = for_declined(&DecisionError::CertificateNotFound("x".into()), &input);
+        assert!(
+            hint.starts_with("; name a certificate for TLS ports 80/TCP (vcd-ccm.io/tls-secret), 443/TCP (appProtocol https), 8443/TCP (ssl-ports annotation), 9443/TCP (ssl-ports annotation, appProtocol https) with "),
+            "{hint}"
+        );
+        input.service.annotations.clear();
+        let hint = for_declined(&DecisionError::CertificateNotFound("x".into()), &input);
+        assert!(
+            hint.contains(
+                " for TLS ports 443/TCP (appProtocol https), 9443/TCP (appProtocol https) with "
+            ),
+            "{hint}"
+        );
+        input.service.ports.truncate(2);
+        let hint = for_declined(&DecisionError::CertificateNotFound("x".into()), &input);
+        assert!(
+            hint.contains(" for TLS port 443/TCP (appProtocol https) with "),
             "{hint}"
         );
     }

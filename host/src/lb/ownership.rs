@@ -81,6 +81,14 @@ impl OwnerTag {
         format!("{} spec={spec}", self.format())
     }
 
+    /// `Service <namespace>/<name> of cluster <cluster id>`, for messages.
+    pub fn describe_service(&self) -> String {
+        format!(
+            "Service {}/{} of cluster {}",
+            self.namespace, self.name, self.cluster_id
+        )
+    }
+
     /// Same cluster and same Service object (the uid decides, not the name).
     pub fn same_service(&self, other: &OwnerTag) -> bool {
         self.cluster_id == other.cluster_id && self.uid == other.uid
@@ -140,10 +148,7 @@ impl OwnerTag {
 /// The owner named by an optional description, for "who holds this" messages.
 pub fn describe_holder(description: Option<&str>, name: &str) -> String {
     match description.and_then(OwnerTag::parse) {
-        Some(tagged) => format!(
-            "{name} (Service {}/{} of cluster {})",
-            tagged.owner.namespace, tagged.owner.name, tagged.owner.cluster_id
-        ),
+        Some(tagged) => format!("{name} ({})", tagged.owner.describe_service()),
         None => format!("{name} (not managed by vcd-ccm)"),
     }
 }

@@ -309,6 +309,8 @@ impl LoadBalancers {
         let seed = format!("{}/{}", self.config.cluster_id, service.uid);
         let context = AddressContext {
             client: &self.client,
+            gateway_id: &self.gateway.id,
+            nat: self.mode.uses_nat(),
             source: &self.source,
             journal: self.journal.as_ref(),
             spec: service,
