@@ -10,7 +10,7 @@ use super::LbError;
 use super::decide::{Address, AddressContext};
 use super::ipam::{Space, spread};
 use super::journal::Noted;
-use super::ownership::OwnerTag;
+use super::ownership::{NewerTag, OwnerTag};
 use crate::vcd::resources::ipspace::IpAllocation;
 use crate::vcd::{VcdClient, VcdError};
 
@@ -72,12 +72,16 @@ pub async fn space_holder(
     let allocation = client.find_allocation_by_value(&space.id, ip).await?;
     let holder = allocation.as_ref().and_then(|a| {
         let state = a.usage_state.as_deref().unwrap_or("UNUSED");
-        // A tagged claim is named by its Service and cluster, any other
-        // description quoted as it is.
+        // A tagged claim is named by its Service and cluster (a newer
+        // format's as far as it says), any other description quoted.
         let description = a.description.as_deref().filter(|d| !d.is_empty());
-        let held_by = match description.and_then(OwnerTag::parse) {
-            Some(tagged) => format!(", {}", tagged.owner.describe_service()),
-            None => description.map(|d| format!(", {d}")).unwrap_or_default(),
+        let held_by = match (
+            description.and_then(OwnerTag::parse),
+            description.and_then(NewerTag::parse),
+        ) {
+            (Some(tagged), _) => format!(", {}", tagged.owner.describe_service()),
+            (None, Some(newer)) => format!(", {}", newer.describe()),
+            (None, None) => description.map(|d| format!(", {d}")).unwrap_or_default(),
         };
         match claimed_by(a, owner) {
             true => None,

@@ -118,6 +118,21 @@ pub enum LbError {
         /// Its owner as its description says.
         owner: String,
     },
+    /// Objects of the Service carry an ownership tag of a newer format: a
+    /// later vcd-ccm wrote them. Nothing was changed in VCD.
+    #[error(
+        "Service {service}: {objects} carry an ownership tag of format {format}, newer than this vcd-ccm knows ({known}): a later version wrote them, so this one neither changes nor deletes them (nothing was changed in VCD); run that version or a later one"
+    )]
+    NewerFormat {
+        /// `namespace/name`.
+        service: String,
+        /// The objects, as `virtual service <name>, pool <name>, …`.
+        objects: String,
+        /// The format of the first of them.
+        format: u32,
+        /// The newest format this version knows.
+        known: u32,
+    },
     /// A takeover from the upstream CCM was refused before anything upstream
     /// was touched; its load balancer keeps serving.
     #[error(

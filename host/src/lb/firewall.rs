@@ -325,8 +325,11 @@ impl LoadBalancers {
             .map_err(vcd(owner, &format!("deleting IP set {}", set.name)))
     }
 
-    /// The owners named by the tags of firewall objects on the gateway.
-    pub(super) async fn firewall_owners(&self) -> Result<Vec<OwnerTag>, LbError> {
+    /// The firewall objects on the gateway with a description, as (kind,
+    /// name, description); the sweep reads their tags.
+    pub(super) async fn firewall_descriptions(
+        &self,
+    ) -> Result<Vec<(&'static str, String, String)>, LbError> {
         let sweep = |action: &str| LbError::vcd("(sweep)", action.to_string());
         let rules = self
             .client
@@ -343,23 +346,24 @@ impl LoadBalancers {
             .list_port_profiles("TENANT")
             .await
             .map_err(sweep("reading the port profiles"))?;
-        let descriptions = rules
-            .iter()
-            .filter_map(|r| {
-                r.get("description")
-                    .and_then(Value::as_str)
-                    .map(str::to_string)
-            })
-            .chain(sets.into_iter().filter_map(|s| s.description))
-            .chain(
-                profiles
-                    .into_iter()
-                    .filter(|p| p.name.starts_with(FIREWALL_PREFIX))
-                    .filter_map(|p| p.description),
-            );
-        Ok(descriptions
-            .filter_map(|d| OwnerTag::parse(&d).map(|t| t.owner))
-            .collect())
+        let text =
+            |rule: &Value, key: &str| rule.get(key).and_then(Value::as_str).map(str::to_string);
+        let rules = rules.iter().filter_map(|r| {
+            let description = text(r, "description")?;
+            Some((
+                "firewall_rule",
+                text(r, "name").unwrap_or_default(),
+                description,
+            ))
+        });
+        let sets = sets
+            .into_iter()
+            .filter_map(|s| Some(("ip_set", s.name, s.description?)));
+        let profiles = profiles
+            .into_iter()
+            .filter(|p| p.name.starts_with(FIREWALL_PREFIX))
+            .filter_map(|p| Some(("port_profile", p.name, p.description?)));
+        Ok(rules.chain(sets).chain(profiles).collect())
     }
 
     /// Removes the Service's rule, then the sets and the profile it named;

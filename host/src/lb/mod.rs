@@ -24,6 +24,7 @@ mod internal;
 mod ipam;
 pub mod journal;
 mod naming;
+mod newer_format;
 mod observe;
 mod operations;
 mod ownership;
@@ -56,6 +57,7 @@ pub use tls::TlsSecrets;
 use catalog::{Catalog, Features};
 use ipam::IpSource;
 use naming::Names;
+use newer_format::NewerFormats;
 use ownership::OwnerTag;
 use rde::RdeStatus;
 use snapshot::{GATEWAY_REFRESH, GatewaySnapshot};
@@ -88,6 +90,8 @@ pub struct LoadBalancers {
     catalog: Catalog,
     snapshot: GatewaySnapshot,
     rde: RdeStatus,
+    /// Objects of a newer tag format already logged.
+    newer_formats: NewerFormats,
 }
 
 impl LoadBalancers {
@@ -151,6 +155,7 @@ impl LoadBalancers {
             catalog: Catalog::default(),
             snapshot: GatewaySnapshot::new(GATEWAY_REFRESH),
             rde,
+            newer_formats: NewerFormats::default(),
         })
     }
 

@@ -5,6 +5,7 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
+use super::newer_format::NewerObject;
 use super::ownership::{OwnerTag, Tagged};
 use crate::vcd::VcdClient;
 use crate::vcd::VcdError;
@@ -120,6 +121,22 @@ impl GatewayView {
                 (&rule.name, rule.description.as_deref())
             }),
         }
+    }
+
+    /// The objects whose tag is of a newer format than this version knows.
+    pub fn newer_objects(&self) -> Vec<NewerObject> {
+        let vs = self.virtual_services.iter().filter_map(|vs| {
+            NewerObject::of("virtual_service", &vs.name, vs.description.as_deref())
+        });
+        let pools = self
+            .pools
+            .iter()
+            .filter_map(|p| NewerObject::of("pool", &p.name, p.description.as_deref()));
+        let nat = self
+            .nat_rules
+            .iter()
+            .filter_map(|r| NewerObject::of("nat_rule", &r.name, r.description.as_deref()));
+        vs.chain(pools).chain(nat).collect()
     }
 
     /// Every address a virtual service or NAT rule on the gateway uses.
@@ -243,14 +260,12 @@ impl ServiceObjects {
         ips
     }
 
-    /// Whether any object was tagged before cluster identities were
-    /// recorded (its claims then need the identity too).
-    pub fn predates_identity(&self) -> bool {
+    /// Whether any object's tag is of an older format (without the cluster
+    /// identity or the format number): its claims are rewritten too.
+    pub fn predates_format(&self) -> bool {
         let vs = self.virtual_services.values().map(|o| &o.tag);
         let pools = self.pools.values().map(|o| &o.tag);
         let nat = self.nat_rules.values().map(|o| &o.tag);
-        vs.chain(pools)
-            .chain(nat)
-            .any(|tag| tag.owner.identity.is_none())
+        vs.chain(pools).chain(nat).any(Tagged::predates_format)
     }
 }

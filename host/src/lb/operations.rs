@@ -7,7 +7,9 @@ use std::sync::Arc;
 
 use super::apply::Applier;
 use super::firewall::Exposure;
+use super::newer_format::NewerObject;
 use super::observe::{GatewayView, ServiceObjects};
+use super::ownership::FORMAT;
 use super::rde::RdeRecord;
 use super::reconcile::Converged;
 use super::source_ranges::source_ranges;
@@ -145,7 +147,25 @@ impl LoadBalancers {
                 &service.key(),
                 "reading the gateway's load balancer objects".into(),
             ))?;
-        let observed = view.owned_by(&self.owner(service));
+        let owner = self.owner(service);
+        // A later vcd-ccm's objects of this Service: hands off, before
+        // anything is planned (its names would collide with ours anyway).
+        let newer: Vec<NewerObject> = view
+            .newer_objects()
+            .into_iter()
+            .filter(|o| o.tag.names_service_of(&owner))
+            .collect();
+        if let Some(first) = newer.first() {
+            newer.iter().for_each(|o| self.newer_formats.notice(o));
+            let objects: Vec<String> = newer.iter().map(NewerObject::describe).collect();
+            return Err(LbError::NewerFormat {
+                service: service.key(),
+                objects: objects.join(", "),
+                format: first.tag.format,
+                known: FORMAT,
+            });
+        }
+        let observed = view.owned_by(&owner);
         Ok((view, observed))
     }
 }

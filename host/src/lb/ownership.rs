@@ -1,5 +1,5 @@
 //! The ownership tag every object we create carries in its description:
-//! `vcd-ccm cluster=<cluster id> kube=<identity> service=<namespace>/<name> uid=<uid>`,
+//! `vcd-ccm format=4 cluster=<cluster id> kube=<identity> service=<namespace>/<name> uid=<uid>`,
 //! then ` share=<key>` when the Service has a sharing key, and
 //! ` spec=<digest>` on objects whose desired form it records.
 //! Objects are found by this tag, never by name alone.
@@ -8,8 +8,19 @@
 //! cluster's own identity (the `kube-system` Namespace's uid), which a copied
 //! cloud config cannot duplicate. Tags written before `kube` existed parse
 //! with no identity: their Services adopt them, the sweep never deletes them.
+//!
+//! `format` is the tag's format version. Tags without it predate numbered
+//! formats: 1 (cluster, service, uid, spec), 2 (and `kube`), 3 (and
+//! `share`); they parse as before and are rewritten in [`FORMAT`] when
+//! their Service is next reconciled. A tag of a newer format ([`NewerTag`])
+//! was written by a later vcd-ccm: this one never updates or deletes its
+//! object nor takes its address. What every later format keeps, so that
+//! this holds: the prefix, then `format=<n>` as the first word.
 
 const PREFIX: &str = "vcd-ccm";
+
+/// The tag format this version writes.
+pub const FORMAT: u32 = 4;
 
 /// The Kubernetes cluster's own identity, recorded in every ownership tag:
 /// the uid of its `kube-system` Namespace, which no two clusters share and
@@ -55,6 +66,81 @@ pub struct OwnerTag {
 pub struct Tagged {
     pub owner: OwnerTag,
     pub spec: Option<String>,
+    /// The format version; `None` for tags written before formats were
+    /// numbered.
+    pub format: Option<u32>,
+}
+
+impl Tagged {
+    /// Whether the tag is older than [`FORMAT`] (or lacks the cluster
+    /// identity): the Service's next reconcile rewrites it.
+    pub fn predates_format(&self) -> bool {
+        self.format != Some(FORMAT) || self.owner.identity.is_none()
+    }
+}
+
+/// A tag of a format newer than [`FORMAT`]: a later vcd-ccm wrote it, and
+/// this version leaves its object alone. Only the prefix and the `format`
+/// word are promised; the owner's words are read when they are there, to
+/// name the object and tell whose Service it serves.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NewerTag {
+    pub format: u32,
+    pub cluster_id: Option<String>,
+    /// `namespace/name`.
+    pub service: Option<String>,
+    pub uid: Option<String>,
+}
+
+impl NewerTag {
+    /// The newer tag `description` is, if it is one.
+    pub fn parse(description: &str) -> Option<Self> {
+        let mut words = description.split(' ');
+        if words.next()? != PREFIX {
+            return None;
+        }
+        let format: u32 = words.next()?.strip_prefix("format=")?.parse().ok()?;
+        if format <= FORMAT {
+            return None;
+        }
+        let mut tag = NewerTag {
+            format,
+            cluster_id: None,
+            service: None,
+            uid: None,
+        };
+        for (key, value) in words.filter_map(|w| w.split_once('=')) {
+            let slot = match key {
+                "cluster" => &mut tag.cluster_id,
+                "service" => &mut tag.service,
+                "uid" => &mut tag.uid,
+                _ => continue,
+            };
+            slot.get_or_insert_with(|| value.to_string());
+        }
+        Some(tag)
+    }
+
+    /// Whether the tag names `owner`'s Service (same cluster id and uid).
+    pub fn names_service_of(&self, owner: &OwnerTag) -> bool {
+        self.cluster_id.as_deref() == Some(owner.cluster_id.as_str())
+            && self.uid.as_deref() == Some(owner.uid.as_str())
+    }
+
+    /// `Service <namespace>/<name> of cluster <id>, written by a newer
+    /// vcd-ccm (tag format <n>)`, with what the tag says.
+    pub fn describe(&self) -> String {
+        let service = match (&self.service, &self.cluster_id) {
+            (Some(service), Some(cluster)) => format!("Service {service} of cluster {cluster}, "),
+            (Some(service), None) => format!("Service {service}, "),
+            (None, Some(cluster)) => format!("cluster {cluster}, "),
+            (None, None) => String::new(),
+        };
+        format!(
+            "{service}written by a newer vcd-ccm (tag format {}; this one knows up to {FORMAT})",
+            self.format
+        )
+    }
 }
 
 impl OwnerTag {
@@ -71,7 +157,7 @@ impl OwnerTag {
             .map(|key| format!(" share={key}"))
             .unwrap_or_default();
         format!(
-            "{PREFIX} cluster={}{identity} service={}/{} uid={}{share}",
+            "{PREFIX} format={FORMAT} cluster={}{identity} service={}/{} uid={}{share}",
             self.cluster_id, self.namespace, self.name, self.uid
         )
     }
@@ -104,13 +190,21 @@ impl OwnerTag {
             && self.cluster_id == other.cluster_id
     }
 
-    /// Parses a description; anything not written by [`describe`] or
-    /// [`format`](Self::format) is `None`.
+    /// Parses a description in this format or an older one; anything
+    /// else, a newer format's tag included, is `None`.
     pub fn parse(description: &str) -> Option<Tagged> {
-        let mut words = description.split(' ');
+        let mut words = description.split(' ').peekable();
         if words.next()? != PREFIX {
             return None;
         }
+        let format = match words.peek().and_then(|w| w.strip_prefix("format=")) {
+            Some(number) => {
+                let format = number.parse::<u32>().ok().filter(|f| *f <= FORMAT)?;
+                words.next();
+                Some(format)
+            }
+            None => None,
+        };
         let (mut cluster, mut identity, mut service, mut uid, mut share, mut spec) =
             (None, None, None, None, None, None);
         for word in words {
@@ -141,14 +235,18 @@ impl OwnerTag {
                 share,
             },
             spec,
+            format,
         })
     }
 }
 
 /// The owner named by an optional description, for "who holds this" messages.
 pub fn describe_holder(description: Option<&str>, name: &str) -> String {
-    match description.and_then(OwnerTag::parse) {
-        Some(tagged) => format!("{name} ({})", tagged.owner.describe_service()),
+    if let Some(tagged) = description.and_then(OwnerTag::parse) {
+        return format!("{name} ({})", tagged.owner.describe_service());
+    }
+    match description.and_then(NewerTag::parse) {
+        Some(newer) => format!("{name} ({})", newer.describe()),
         None => format!("{name} (not managed by vcd-ccm)"),
     }
 }
@@ -176,6 +274,57 @@ mod tests {
         let described = OwnerTag::parse(&tag.describe("ab12")).unwrap();
         assert_eq!(described.spec.as_deref(), Some("ab12"));
         assert!(described.owner.same_service(&tag));
+    }
+
+    #[test]
+    fn tags_carry_this_format_and_older_ones_parse_to_be_rewritten() {
+        let tag = owner();
+        assert!(tag.format().starts_with("vcd-ccm format=4 cluster="));
+        let current = OwnerTag::parse(&tag.describe("ab")).unwrap();
+        assert_eq!(current.format, Some(FORMAT));
+        assert!(!current.predates_format());
+        for older in [
+            "vcd-ccm cluster=c1 service=shop/web uid=6f1c spec=ab",
+            "vcd-ccm cluster=c1 kube=5b0c service=shop/web uid=6f1c spec=ab",
+            "vcd-ccm cluster=c1 kube=5b0c service=shop/web uid=6f1c share=dns spec=ab",
+        ] {
+            let tagged = OwnerTag::parse(older).expect(older);
+            assert_eq!(tagged.format, None, "{older}");
+            assert!(tagged.predates_format(), "{older}");
+            assert_eq!(NewerTag::parse(older), None, "{older}");
+        }
+    }
+
+    #[test]
+    fn a_newer_format_is_no_tag_of_ours_but_names_its_owner() {
+        let text = "vcd-ccm format=99 cluster=c1 kube=5b0c service=shop/web uid=6f1c colour=red plain-word";
+        assert_eq!(OwnerTag::parse(text), None);
+        let newer = NewerTag::parse(text).expect("a newer tag");
+        assert_eq!(newer.format, 99);
+        let web = OwnerTag {
+            cluster_id: "c1".into(),
+            ..owner()
+        };
+        assert!(newer.names_service_of(&web));
+        assert!(!newer.names_service_of(&owner()), "another cluster id");
+        assert_eq!(
+            describe_holder(Some(text), "virtual service vs1"),
+            "virtual service vs1 (Service shop/web of cluster c1, written by a newer vcd-ccm (tag format 99; this one knows up to 4))"
+        );
+        let bare = NewerTag::parse("vcd-ccm format=5").expect("only the promised words");
+        assert!(!bare.names_service_of(&web));
+        assert!(
+            bare.describe()
+                .starts_with("written by a newer vcd-ccm (tag format 5")
+        );
+        for not_newer in [
+            "vcd-ccm format=4 cluster=c1 service=shop/web uid=1",
+            "vcd-ccm format=x cluster=c1 service=shop/web uid=1",
+            "vcd-ccm cluster=c1 format=99 service=shop/web uid=1",
+            "other format=99",
+        ] {
+            assert_eq!(NewerTag::parse(not_newer), None, "{not_newer}");
+        }
     }
 
     #[test]
@@ -228,6 +377,9 @@ mod tests {
             "vcd-ccm cluster=a cluster=b service=ns/web uid=1",
             "vcd-ccm cluster=a kube= service=ns/web uid=1",
             "vcd-ccm cluster=a service=ns/web uid=1 share=",
+            "vcd-ccm format=99 cluster=a service=ns/web uid=1",
+            "vcd-ccm format= cluster=a service=ns/web uid=1",
+            "vcd-ccm cluster=a format=4 service=ns/web uid=1",
         ] {
             assert_eq!(OwnerTag::parse(text), None, "{text:?}");
         }

@@ -240,12 +240,12 @@ impl LoadBalancers {
             self.release_other_claims(service, &view, &owner, &vips)
                 .await?;
         }
-        if self.source.is_spaces() && observed.predates_identity() {
+        if self.source.is_spaces() && observed.predates_format() {
             allocations::adopt_claims(&self.client, self.source.spaces(), &owner)
                 .await
                 .map_err(LbError::vcd(
                     &service.key(),
-                    "adding the cluster identity to the Service's IP Space claim".into(),
+                    "rewriting the Service's IP Space claim in this tag format".into(),
                 ))?;
         }
         let leftovers = Leftovers {

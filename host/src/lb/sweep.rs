@@ -12,6 +12,7 @@
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use super::naming::Names;
+use super::newer_format::{self, NewerObject};
 use super::ownership::OwnerTag;
 use super::plan;
 use super::{LbError, LoadBalancers};
@@ -36,6 +37,10 @@ pub struct SweepReport {
     /// identities were recorded) and no live Service: they cannot be told
     /// from another cluster's, so they are left alone.
     pub unattributed: usize,
+    /// Objects and claims whose tag is of a newer format than this version
+    /// knows (a later vcd-ccm wrote them), by kind (those found): left
+    /// alone whoever they belong to.
+    pub newer_format: BTreeMap<&'static str, usize>,
 }
 
 /// What the sweep does with one tagged object.
@@ -88,13 +93,19 @@ impl LoadBalancers {
             .chain(view.pools.iter().map(|p| p.description.as_deref()))
             .chain(view.nat_rules.iter().map(|r| r.description.as_deref()));
         let mut report = SweepReport::default();
+        // A later vcd-ccm's objects parse as no tag below: never deleted.
+        let mut newer = view.newer_objects();
         let mut stale = BTreeMap::new();
         let mut firewall_stale = BTreeMap::new();
         if self.config.manage_firewall {
-            for owner in self.firewall_owners().await? {
-                match self.verdict(&owner, live_uids) {
+            for (kind, name, description) in self.firewall_descriptions().await? {
+                newer.extend(NewerObject::of(kind, &name, Some(&description)));
+                let Some(tagged) = OwnerTag::parse(&description) else {
+                    continue;
+                };
+                match self.verdict(&tagged.owner, live_uids) {
                     Verdict::Stale => {
-                        firewall_stale.insert(owner.uid.clone(), owner);
+                        firewall_stale.insert(tagged.owner.uid.clone(), tagged.owner);
                     }
                     other => report.note(other),
                 }
@@ -151,8 +162,13 @@ impl LoadBalancers {
                 .await
                 .map_err(vcd(format!("reading IP Space {} allocations", space.name)))?;
             for allocation in allocations {
-                let Some(tagged) = allocation.description.as_deref().and_then(OwnerTag::parse)
-                else {
+                let description = allocation.description.as_deref();
+                newer.extend(NewerObject::of(
+                    "ip_space_allocation",
+                    &allocation.value,
+                    description,
+                ));
+                let Some(tagged) = description.and_then(OwnerTag::parse) else {
                     continue;
                 };
                 match self.verdict(&tagged.owner, live_uids) {
@@ -180,6 +196,8 @@ impl LoadBalancers {
             .sweep_uploads(&view)
             .await
             .map_err(vcd("reading the certificate library".into()))?;
+        newer.iter().for_each(|o| self.newer_formats.notice(o));
+        report.newer_format = newer_format::count_by_kind(&newer);
         Ok(report)
     }
 
@@ -199,6 +217,14 @@ impl LoadBalancers {
 }
 
 impl SweepReport {
+    /// Every kind of object a tag is found on, with how many of a newer
+    /// format the sweep found (0 included).
+    pub fn newer_format_by_kind(&self) -> impl Iterator<Item = (&'static str, usize)> + '_ {
+        newer_format::KINDS
+            .iter()
+            .map(|kind| (*kind, self.newer_format.get(kind).copied().unwrap_or(0)))
+    }
+
     fn note(&mut self, verdict: Verdict) {
         match verdict {
             Verdict::Stale | Verdict::Keep => {}

@@ -12,7 +12,7 @@ use std::collections::HashSet;
 
 use super::ipam::Space;
 use super::observe::{GatewayView, ServiceObjects};
-use super::ownership::OwnerTag;
+use super::ownership::{NewerTag, OwnerTag};
 use super::plan::Op;
 use super::{LbError, LoadBalancers, ServiceSpec};
 use crate::vcd::VcdClient;
@@ -42,8 +42,10 @@ fn trimmed(cluster_id: &str) -> &str {
         .unwrap_or(cluster_id)
 }
 
+/// No ownership tag of any format: a newer vcd-ccm's object is never
+/// taken for upstream's.
 fn untagged(description: Option<&str>) -> bool {
-    description.and_then(OwnerTag::parse).is_none()
+    description.is_none_or(|d| OwnerTag::parse(d).is_none() && NewerTag::parse(d).is_none())
 }
 
 /// The untagged objects carrying the names upstream gives this Service's

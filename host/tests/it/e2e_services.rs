@@ -321,6 +321,37 @@ async fn another_cluster_with_this_clusterid_is_reported_on_the_lease_and_left_a
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_later_versions_objects_are_counted_by_kind_and_left_alone() {
+    let mut cluster = Cluster::start().await;
+    // What a later version left of a Service this cluster no longer has.
+    let later = lb::engine(&cluster.vcd, lb::config(CLUSTER, lb::ModeKind::SharedVip)).await;
+    let theirs = lb::web_service("default", "web", "uid-of-a-later-version");
+    later.ensure(&theirs, &lb::nodes(1)).await.unwrap();
+    lb::tag_in_a_later_format(&cluster.vcd, "uid-of-a-later-version");
+    let before = lb::objects_of(&cluster.vcd, "uid-of-a-later-version");
+
+    cluster.start_controller(fast_config()).await;
+    let metrics = wait_for("the sweep's count of newer-format objects", || async {
+        let metrics = cluster.metrics_text();
+        metrics
+            .contains("vcd_ccm_newer_format_objects{kind=\"virtual_service\"} 2")
+            .then_some(metrics)
+    })
+    .await;
+    for expected in [
+        "vcd_ccm_newer_format_objects{kind=\"pool\"} 2",
+        "vcd_ccm_newer_format_objects{kind=\"nat_rule\"} 0",
+        "vcd_ccm_newer_format_objects{kind=\"ip_space_allocation\"} 0",
+    ] {
+        assert!(metrics.contains(expected), "{expected}: {metrics}");
+    }
+    assert_eq!(
+        lb::objects_of(&cluster.vcd, "uid-of-a-later-version"),
+        before
+    );
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn an_ip_space_allocation_is_noted_on_the_service_before_it_is_made() {
     let cluster = Cluster::start_on(lb::spaces_scenario(), fast_config(), |_| {}).await;
     cluster.add_node("worker-0", "10.0.0.11").await;

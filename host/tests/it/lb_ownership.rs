@@ -1,23 +1,28 @@
 //! Who owns what on a shared gateway: two Kubernetes clusters given the same
-//! `clusterid`, objects written before cluster identities were recorded, a
-//! changed `clusterid`, an empty one, and deletes the role may not make.
+//! `clusterid`, objects written before cluster identities were recorded,
+//! objects a later version wrote in a newer tag format, a changed
+//! `clusterid`, an empty one, and deletes the role may not make.
 
 use std::collections::HashSet;
 
-use vcd_ccm::lb::ServiceSpec;
+use vcd_ccm::lb::{LbError, ServiceSpec};
 use vcdsim::{FaultAction, FaultRule, Sim};
 
+use crate::support::capture::Captured;
 use crate::support::lb::*;
 use crate::support::vcd;
 
-/// Rewrites every tag as vcd-ccm wrote it before identities existed.
+/// Rewrites every tag as vcd-ccm wrote it before identities existed (and
+/// before tag formats were numbered).
 fn forget_identities(sim: &Sim) {
     let strip = |text: &mut String| {
-        if let Some(start) = text.find(" kube=") {
-            let end = text[start + 1..]
-                .find(' ')
-                .map_or(text.len(), |i| start + 1 + i);
-            text.replace_range(start..end, "");
+        for word in [" kube=", " format="] {
+            if let Some(start) = text.find(word) {
+                let end = text[start + 1..]
+                    .find(' ')
+                    .map_or(text.len(), |i| start + 1 + i);
+                text.replace_range(start..end, "");
+            }
         }
     };
     sim.with_world(|w| {
@@ -261,4 +266,133 @@ async fn an_allocation_cut_off_before_its_claim_is_released_with_the_service() {
     let restarted = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
     restarted.delete(&svc).await.unwrap();
     assert!(allocations(&sim).is_empty(), "{:?}", allocations(&sim));
+}
+
+/// What a rollback finds: a later version's objects of a Service (and, on
+/// IP Spaces, its claim), in tag format 99. This version, started on them,
+/// sweeps, ensures (a create, or a drift repair), updates and deletes that
+/// Service, and other Services want its address: nothing is written, each
+/// refusal names the format, and each object is logged once.
+async fn a_later_versions_objects_are_left_alone(
+    sim: &Sim,
+    mode: ModeKind,
+    kinds: &[(&str, usize)],
+    only_address: bool,
+) {
+    let captured = Captured::default();
+    let subscriber = tracing_subscriber::fmt()
+        .with_ansi(false)
+        .with_writer(captured.clone())
+        .finish();
+    let _capture = tracing::subscriber::set_default(subscriber);
+    let web = web_service("default", "web", "uid-later");
+    let ip = engine(sim, config(CLUSTER, mode))
+        .await
+        .ensure(&web, &nodes(2))
+        .await
+        .unwrap()
+        .ingress[0]
+        .ip
+        .clone();
+    tag_in_a_later_format(sim, "uid-later");
+    let before = (objects(sim), allocations(sim));
+
+    // This version, started on them (its login is the only write).
+    let lb = engine(sim, config(CLUSTER, mode)).await;
+    sim.reset_log();
+    let report = lb.sweep(&live(&[])).await.unwrap();
+    assert_eq!(report.objects + report.released, 0, "{report:?}");
+    let found: Vec<(&str, usize)> = report.newer_format.clone().into_iter().collect();
+    assert_eq!(found, kinds, "{report:?}");
+    let newer = |result: Result<(), LbError>| match result {
+        Err(error @ LbError::NewerFormat { .. }) => error.to_string(),
+        other => panic!("not refused for the newer format: {other:?}"),
+    };
+    let refusals = [
+        newer(lb.ensure(&web, &nodes(2)).await.map(|_| ())),
+        newer(lb.update(&web, &nodes(3)).await),
+        newer(lb.delete(&web).await),
+    ];
+    lb.refresh_gateway().await.unwrap();
+    newer(lb.ensure(&web, &nodes(2)).await.map(|_| ()));
+    for refusal in &refusals {
+        assert!(
+            refusal
+                .contains("carry an ownership tag of format 99, newer than this vcd-ccm knows (4)"),
+            "{refusal}"
+        );
+    }
+    // Its address is another owner's, asked for by value or not.
+    let mut wants = web_service("default", "wants", "uid-wants");
+    wants.load_balancer_ip = Some(ip.clone());
+    let refused = lb.ensure(&wants, &nodes(1)).await.unwrap_err().to_string();
+    assert!(
+        refused.contains(&format!("address {ip} is already used"))
+            && refused.contains("Service default/web of cluster NO_RDE_cluster-a, written by a newer vcd-ccm (tag format 99"),
+        "{refused}"
+    );
+    // A Service picking from the pools gets another address, or none when
+    // the later version's is the only one.
+    let other = web_service("default", "other", "uid-other");
+    match lb.ensure(&other, &nodes(1)).await {
+        Ok(status) => {
+            assert!(!only_address, "the only address was taken");
+            assert_ne!(status.ingress[0].ip, ip);
+            lb.delete(&other).await.unwrap();
+            sim.reset_log();
+        }
+        Err(error) => assert!(
+            only_address
+                && error
+                    .to_string()
+                    .contains("(2 addresses: 203.0.113.10-203.0.113.11, 0 free)"),
+            "{error}"
+        ),
+    }
+    assert_eq!((objects(sim), allocations(sim)), before);
+    assert_eq!(calls(sim).1, 0, "{}", call_lines(sim));
+
+    let log = captured.text();
+    let (later, _) = &before;
+    for object in later
+        .iter()
+        .filter(|o| o.description.contains(" uid=uid-later"))
+    {
+        let lines = log
+            .lines()
+            .filter(|l| {
+                l.contains("newer vcd-ccm") && l.contains(&format!("object={} ", object.name))
+            })
+            .count();
+        assert_eq!(lines, 1, "{} logged {lines} times:\n{log}", object.name);
+    }
+}
+
+#[tokio::test]
+async fn a_later_versions_objects_are_never_changed_deleted_or_their_address_taken() {
+    // One address to give: the later version's Service holds it.
+    let sim = vcd::sim_from(blocks_scenario_ranged("203.0.113.10-203.0.113.11")).await;
+    a_later_versions_objects_are_left_alone(
+        &sim,
+        ModeKind::SharedVipOneArm,
+        &[("nat_rule", 2), ("pool", 2), ("virtual_service", 2)],
+        true,
+    )
+    .await;
+}
+
+#[tokio::test]
+async fn a_later_versions_ip_space_claim_is_never_released_or_taken() {
+    let sim = vcd::sim_from(spaces_scenario()).await;
+    a_later_versions_objects_are_left_alone(
+        &sim,
+        ModeKind::SharedVip,
+        &[
+            ("ip_space_allocation", 1),
+            ("pool", 2),
+            ("virtual_service", 2),
+        ],
+        false,
+    )
+    .await;
 }

@@ -22,6 +22,13 @@ pub struct LeftAloneLabels {
     pub reason: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct KindLabels {
+    /// virtual_service, pool, nat_rule, ip_space_allocation, firewall_rule,
+    /// ip_set or port_profile.
+    pub kind: &'static str,
+}
+
 #[derive(Clone)]
 pub struct ServiceMetrics {
     pub loadbalancer_sync: Counter,
@@ -34,6 +41,8 @@ pub struct ServiceMetrics {
     pub work_duration: Histogram,
     /// What the last sweep found tagged with this cluster and left alone.
     pub sweep_left_alone: Family<LeftAloneLabels, Gauge>,
+    /// Objects the last sweep found with an ownership tag of a newer format.
+    pub newer_format_objects: Family<KindLabels, Gauge>,
     /// Drift checks run, and Services they found changed and repaired.
     pub drift_checks: Counter,
     pub drift_repairs: Counter,
@@ -54,6 +63,7 @@ impl ServiceMetrics {
             queue_retries: Counter::default(),
             work_duration: Histogram::new(exponential_buckets(1e-3, 4.0, 10)),
             sweep_left_alone: Family::default(),
+            newer_format_objects: Family::default(),
             drift_checks: Counter::default(),
             drift_repairs: Counter::default(),
         };
@@ -97,6 +107,11 @@ impl ServiceMetrics {
             "vcd_ccm_sweep_left_alone",
             "Tagged with this clusterid or this cluster's identity but not provably this cluster's garbage, found by the last sweep: other_cluster (identities of clusters sharing the clusterid), former_cluster_id (clusterids this cluster used before), unattributed (objects of deleted Services written before identities were recorded)",
             metrics.sweep_left_alone.clone(),
+        );
+        registry.register(
+            "vcd_ccm_newer_format_objects",
+            "Objects and IP Space claims whose ownership tag is of a newer format than this version knows (a later vcd-ccm wrote them), found by the last sweep, by kind: never updated or deleted, their addresses not taken",
+            metrics.newer_format_objects.clone(),
         );
         let queue = registry.sub_registry_with_label(("name".into(), "service".into()));
         queue.register(

@@ -4,7 +4,7 @@
 use std::collections::HashSet;
 
 use super::Shared;
-use super::metrics::LeftAloneLabels;
+use super::metrics::{KindLabels, LeftAloneLabels};
 use super::predicates::has_finalizer;
 use crate::controllers::EventType;
 use crate::lb::SweepReport;
@@ -43,6 +43,12 @@ impl Shared {
             self.metrics
                 .sweep_left_alone
                 .get_or_create(&LeftAloneLabels { reason })
+                .set(count as i64);
+        }
+        for (kind, count) in report.newer_format_by_kind() {
+            self.metrics
+                .newer_format_objects
+                .get_or_create(&KindLabels { kind })
                 .set(count as i64);
         }
         let on = &self.events_on;

@@ -443,3 +443,29 @@ pub fn call_lines(sim: &Sim) -> String {
         .map(|(endpoint, count)| format!("    {count:>3}  {endpoint}\n"))
         .collect()
 }
+
+/// Rewrites the tags of `uid`'s objects and IP Space claims as a later
+/// vcd-ccm might write them (tag format 99, with a word this version does
+/// not know): what a rollback finds.
+pub fn tag_in_a_later_format(sim: &Sim, uid: &str) {
+    let needle = format!(" uid={uid}");
+    let later = |text: &mut String| {
+        if text.contains(&needle) {
+            *text = text.replacen(" format=4 ", " format=99 ", 1) + " colour=red";
+        }
+    };
+    sim.with_world(|w| {
+        for vs in &mut w.virtual_services {
+            vs.description.as_mut().map(later);
+        }
+        for pool in &mut w.pools {
+            pool.description.as_mut().map(later);
+        }
+        for rule in &mut w.nat_rules {
+            rule.body.description.as_mut().map(later);
+        }
+        for allocation in &mut w.ip_allocations {
+            later(&mut allocation.description);
+        }
+    });
+}
