@@ -1,4 +1,4 @@
-//! The command line: `vcd-ccm run`, `vcd-ccm demo` and
+//! The command line: `vcd-ccm run`, `vcd-ccm check`, `vcd-ccm demo` and
 //! `vcd-ccm policy {test,eval,inspect,new,wit,configmap}`. `run` takes the Go CCM's flags
 //! where they exist, so existing Deployments keep their command lines.
 
@@ -33,6 +33,9 @@ pub struct Cli {
 pub enum Command {
     /// Run the cloud-controller-manager against a cluster and VCD.
     Run(Box<RunArgs>),
+    /// Check, read only, that VCD and the configuration are ready for `run`
+    /// (exit 1 when a check fails).
+    Check(Box<CheckArgs>),
     /// Run the controllers against embedded VCD and Kubernetes simulators.
     #[cfg(feature = "demo")]
     Demo(DemoArgs),
@@ -279,6 +282,18 @@ impl RunArgs {
             _ => "info,vcd_ccm=trace",
         }
     }
+}
+
+/// Arguments of `vcd-ccm check`: `run`'s, so the same command line checks
+/// what `run` would use.
+#[derive(clap::Args)]
+pub struct CheckArgs {
+    /// `run`'s flags; the cloud config and the credentials are read.
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    pub output: Output,
 }
 
 /// Arguments of `vcd-ccm demo`.

@@ -11,6 +11,7 @@ pub mod lb;
 pub mod logging;
 pub mod manager;
 pub mod policy;
+pub mod preflight;
 pub mod ratelimit;
 pub mod serve;
 pub mod text;

@@ -1,5 +1,6 @@
 //! What each command does; `main` only parses and dispatches.
 
+pub mod check;
 #[cfg(feature = "demo")]
 pub mod demo;
 pub mod policy;

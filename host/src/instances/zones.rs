@@ -144,6 +144,11 @@ impl ZoneMap {
         self.by_vdc.get(vdc).map(String::as_str)
     }
 
+    /// Each VDC (by name) with its zone.
+    pub fn vdcs(&self) -> impl Iterator<Item = (&str, &str)> {
+        self.by_vdc.iter().map(|(vdc, zone)| (vdc.as_str(), zone.as_str()))
+    }
+
     /// Whether no VDC has a zone; nodes then get no zone label.
     pub fn is_empty(&self) -> bool {
         self.by_vdc.is_empty()

@@ -54,8 +54,11 @@ pub use source_ranges::SOURCE_RANGES_ANNOTATION;
 pub use sweep::SweepReport;
 pub use tls::TlsSecrets;
 
-use catalog::{Catalog, Features};
-use ipam::IpSource;
+use catalog::Catalog;
+// The preflight checks read the gateway's features and addresses the way
+// the engine does.
+pub(crate) use catalog::Features;
+pub(crate) use ipam::{IpSource, used_addresses};
 use naming::Names;
 use newer_format::NewerFormats;
 use ownership::OwnerTag;

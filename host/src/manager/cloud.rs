@@ -18,6 +18,7 @@ use crate::policy::directory::{self, DirectoryWatcher};
 use crate::policy::metrics::register_policy_set;
 use crate::policy::registry::PolicySet;
 use crate::policy::{PolicyEngine, Registry as Policies, builtin};
+use crate::preflight::Preflight;
 use crate::serve::CaptureSource;
 use crate::vcd::{ClientConfig, ClientMetrics, VcdClient, VcdError};
 
@@ -40,6 +41,7 @@ pub struct CloudSide {
     policies: Arc<Policies>,
     watcher: Option<DirectoryWatcher>,
     client_metrics: ClientMetrics,
+    preflight: Preflight,
 }
 
 pub struct Components {
@@ -85,6 +87,7 @@ impl CloudSide {
             policies,
             watcher,
             client_metrics: ClientMetrics::register(&mut metrics),
+            preflight: Preflight::new(settings.cloud.clone()),
         })
     }
 
@@ -99,12 +102,14 @@ impl CloudSide {
     }
 
     /// Connects to VCD and builds the node inventory, retrying every 10 s
-    /// with the reason logged until it works. The load-balancer side is set
-    /// up apart ([`LbSetup::run`]), so nodes never wait for it.
+    /// with the reason logged until it works; then logs the preflight
+    /// checks, without waiting for them. The load-balancer side is set up
+    /// apart ([`LbSetup::run`]), so nodes never wait for it.
     pub async fn connect(self) -> Components {
         loop {
             match self.try_connect().await {
                 Ok((client, instances)) => {
+                    tokio::spawn(self.preflight.log_against(client.clone()));
                     return Components {
                         instances,
                         policy_watcher: self.watcher,

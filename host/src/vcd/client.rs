@@ -362,12 +362,16 @@ impl VcdClient {
     /// whether an answer comes, which [`Reachability`](super::Reachability)
     /// notes.
     pub async fn ping(&self) -> Result<(), VcdError> {
+        self.versions().await.map(drop)
+    }
+
+    /// One `GET /api/versions` (no login, no retry), answer included.
+    pub(in crate::vcd) async fn versions(&self) -> Result<Reply, VcdError> {
         let transport = &self.inner.transport;
         let call = versions_call();
         transport
             .send(&call, versions_request(transport, &call), BodyKind::Object)
             .await
-            .map(drop)
     }
 }
 

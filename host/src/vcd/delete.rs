@@ -7,10 +7,10 @@
 use std::future::Future;
 
 use super::client::ApiRequest;
+use super::rights;
 use super::{VcdClient, VcdError};
 
-/// The right a delete needs, named as the upstream CCM's documentation lists
-/// the rights its role must hold.
+/// The right a delete needs.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub enum DeleteRight {
     /// Pools and virtual services.
@@ -31,12 +31,12 @@ impl DeleteRight {
     /// The right's name in VCD.
     pub fn name(self) -> &'static str {
         match self {
-            DeleteRight::LoadBalancer => "Load Balancer Configure",
-            DeleteRight::Nat => "NAT Configure",
-            DeleteRight::PortProfiles => "NAT Configure (application port profiles)",
-            DeleteRight::IpSpaces => "IP Spaces Manage",
-            DeleteRight::Firewall => "Configure Firewall",
-            DeleteRight::Certificates => "Manage Certificates Library",
+            DeleteRight::LoadBalancer => rights::LOAD_BALANCER_CONFIGURE.name,
+            DeleteRight::Nat => rights::NAT_CONFIGURE.name,
+            // The CCM makes port profiles only for its firewall rules.
+            DeleteRight::PortProfiles | DeleteRight::Firewall => rights::FIREWALL_CONFIGURE.name,
+            DeleteRight::IpSpaces => rights::IP_SPACES_ALLOCATE.name,
+            DeleteRight::Certificates => rights::CERTIFICATES_MANAGE.name,
         }
     }
 }

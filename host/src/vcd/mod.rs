@@ -13,6 +13,7 @@
 mod auth;
 mod cache;
 pub mod client;
+pub mod clock;
 pub mod config;
 pub mod credentials;
 mod delete;
@@ -23,6 +24,7 @@ pub mod paging;
 mod reachability;
 pub mod resources;
 pub mod retry;
+pub mod rights;
 pub mod secret;
 mod serialize;
 mod task_timing;

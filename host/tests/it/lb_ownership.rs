@@ -169,7 +169,8 @@ async fn a_delete_the_role_may_not_make_fails_and_keeps_everything() {
     ));
     let error = lb.delete(&svc).await.unwrap_err().to_string();
     assert!(
-        error.contains("still exists") && error.contains("Load Balancer Configure"),
+        error.contains("still exists")
+            && error.contains("Organization vDC Gateway: Configure Load Balancer"),
         "{error}"
     );
     assert_eq!(objects_of(&sim, "uid-1").len(), 4, "nothing reported gone");

@@ -7,6 +7,7 @@
 
 mod support;
 
+mod check;
 mod config;
 mod demo;
 mod e2e_address_errors;

@@ -41,6 +41,9 @@ pub struct Knobs {
     pub vs_pending_ms: u64,
     /// Require external VIPs and DNAT external IPs inside the gateway's IPs.
     pub strict_external_ips: bool,
+    /// How far VCD's clock is ahead of the real one (negative: behind), as
+    /// the `Date` header of every answer shows it.
+    pub clock_skew_ms: i64,
 }
 
 impl Default for Knobs {
@@ -57,6 +60,7 @@ impl Default for Knobs {
             idle_timeout_ms: 30 * 60 * 1000,
             vs_pending_ms: 0,
             strict_external_ips: true,
+            clock_skew_ms: 0,
         }
     }
 }

@@ -128,7 +128,25 @@ pub async fn observe(State(state): State<AppState>, request: Request, next: Next
             .headers_mut()
             .insert("x-vmware-vcloud-request-id", value);
     }
+    if let Some(date) = skewed_date(state.knobs().clock_skew_ms) {
+        response.headers_mut().insert("date", date);
+    }
     response
+}
+
+/// The `Date` of a VCD whose clock is `skew_ms` off; `None` leaves the
+/// server's own.
+fn skewed_date(skew_ms: i64) -> Option<HeaderValue> {
+    if skew_ms == 0 {
+        return None;
+    }
+    let now = jiff::Timestamp::now()
+        .checked_add(jiff::SignedDuration::from_millis(skew_ms))
+        .ok()?;
+    let text = jiff::fmt::rfc2822::DateTimePrinter::new()
+        .timestamp_to_rfc9110_string(&now)
+        .ok()?;
+    HeaderValue::from_str(&text).ok()
 }
 
 fn reset_response() -> Response {

@@ -120,6 +120,15 @@ pub struct UserSpec {
     pub api_tokens: Vec<String>,
 }
 
+/// A role of an org and the rights it holds, by VCD's names for them.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct RoleSpec {
+    pub name: String,
+    #[serde(default)]
+    pub rights: Vec<String>,
+}
+
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct SegSpec {
@@ -176,6 +185,10 @@ pub struct OrgSpec {
     pub full_name: Option<String>,
     #[serde(default)]
     pub users: Vec<UserSpec>,
+    /// The org's roles with their rights; a role a user names that is not
+    /// listed here has a predefined role's rights, or none.
+    #[serde(default)]
+    pub roles: Vec<RoleSpec>,
     #[serde(default)]
     pub vdcs: Vec<VdcSpec>,
     #[serde(default)]

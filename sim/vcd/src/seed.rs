@@ -5,16 +5,17 @@ use std::collections::BTreeMap;
 mod gateway;
 
 use crate::ids::{new_urn, new_uuid};
-use crate::scenario::{IpSpaceSpec, OrgSpec, Scenario, ScenarioError, UserSpec, VmSpec};
+use crate::scenario::{IpSpaceSpec, OrgSpec, RoleSpec, Scenario, ScenarioError, UserSpec, VmSpec};
 use crate::world::World;
 use crate::world::alb::ServiceEngineGroup;
 use crate::world::compute::{SizingPolicy, VApp, Vdc, Vm};
-use crate::world::identity::{ApiToken, Org, SYSTEM_ORG, User};
+use crate::world::identity::{ApiToken, Org, Role, SYSTEM_ORG, User};
 use crate::world::ip::{Cidr, IpRange};
 use crate::world::ip_space::{IpSpace, IpSpaceRange};
 use crate::world::library::{Certificate, CertificateItem, DefinedEntity, Entity};
 use crate::world::nat::AppPortProfile;
 use crate::world::network::{OrgVdcNetwork, Subnet};
+use crate::world::rights;
 
 /// Login material for one user, as the binary prints it.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -39,6 +40,7 @@ pub fn build_world(scenario: &Scenario) -> Result<World, ScenarioError> {
     for user in &scenario.system_users {
         add_user(&mut world, &system_id, user);
     }
+    add_roles(&mut world, &system_id, &[], &scenario.system_users)?;
     seed_system_profiles(&mut world);
     for seg in &scenario.service_engine_groups {
         world.service_engine_groups.push(ServiceEngineGroup {
@@ -55,6 +57,7 @@ pub fn build_world(scenario: &Scenario) -> Result<World, ScenarioError> {
         for user in &org.users {
             add_user(&mut world, &org_id, user);
         }
+        add_roles(&mut world, &org_id, &org.roles, &org.users)?;
     }
     for space in &scenario.ip_spaces {
         add_ip_space(&mut world, space)?;
@@ -98,6 +101,40 @@ fn add_user(world: &mut World, org_id: &str, spec: &UserSpec) {
             revoked: false,
         });
     }
+}
+
+/// The org's roles: those the scenario lists, then each other role a user
+/// names, with a predefined role's rights or none.
+fn add_roles(
+    world: &mut World,
+    org_id: &str,
+    listed: &[RoleSpec],
+    users: &[UserSpec],
+) -> Result<(), ScenarioError> {
+    let mut roles: Vec<(String, Vec<String>)> = Vec::new();
+    for role in listed {
+        if roles.iter().any(|(name, _)| name == &role.name) {
+            return Err(ScenarioError::Duplicate {
+                kind: "role",
+                name: role.name.clone(),
+            });
+        }
+        roles.push((role.name.clone(), role.rights.clone()));
+    }
+    for name in users.iter().flat_map(|u| &u.roles) {
+        if !roles.iter().any(|(known, _)| known == name) {
+            roles.push((name.clone(), rights::of_unlisted_role(name)));
+        }
+    }
+    for (name, rights) in roles {
+        world.roles.push(Role {
+            id: new_urn("role"),
+            org_id: org_id.to_string(),
+            name,
+            rights,
+        });
+    }
+    Ok(())
 }
 
 /// The built-in NSX profiles every tenant sees.

@@ -72,6 +72,35 @@ pub struct IpSpace {
     pub space_type: String,
     /// The space's address ranges, if VCD includes them.
     pub ip_space_ranges: Option<IpSpaceRanges>,
+    /// How much of the space is allocated, if VCD says.
+    pub utilization: Option<IpSpaceUtilization>,
+}
+
+/// An IP Space's `utilization`.
+#[derive(Debug, Clone, Deserialize)]
+pub struct IpSpaceUtilization {
+    /// The floating IPs' counts.
+    #[serde(rename = "floatingIPs")]
+    pub floating_ips: Option<FloatingIpCounts>,
+}
+
+/// How many floating IPs a space has and has handed out; VCD sends the
+/// counts as strings (they may pass 2^64 in IPv6 spaces).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct FloatingIpCounts {
+    /// Addresses in the space's ranges.
+    pub total_count: Option<String>,
+    /// Addresses allocated to any org.
+    pub allocated_count: Option<String>,
+}
+
+impl FloatingIpCounts {
+    /// Addresses no org holds yet, when both counts are numbers.
+    pub fn unallocated(&self) -> Option<u128> {
+        let count = |text: &Option<String>| text.as_deref()?.trim().parse::<u128>().ok();
+        Some(count(&self.total_count)?.saturating_sub(count(&self.allocated_count)?))
+    }
 }
 
 /// One allocation; PUT back whole, so unknown fields are kept.

@@ -13,6 +13,7 @@ pub mod pool;
 pub mod profiles;
 pub mod rde;
 pub mod seg;
+pub mod session;
 pub mod virtual_service;
 pub mod vm;
 

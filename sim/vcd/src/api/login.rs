@@ -1,7 +1,6 @@
 //! `/api/versions`, the OAuth refresh-token grant and Basic sessions.
 
 use std::collections::HashMap;
-use std::hash::{DefaultHasher, Hash, Hasher};
 
 use axum::extract::rejection::FormRejection;
 use axum::extract::{Form, Path, State};
@@ -114,12 +113,19 @@ async fn tenant_token(
     })
 }
 
-fn role_ref(role: &str) -> Ref {
-    let mut hasher = DefaultHasher::new();
-    role.hash(&mut hasher);
-    let hash = hasher.finish();
-    let id = uuid::Uuid::from_u64_pair(hash, hash.rotate_left(17));
-    Ref::new(role, &format!("urn:vcloud:role:{id}"))
+/// The principal's roles, as references to its org's roles.
+fn role_refs(world: &World, principal: &Principal) -> Vec<Ref> {
+    principal
+        .roles
+        .iter()
+        .filter_map(|name| {
+            world
+                .roles
+                .iter()
+                .find(|r| r.org_id == principal.org.id && &r.name == name)
+        })
+        .map(|r| Ref::new(&r.name, &r.id))
+        .collect()
 }
 
 fn session_body(world: &World, principal: &Principal, idle_minutes: u64) -> Value {
@@ -130,7 +136,7 @@ fn session_body(world: &World, principal: &Principal, idle_minutes: u64) -> Valu
         "org": principal.org,
         "location": format!("urn:vcloud:location:{}@{}", uuid_of(&world.site.id), world.site.name),
         "roles": principal.roles,
-        "roleRefs": principal.roles.iter().map(|r| role_ref(r)).collect::<Vec<_>>(),
+        "roleRefs": role_refs(world, principal),
         "sessionIdleTimeoutMinutes": idle_minutes,
     })
 }

@@ -19,6 +19,7 @@ mod nat;
 mod networks;
 mod orgs;
 mod port_profiles;
+mod roles;
 mod segs;
 #[cfg(test)]
 mod strict_bodies;
@@ -50,6 +51,7 @@ pub fn router() -> Router<AppState> {
         .merge(firewall::routes())
         .merge(firewall_groups::routes())
         .merge(port_profiles::routes())
+        .merge(roles::routes())
         .merge(segs::routes())
         .merge(certificates::routes())
         .merge(alb_pools::routes())

@@ -1,4 +1,4 @@
-//! Orgs, users, API (refresh) tokens and access tokens.
+//! Orgs, users and their roles, API (refresh) tokens and access tokens.
 
 use std::time::{Duration, Instant};
 
@@ -30,6 +30,17 @@ pub struct User {
     pub name: String,
     pub password: String,
     pub roles: Vec<String>,
+}
+
+/// A role of an org: users name it, and it holds rights by name, as
+/// `GET /cloudapi/1.0.0/roles/{id}/rights` lists them.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct Role {
+    pub id: String,
+    pub org_id: String,
+    pub name: String,
+    pub rights: Vec<String>,
 }
 
 /// A long-lived API token: never expires, can be revoked.

@@ -11,6 +11,7 @@ pub mod ip_space;
 pub mod library;
 pub mod nat;
 pub mod network;
+pub mod rights;
 pub mod task;
 mod usage;
 
@@ -25,7 +26,7 @@ pub use usage::{AllocationUse, UsedIp};
 use alb::{Pool, SegAssignment, ServiceEngineGroup, VirtualService};
 use compute::{VApp, Vdc, Vm};
 use firewall::{FirewallGroup, FirewallRule, GatewayFirewall};
-use identity::{AccessToken, ApiToken, Org, User};
+use identity::{AccessToken, ApiToken, Org, Role, User};
 use ip_space::{IpAllocation, IpSpace};
 use library::{Certificate, Entity};
 use nat::{AppPortProfile, NatRule};
@@ -69,6 +70,7 @@ pub struct World {
     pub site: Site,
     pub orgs: Vec<Org>,
     pub users: Vec<User>,
+    pub roles: Vec<Role>,
     pub api_tokens: Vec<ApiToken>,
     /// Sessions do not survive a restore: clients log in again.
     #[serde(skip_deserializing)]
@@ -115,6 +117,7 @@ macro_rules! keyed {
 keyed! {
     Org => |o| &o.id;
     User => |u| &u.id;
+    Role => |r| &r.id;
     Vdc => |v| &v.id;
     OrgVdcNetwork => |n| &n.id;
     EdgeGateway => |g| &g.id;
@@ -166,6 +169,7 @@ impl World {
             },
             orgs: Vec::new(),
             users: Vec::new(),
+            roles: Vec::new(),
             api_tokens: Vec::new(),
             access_tokens: BTreeMap::new(),
             vdcs: Vec::new(),

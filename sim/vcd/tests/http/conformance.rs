@@ -17,6 +17,7 @@ const CONTRACTS: &[(&str, &str, &str)] = &[
     ("POST", "/sessions", "Session"),
     ("POST", "/sessions/provider", "Session"),
     ("GET", "/sessions/current", "Session"),
+    ("GET", "/roles/{id}/rights", "EntityReferences"),
     ("GET", "/orgs", "Orgs"),
     ("GET", "/orgs/{id}", "Org"),
     ("GET", "/vdcs", "OrgVdcs"),

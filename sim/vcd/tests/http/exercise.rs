@@ -12,7 +12,11 @@ use crate::support::{Alb, CLOUDAPI, Client};
 pub async fn exercise_ip_blocks(sim: &Sim) {
     let client = Client::tenant(sim).await;
     let admin = Client::system(sim).await;
-    client.ok("/sessions/current").await;
+    let role = client.ok("/sessions/current").await["roleRefs"][0]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    client.ok(&format!("/roles/{role}/rights")).await;
     let org = client.ok("/orgs").await["values"][0]["id"]
         .as_str()
         .unwrap()

@@ -16,6 +16,7 @@ mod ipv6_ip_spaces;
 mod legacy;
 mod nat;
 mod observe;
+mod roles;
 mod scenarios;
 mod strict;
 mod support;

@@ -1,0 +1,527 @@
+//! `vcd-ccm check`, the real binary with `run`'s flags, against vcdsim
+//! worlds that break one check each: the ✗ row and its fix, the checks
+//! that depend on it skipped, exit status 1; a healthy setup is all ✓ with
+//! exit status 0, in the table and in the JSON. And `vcd-ccm run` logs the
+//! same checks at start.
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+use std::process::{Command, ExitStatus};
+
+use serde_json::Value;
+use tempfile::TempDir;
+use vcdsim::{Scenario, Sim};
+
+use crate::support::CLUSTER;
+use crate::support::poll::eventually;
+use crate::support::run::World;
+
+/// Every check, in the order the table lists them.
+const CHECKS: [&str; 13] = [
+    "config",
+    "login",
+    "org",
+    "vdc",
+    "network",
+    "gateway",
+    "load-balancer",
+    "service-engine-group",
+    "addresses",
+    "certificate",
+    "rights",
+    "zones",
+    "clock",
+];
+
+/// A vcdsim world and the two files `check` reads.
+struct Setup {
+    vcd: Sim,
+    dir: TempDir,
+    cloud_config: PathBuf,
+    credentials_dir: PathBuf,
+}
+
+impl Setup {
+    /// `scenario`'s tenant, its `vdc1` and `net1`, and `extra` lines under
+    /// `loadbalancer:`.
+    async fn start(scenario: Scenario, extra: &str) -> Setup {
+        let vcd = Sim::start(scenario).await.expect("vcdsim starts");
+        let tenant = vcd.tenant().expect("a tenant user").clone();
+        let dir = tempfile::tempdir().expect("a temporary directory");
+        let credentials_dir = dir.path().join("basic-auth");
+        std::fs::create_dir(&credentials_dir).expect("the credentials directory");
+        let write =
+            |path: &Path, text: &str| std::fs::write(path, text).expect("a file is written");
+        write(
+            &credentials_dir.join("username"),
+            &format!("{}/{}", tenant.org, tenant.user),
+        );
+        write(&credentials_dir.join("password"), &tenant.password);
+        write(&credentials_dir.join("refreshToken"), "");
+        let cloud_config = dir.path().join("vcloud-ccm-config.yaml");
+        write(
+            &cloud_config,
+            &format!(
+                "vcd:\n  host: {}\n  org: {}\n  vdc: vdc1\nloadbalancer:\n  network: net1\n  enableVirtualServiceSharedIP: true\n{extra}clusterid: {CLUSTER}\nvAppName: cluster1\n",
+                vcd.base_url(),
+                tenant.org
+            ),
+        );
+        Setup {
+            vcd,
+            dir,
+            cloud_config,
+            credentials_dir,
+        }
+    }
+
+    /// The default scenario with `certAlias: my-cert`: every check passes.
+    async fn healthy() -> Setup {
+        Setup::start(Scenario::default_scenario(), "  certAlias: my-cert\n").await
+    }
+
+    /// Rewrites the cloud config.
+    fn edit_config(&self, edit: impl FnOnce(String) -> String) {
+        let text = std::fs::read_to_string(&self.cloud_config).expect("the cloud config");
+        std::fs::write(&self.cloud_config, edit(text)).expect("the cloud config is written");
+    }
+
+    /// Turns zones on, with a zones file holding `zones` (none: no file).
+    fn zones(&self, zones: Option<&str>) -> PathBuf {
+        let path = self.dir.path().join("zones.yaml");
+        if let Some(text) = zones {
+            std::fs::write(&path, text).expect("the zones file is written");
+        }
+        let line = format!(
+            "  isZoneEnabledCluster: true\nnodes:\n  zonesFile: {}\n",
+            path.display()
+        );
+        self.edit_config(|text| {
+            let (vcd, rest) = text
+                .split_once("loadbalancer:")
+                .expect("the loadbalancer key");
+            let (vcd_keys, nodes) = line.split_once("nodes:").expect("a nodes key");
+            format!("{vcd}{vcd_keys}loadbalancer:{rest}nodes:{nodes}")
+        });
+        path
+    }
+
+    async fn check(&self, extra: &[&str]) -> Checked {
+        let mut command = Command::new(env!("CARGO_BIN_EXE_vcd-ccm"));
+        let flag = |name: &str, path: &Path| {
+            let mut arg = OsString::from(format!("--{name}="));
+            arg.push(path);
+            arg
+        };
+        command
+            .arg("check")
+            .arg(flag("cloud-config", &self.cloud_config))
+            .arg(flag("credentials-dir", &self.credentials_dir))
+            .args(extra)
+            .env_remove("CLUSTER_ID")
+            .env_remove("KUBECONFIG")
+            .env_remove("RUST_LOG");
+        let output = tokio::task::spawn_blocking(move || command.output())
+            .await
+            .expect("the check's thread")
+            .expect("vcd-ccm check runs");
+        Checked {
+            status: output.status,
+            stdout: String::from_utf8(output.stdout).expect("UTF-8 output"),
+            stderr: String::from_utf8_lossy(&output.stderr).into_owned(),
+        }
+    }
+}
+
+/// What one `vcd-ccm check` printed and how it exited.
+struct Checked {
+    status: ExitStatus,
+    stdout: String,
+    stderr: String,
+}
+
+/// One row of the table: its mark, its text, and the fix under it.
+struct Row {
+    mark: char,
+    text: String,
+    fix: Option<String>,
+}
+
+impl Checked {
+    fn row(&self, check: &str) -> Row {
+        let lines: Vec<&str> = self.stdout.lines().collect();
+        let at = lines
+            .iter()
+            .position(|line| line.split_whitespace().nth(1) == Some(check))
+            .unwrap_or_else(|| panic!("no row {check} in:\n{}", self.stdout));
+        let line = lines[at];
+        let fix = lines
+            .get(at + 1)
+            .and_then(|next| next.trim().strip_prefix("fix: "))
+            .map(str::to_string);
+        Row {
+            mark: line.chars().next().expect("a mark"),
+            text: line
+                .split_once(check)
+                .map(|(_, text)| text.trim().to_string())
+                .unwrap_or_default(),
+            fix,
+        }
+    }
+
+    /// Asserts `check` failed saying `problem`, with a fix saying `fix`,
+    /// and the exit status 1.
+    fn failed(&self, check: &str, problem: &str, fix: &str) {
+        let row = self.row(check);
+        assert_eq!(row.mark, '✗', "{check} did not fail:\n{}", self.stdout);
+        assert!(row.text.contains(problem), "{check}: {}", row.text);
+        let given = row
+            .fix
+            .unwrap_or_else(|| panic!("no fix under {check}:\n{}", self.stdout));
+        assert!(given.contains(fix), "{check}'s fix: {given}");
+        assert_eq!(
+            self.status.code(),
+            Some(1),
+            "{}{}",
+            self.stdout,
+            self.stderr
+        );
+    }
+
+    fn passed(&self, check: &str) -> String {
+        let row = self.row(check);
+        assert_eq!(row.mark, '✓', "{check} did not pass:\n{}", self.stdout);
+        row.text
+    }
+
+    fn skipped(&self, checks: &[&str], reason: &str) {
+        for check in checks {
+            let row = self.row(check);
+            assert_eq!(row.mark, '–', "{check} was not skipped:\n{}", self.stdout);
+            assert!(row.text.contains(reason), "{check}: {}", row.text);
+        }
+    }
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_healthy_setup_passes_every_check_in_the_table_and_the_json() {
+    let setup = Setup::healthy().await;
+    let checked = setup.check(&[]).await;
+    assert!(
+        checked.status.success(),
+        "{}{}",
+        checked.stdout,
+        checked.stderr
+    );
+    for check in CHECKS {
+        checked.passed(check);
+    }
+    assert!(checked.passed("login").contains("API version 37.2"));
+    assert!(checked.passed("gateway").contains("edge1"));
+    assert!(
+        checked
+            .passed("service-engine-group")
+            .contains("seg1 runs 0 of 10")
+    );
+    assert!(checked.passed("addresses").contains("edge1: 40 free"));
+    assert!(checked.passed("certificate").contains("my-cert"));
+    assert!(checked.passed("rights").contains("holds the 6 rights"));
+    assert!(checked.stdout.ends_with("13 passed, 0 failed, 0 skipped\n"));
+    // Nothing was written.
+    assert!(
+        setup
+            .vcd
+            .requests()
+            .iter()
+            .all(|e| e.method == "GET" || e.path.starts_with("/cloudapi/1.0.0/sessions"))
+    );
+
+    let json = setup.check(&["--output=json"]).await;
+    assert!(json.status.success());
+    let document: Value = serde_json::from_str(&json.stdout).expect("JSON");
+    assert_eq!(document["passed"], true);
+    let names: Vec<&str> = document["checks"]
+        .as_array()
+        .expect("checks")
+        .iter()
+        .map(|c| {
+            assert_eq!(c["status"], "pass", "{c}");
+            c["check"].as_str().expect("a name")
+        })
+        .collect();
+    assert_eq!(names, CHECKS);
+}
+
+#[tokio::test]
+async fn a_wrong_password_fails_the_login_and_skips_what_needs_it() {
+    let setup = Setup::healthy().await;
+    let password = "not-the-password-4711";
+    std::fs::write(setup.credentials_dir.join("password"), password).expect("written");
+    let checked = setup.check(&[]).await;
+    checked.failed("login", "HTTP 401", "username and password");
+    assert!(!checked.stdout.contains(password), "{}", checked.stdout);
+    checked.skipped(&CHECKS[2..11], "needs a login");
+    checked.passed("zones");
+    checked.skipped(&["clock"], "needs a login");
+}
+
+#[tokio::test]
+async fn an_unreachable_vcd_names_the_host() {
+    let setup = Setup::healthy().await;
+    setup.edit_config(|text| text.replace(setup.vcd.base_url(), "http://127.0.0.1:9"));
+    let checked = setup.check(&[]).await;
+    checked.failed(
+        "login",
+        "cannot talk to VCD",
+        "vcd.host (http://127.0.0.1:9)",
+    );
+}
+
+#[tokio::test]
+async fn an_unreadable_cloud_config_skips_every_other_check() {
+    let setup = Setup::healthy().await;
+    setup.edit_config(|text| text.replace("vdc: vdc1", "vdc: vdc1\n  bogus: 1"));
+    let checked = setup.check(&[]).await;
+    checked.failed("config", "bogus", "cloud config");
+    checked.skipped(&CHECKS[1..], "needs the cloud config");
+}
+
+#[tokio::test]
+async fn a_wrong_org_vdc_or_network_fails_its_row() {
+    let setup = Setup::healthy().await;
+    setup.edit_config(|text| text.replace("  org: org1", "  org: org9"));
+    let checked = setup.check(&[]).await;
+    checked.failed("org", "org 'org9' not found", "Set vcd.org");
+    checked.skipped(&["vdc", "network", "gateway"], "needs the org");
+    checked.skipped(&["load-balancer", "addresses"], "needs the edge gateway");
+
+    let setup = Setup::healthy().await;
+    setup.edit_config(|text| text.replace("vdc: vdc1", "vdc: vdc9"));
+    let checked = setup.check(&[]).await;
+    checked.failed(
+        "vdc",
+        "VDC 'vdc9' not found",
+        "Set vcd.vdc to a VDC of org org1",
+    );
+    checked.skipped(&["network", "gateway"], "needs the VDC");
+
+    let setup = Setup::healthy().await;
+    setup.edit_config(|text| text.replace("network: net1", "network: net9"));
+    let checked = setup.check(&[]).await;
+    checked.failed("network", "'net9' not found", "Set loadbalancer.network");
+    checked.skipped(&["gateway"], "needs the network");
+    checked.passed("clock");
+}
+
+#[tokio::test]
+async fn a_gateway_without_alb_or_a_free_service_engine_group_fails() {
+    let setup = Setup::healthy().await;
+    setup
+        .vcd
+        .with_world(|w| w.gateways[0].load_balancer.enabled = false);
+    let checked = setup.check(&[]).await;
+    checked.failed(
+        "load-balancer",
+        "edge1",
+        "enable NSX ALB on edge gateway edge1",
+    );
+    checked.skipped(&["service-engine-group"], "needs NSX ALB");
+    checked.passed("addresses");
+
+    let setup = Setup::healthy().await;
+    setup.vcd.with_world(|w| w.seg_assignments.clear());
+    let checked = setup.check(&[]).await;
+    checked.failed(
+        "service-engine-group",
+        "no service engine group is assigned to edge gateway edge1",
+        "assign a service engine group",
+    );
+
+    let setup = Setup::healthy().await;
+    setup
+        .vcd
+        .with_world(|w| w.seg_assignments[0].max_virtual_services = Some(0));
+    let checked = setup.check(&[]).await;
+    checked.failed(
+        "service-engine-group",
+        "seg1 runs 0 of 0 virtual services",
+        "raise its maxVirtualServices",
+    );
+}
+
+#[tokio::test]
+async fn no_external_range_or_no_free_address_fails_the_addresses() {
+    let outside = "  certAlias: my-cert\n  vipSubnet: 198.51.100.0/24\n";
+    let setup = Setup::start(Scenario::default_scenario(), outside).await;
+    let checked = setup.check(&[]).await;
+    checked.failed(
+        "addresses",
+        "no external IP range within loadbalancer.vipSubnet 198.51.100.0-198.51.100.255",
+        "widen loadbalancer.vipSubnet",
+    );
+
+    // The range holds the gateway's primary address only.
+    let primary = "  certAlias: my-cert\n  vipSubnet: 203.0.113.10/32\n";
+    let setup = Setup::start(Scenario::default_scenario(), primary).await;
+    let checked = setup.check(&[]).await;
+    checked.failed("addresses", "is in use", "sub-allocate more");
+}
+
+#[tokio::test]
+async fn ip_spaces_report_what_is_left_and_fail_when_nothing_is() {
+    let setup = Setup::start(Scenario::ip_space(), "").await;
+    let checked = setup.check(&[]).await;
+    let detail = checked.passed("addresses");
+    assert!(detail.contains("public1: 5 to allocate"), "{detail}");
+    assert!(
+        checked
+            .passed("certificate")
+            .contains("certAlias is not set")
+    );
+
+    let setup = Setup::start(Scenario::ip_space(), "").await;
+    setup.vcd.with_world(|w| w.gateways[0].ip_space_ids.clear());
+    let checked = setup.check(&[]).await;
+    checked.failed(
+        "addresses",
+        "no PUBLIC IP Space reaches edge gateway edge1",
+        "PUBLIC IP Space",
+    );
+}
+
+#[tokio::test]
+async fn a_cert_alias_missing_from_the_library_fails() {
+    let setup = Setup::start(Scenario::default_scenario(), "  certAlias: missing-cert\n").await;
+    let checked = setup.check(&[]).await;
+    checked.failed(
+        "certificate",
+        "certAlias missing-cert is not in the org's certificate library",
+        "correct loadbalancer.certAlias",
+    );
+}
+
+#[tokio::test]
+async fn a_role_missing_a_right_is_named() {
+    let setup = Setup::healthy().await;
+    let revoked = "Organization vDC Gateway: Configure Load Balancer";
+    setup.vcd.with_world(|w| {
+        for role in &mut w.roles {
+            role.rights.retain(|r| r != revoked);
+        }
+    });
+    let checked = setup.check(&[]).await;
+    checked.failed(
+        "rights",
+        &format!("lacks 1 of the 6 rights the CCM needs: \"{revoked}\""),
+        "Add them to the role",
+    );
+
+    // One-arm mode needs the NAT right too; a role without any is told all.
+    let one_arm = "  certAlias: my-cert\n  oneArm: {startIP: 192.168.8.2, endIP: 192.168.8.100}\n";
+    let setup = Setup::start(Scenario::default_scenario(), one_arm).await;
+    setup
+        .vcd
+        .with_world(|w| w.roles.iter_mut().for_each(|r| r.rights.clear()));
+    let checked = setup.check(&[]).await;
+    checked.failed("rights", "lacks 7 of the 7 rights", "rights bundle");
+    assert!(
+        checked
+            .row("rights")
+            .text
+            .contains("Organization vDC Gateway: Configure NAT")
+    );
+}
+
+#[tokio::test]
+async fn a_missing_or_invalid_zones_file_or_an_unknown_vdc_fails() {
+    let setup = Setup::healthy().await;
+    let path = setup.zones(None);
+    let checked = setup.check(&[]).await;
+    checked.failed(
+        "zones",
+        "cannot read the zones file",
+        &path.display().to_string(),
+    );
+
+    let setup = Setup::healthy().await;
+    setup.zones(Some("zones:\n  - name: z1\n    vdc: vdc1\n"));
+    let checked = setup.check(&[]).await;
+    checked.failed("zones", "is not valid", "Mount the zones ConfigMap");
+
+    let setup = Setup::healthy().await;
+    setup.zones(Some(
+        "zones:\n  - {name: z1, ovdcName: vdc1}\n  - {name: z2, ovdcName: vdc7}\n",
+    ));
+    let checked = setup.check(&[]).await;
+    checked.failed(
+        "zones",
+        "zone z2: VDC 'vdc7' not found",
+        "Correct ovdcName of zone z2",
+    );
+
+    let setup = Setup::healthy().await;
+    setup.zones(Some("zones:\n  - {name: z1, ovdcName: vdc1}\n"));
+    let checked = setup.check(&[]).await;
+    assert!(
+        checked
+            .passed("zones")
+            .contains("1 VDCs in zones, each found in the org")
+    );
+}
+
+#[tokio::test]
+async fn a_clock_minutes_off_fails_and_says_how_far() {
+    let setup = Setup::healthy().await;
+    setup.vcd.set_knobs(|k| k.clock_skew_ms = 10 * 60 * 1000);
+    let checked = setup.check(&[]).await;
+    checked.failed("clock", "VCD's clock is 10m ahead of this host's", "NTP");
+
+    let setup = Setup::healthy().await;
+    setup.vcd.set_knobs(|k| k.clock_skew_ms = -90 * 1000);
+    let checked = setup.check(&["--output=json"]).await;
+    assert_eq!(checked.status.code(), Some(1));
+    let document: Value = serde_json::from_str(&checked.stdout).expect("JSON");
+    assert_eq!(document["passed"], false);
+    let clock = &document["checks"][12];
+    assert_eq!(clock["check"], "clock");
+    assert_eq!(clock["status"], "fail");
+    assert!(
+        clock["detail"].as_str().unwrap().contains("1m 30s behind"),
+        "{clock}"
+    );
+    assert!(clock["fix"].as_str().unwrap().contains("NTP"), "{clock}");
+    assert_eq!(document["summary"]["failed"], 1);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn run_logs_the_same_checks_at_start() {
+    let world = World::start().await;
+    let config = std::fs::read_to_string(&world.files.cloud_config).expect("the cloud config");
+    std::fs::write(
+        &world.files.cloud_config,
+        config.replace("certAlias: my-cert", "certAlias: missing-cert"),
+    )
+    .expect("the cloud config is written");
+    let ccm = world.spawn("preflight", &[]);
+    let lines = eventually("a log line per preflight check", || {
+        let stderr = ccm.stderr();
+        let lines: Vec<String> = stderr
+            .lines()
+            .filter(|l| l.contains("preflight check"))
+            .map(str::to_string)
+            .collect();
+        (lines.len() == CHECKS.len()).then_some(lines)
+    })
+    .await;
+    for (line, check) in lines.iter().zip(CHECKS) {
+        assert!(line.contains(&format!("check=\"{check}\"")), "{line}");
+        let expected = if check == "certificate" {
+            "WARN"
+        } else {
+            "INFO"
+        };
+        assert!(line.contains(expected), "{line}");
+    }
+    assert!(lines[9].contains("preflight check failed") && lines[9].contains("missing-cert"));
+    assert!(lines[9].contains("fix="), "{}", lines[9]);
+}
