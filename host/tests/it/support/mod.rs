@@ -8,6 +8,7 @@ pub const CLUSTER: &str = "NO_RDE_cluster-a";
 
 pub mod alone;
 pub mod capture;
+pub mod check;
 pub mod cluster;
 pub mod crash;
 pub mod dual_stack;
