@@ -146,7 +146,9 @@ impl ZoneMap {
 
     /// Each VDC (by name) with its zone.
     pub fn vdcs(&self) -> impl Iterator<Item = (&str, &str)> {
-        self.by_vdc.iter().map(|(vdc, zone)| (vdc.as_str(), zone.as_str()))
+        self.by_vdc
+            .iter()
+            .map(|(vdc, zone)| (vdc.as_str(), zone.as_str()))
     }
 
     /// Whether no VDC has a zone; nodes then get no zone label.

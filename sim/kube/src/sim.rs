@@ -280,5 +280,8 @@ fn placement(object: &Value) -> Result<(&'static ResourceType, Option<String>), 
     let resource = resources::by_kind(api_version, kind)
         .ok_or_else(|| SimError::Unsupported(format!("{api_version} {kind}")))?;
     let namespace = crate::object::namespace(object).map(str::to_string);
-    Ok((resource, namespace.or_else(|| resource.namespaced.then(|| "default".to_string()))))
+    Ok((
+        resource,
+        namespace.or_else(|| resource.namespaced.then(|| "default".to_string())),
+    ))
 }
