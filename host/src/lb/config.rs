@@ -170,6 +170,40 @@ impl LbConfig {
         }
         self.mode()
     }
+
+    /// Whether these settings can work on a gateway of this kind: a
+    /// distributed-only gateway (`deploymentMode: DISTRIBUTED_ONLY`, VCD
+    /// 10.6) has no NAT, which one-arm needs, and no gateway firewall,
+    /// which `manageFirewall` writes.
+    pub fn check_gateway(
+        &self,
+        gateway: &str,
+        distributed_only: bool,
+    ) -> Result<(), InvalidLbConfig> {
+        if !distributed_only {
+            return Ok(());
+        }
+        let without = |what: &str, setting: &str, instead: &str| {
+            InvalidLbConfig(format!(
+                "edge gateway {gateway} has deploymentMode DISTRIBUTED_ONLY, which has no {what}, so {setting} cannot work; {instead}"
+            ))
+        };
+        if self.one_arm.is_some() {
+            return Err(without(
+                "NAT",
+                "loadbalancer.oneArm (a DNAT rule per port)",
+                "remove loadbalancer.oneArm and keep loadbalancer.enableVirtualServiceSharedIP: true, so Services are served on the gateway's external addresses without NAT",
+            ));
+        }
+        if self.manage_firewall {
+            return Err(without(
+                "gateway firewall",
+                "loadbalancer.manageFirewall: true",
+                "set it to false and enforce Services' source ranges elsewhere (a distributed firewall rule of the VDC group, or NetworkPolicies)",
+            ));
+        }
+        Ok(())
+    }
 }
 
 #[cfg(test)]
@@ -190,5 +224,28 @@ mod tests {
         config.one_arm = None;
         assert!(config.check().unwrap_err().to_string().contains("oneArm"));
         assert_eq!(config.effective_cert_alias(), "c1-cert");
+    }
+
+    #[test]
+    fn distributed_only_gateways_refuse_nat_and_firewall_settings() {
+        let mut config = LbConfig::new("c1", "vdc1", "net1");
+        assert!(config.check_gateway("gw", true).is_ok());
+        config.manage_firewall = true;
+        assert!(config.check_gateway("gw", false).is_ok());
+        let error = config.check_gateway("gw", true).unwrap_err().to_string();
+        assert!(
+            error.contains("deploymentMode DISTRIBUTED_ONLY")
+                && error.contains("loadbalancer.manageFirewall"),
+            "{error}"
+        );
+        config.one_arm = Some(OneArm {
+            start_ip: "192.168.8.2".into(),
+            end_ip: "192.168.8.100".into(),
+        });
+        let error = config.check_gateway("gw", true).unwrap_err().to_string();
+        assert!(
+            error.contains("NAT") && error.contains("loadbalancer.oneArm"),
+            "{error}"
+        );
     }
 }

@@ -119,6 +119,7 @@ impl LoadBalancers {
             .await
             .map_err(setup("resolving loadbalancer.network and its edge gateway"))?;
         let gateway = &placement.gateway;
+        config.check_gateway(&gateway.name, gateway.is_distributed_only())?;
         let features = Features::read(&client, &gateway.id)
             .await
             .map_err(setup("reading the gateway's load balancer"))?;
@@ -156,7 +157,10 @@ impl LoadBalancers {
             source,
             features,
             catalog: Catalog::default(),
-            snapshot: GatewaySnapshot::new(GATEWAY_REFRESH),
+            snapshot: GatewaySnapshot::new(
+                GATEWAY_REFRESH,
+                !placement.gateway.is_distributed_only(),
+            ),
             rde,
             newer_formats: NewerFormats::default(),
         })

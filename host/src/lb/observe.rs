@@ -73,10 +73,19 @@ fn owned<T: Clone>(
 }
 
 impl GatewayView {
-    pub async fn read(client: &VcdClient, gateway_id: &str) -> Result<Self, VcdError> {
+    /// Everything on the gateway; NAT rules only `with_nat` (a
+    /// distributed-only gateway refuses to list them).
+    pub async fn read(
+        client: &VcdClient,
+        gateway_id: &str,
+        with_nat: bool,
+    ) -> Result<Self, VcdError> {
         let virtual_services = client.virtual_service_summaries(gateway_id).await?;
         let pools = client.pool_summaries(gateway_id).await?;
-        let nat_rules = client.list_nat_rules(gateway_id).await?;
+        let nat_rules = match with_nat {
+            true => client.list_nat_rules(gateway_id).await?,
+            false => Vec::new(),
+        };
         let used_ips = super::ipam::used_addresses(client, gateway_id).await?;
         Ok(Self {
             virtual_services,

@@ -1,6 +1,7 @@
 //! The gateway snapshot: the summaries of the gateway's virtual services,
-//! pools and NAT rules, and its used addresses (NAT rules in every mode, so a Service's DNAT rules left by an
-//! earlier one-arm configuration are found), read once and shared by every
+//! pools and NAT rules, and its used addresses (NAT rules in every mode, so
+//! a Service's DNAT rules left by an earlier one-arm configuration are
+//! found, except on a distributed-only gateway, which has none), read once and shared by every
 //! reconcile, so a Service's reconcile reads nothing that grows with
 //! the gateway. Our own writes are recorded into it as they land; a failed
 //! write (a duplicate, a conflict, a 404: VCD knows better) drops it, and
@@ -52,14 +53,17 @@ pub struct GatewaySnapshot {
     /// One read at a time: Services reconciled together share it.
     reader: tokio::sync::Mutex<()>,
     max_age: Duration,
+    /// Whether the gateway has NAT rules to read.
+    nat: bool,
 }
 
 impl GatewaySnapshot {
-    pub fn new(max_age: Duration) -> Self {
+    pub fn new(max_age: Duration, nat: bool) -> Self {
         Self {
             state: Mutex::default(),
             reader: tokio::sync::Mutex::new(()),
             max_age,
+            nat,
         }
     }
 
@@ -91,7 +95,7 @@ impl GatewaySnapshot {
         }
         self.state().reading = Some(Vec::new());
         let read_at = Instant::now();
-        let read = GatewayView::read(client, gateway_id).await;
+        let read = GatewayView::read(client, gateway_id, self.nat).await;
         let mut state = self.state();
         let pending = state.reading.take().unwrap_or_default();
         let mut view = read?;

@@ -33,7 +33,7 @@ pub(super) async fn check(
             return;
         }
     };
-    match report.record(CheckId::LoadBalancer, alb(client, gateway).await) {
+    match report.record(CheckId::LoadBalancer, alb(client, gateway, lb).await) {
         Some(()) => {
             let step = engine_group(client, gateway).await;
             report.record(CheckId::EngineGroup, step);
@@ -46,7 +46,15 @@ pub(super) async fn check(
     report.record(CheckId::Certificate, step);
 }
 
-async fn alb(client: &VcdClient, gateway: &EdgeGateway) -> Step<()> {
+async fn alb(client: &VcdClient, gateway: &EdgeGateway, lb: &LbConfig) -> Step<()> {
+    let distributed_only = gateway.is_distributed_only();
+    lb.check_gateway(&gateway.name, distributed_only)
+        .map_err(|e| {
+            Failure::new(
+                e.to_string(),
+                "Change the setting as said, or place the cluster behind a gateway that is not distributed-only".to_string(),
+            )
+        })?;
     let features = bounded(Features::read(client, &gateway.id))
         .await?
         .map_err(|e| {
@@ -60,7 +68,12 @@ async fn alb(client: &VcdClient, gateway: &EdgeGateway) -> Step<()> {
         })?;
     let on_off = |on: bool| if on { "on" } else { "off" };
     let detail = format!(
-        "enabled, {} feature set{}, transparent mode {}, IPv6 service network {}",
+        "{}enabled, {} feature set{}, transparent mode {}, IPv6 service network {}",
+        if distributed_only {
+            "distributed-only gateway (no NAT, no gateway firewall), "
+        } else {
+            ""
+        },
         if features.premium {
             "PREMIUM"
         } else {

@@ -163,7 +163,7 @@ async fn connect(mut config: ClientConfig) -> Result<VcdClient, Failure> {
 
 fn login_fix(error: &VcdError, host: &str) -> String {
     match error {
-        VcdError::NoCommonVersion { .. } => "Use a VCD release this CCM speaks (API 36.0 to 38.1: VCD 10.3 to 10.5.1)".to_string(),
+        VcdError::NoCommonVersion { .. } => "Use a VCD release this CCM speaks (API 36.0 to 39.1: VCD 10.3 to 10.6.1)".to_string(),
         VcdError::Unauthorized { .. } | VcdError::Credentials(_) | VcdError::Rejected { .. } => {
             "Check username and password (or refreshToken) in the credential Secret, and vcd.org; an API token must not be revoked".to_string()
         }

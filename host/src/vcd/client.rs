@@ -153,6 +153,7 @@ impl VcdClient {
         let transport = Transport::new(&config, metrics)?;
         let version = discover_version(&transport, &config).await?;
         tracing::info!(%version, host = %config.host, "negotiated the VCD API version");
+        transport.metrics.negotiated(&version.to_string());
         let auth = Authenticator::new(
             config.credentials.clone(),
             config.token_refresh_margin,

@@ -98,7 +98,7 @@ impl Default for BodyLimits {
 
 impl ClientConfig {
     /// A configuration of `org` at `host` with every other knob at its
-    /// default: API versions 36.0–38.1, a 10 s connect and a 60 s request
+    /// default: API versions 36.0–39.1, a 10 s connect and a 60 s request
     /// timeout, no rate limit, the default [`RetryPolicy`] and [`TaskPolicy`],
     /// a 120 s token refresh margin and the default [`BodyLimits`] (4 MiB
     /// per object, 64 MiB per collection).

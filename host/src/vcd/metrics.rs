@@ -1,13 +1,14 @@
 //! Prometheus metrics of the VCD client, registered in the caller's
 //! registry under the `vcd_` prefix: requests and their latency by logical
 //! operation and outcome, retries by reason, time spent waiting for tasks,
-//! and token refreshes.
+//! token refreshes, and the API version in use.
 
 use std::time::Duration;
 
 use prometheus_client::encoding::EncodeLabelSet;
 use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::family::Family;
+use prometheus_client::metrics::gauge::Gauge;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -32,6 +33,12 @@ struct RefreshLabels {
     reason: String,
 }
 
+/// Labels of `vcd_ccm_vcd_api_version`.
+#[derive(Debug, Clone, Hash, PartialEq, Eq, EncodeLabelSet)]
+struct VersionLabels {
+    version: String,
+}
+
 fn request_histogram() -> Histogram {
     // 5 ms to about 80 s.
     Histogram::new(exponential_buckets(0.005, 2.0, 15))
@@ -50,6 +57,7 @@ pub struct ClientMetrics {
     retries: Family<RetryLabels, Counter>,
     task_wait: Family<OutcomeLabels, Histogram>,
     token_refreshes: Family<RefreshLabels, Counter>,
+    api_version: Family<VersionLabels, Gauge>,
 }
 
 impl Default for ClientMetrics {
@@ -61,6 +69,7 @@ impl Default for ClientMetrics {
             retries: Family::default(),
             task_wait: Family::new_with_constructor(task_histogram),
             token_refreshes: Family::default(),
+            api_version: Family::default(),
         }
     }
 }
@@ -95,6 +104,13 @@ impl ClientMetrics {
             "token_refreshes",
             "Logins to VCD, by reason (initial, expiring, rejected, credentials_changed)",
             metrics.token_refreshes.clone(),
+        );
+        // Named for the CCM rather than the client: it says which VCD
+        // release the whole process is speaking to.
+        registry.register(
+            "vcd_ccm_vcd_api_version",
+            "The VCD API version negotiated at start (1 on the version in use)",
+            metrics.api_version.clone(),
         );
         metrics
     }
@@ -134,5 +150,14 @@ impl ClientMetrics {
                 reason: reason.to_string(),
             })
             .inc();
+    }
+
+    pub(crate) fn negotiated(&self, version: &str) {
+        self.api_version.clear();
+        self.api_version
+            .get_or_create(&VersionLabels {
+                version: version.to_string(),
+            })
+            .set(1);
     }
 }

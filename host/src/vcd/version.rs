@@ -72,12 +72,12 @@ pub struct VersionRange {
 }
 
 impl Default for VersionRange {
-    /// VCD 10.3 (36.0) to 10.5.1 (38.1): the releases whose CloudAPI shapes
-    /// the typed models follow.
+    /// VCD 10.3 (36.0) to 10.6.1 (39.1): the releases whose CloudAPI shapes
+    /// the typed models follow; 37.2 to 39.1 are tested end to end.
     fn default() -> Self {
         Self {
             min: ApiVersion::new(36, 0),
-            max: ApiVersion::new(38, 1),
+            max: ApiVersion::new(39, 1),
         }
     }
 }
@@ -127,8 +127,18 @@ mod tests {
     #[test]
     fn picks_the_highest_version_inside_the_range() {
         let range = VersionRange::default();
-        let versions = offered(&["35.0", "36.3", "37.2", "38.1", "39.0", "40.0.0-alpha"]);
-        assert_eq!(negotiate(&versions, range).unwrap(), ApiVersion::new(38, 1));
+        let versions = offered(&[
+            "35.0",
+            "36.3",
+            "37.2",
+            "38.1",
+            "39.1",
+            "40.0",
+            "41.0.0-alpha",
+        ]);
+        assert_eq!(negotiate(&versions, range).unwrap(), ApiVersion::new(39, 1));
+        let only_39 = offered(&["39.0", "39.1"]);
+        assert_eq!(negotiate(&only_39, range).unwrap(), ApiVersion::new(39, 1));
         let older = offered(&["35.0", "36.0", "37.2"]);
         assert_eq!(negotiate(&older, range).unwrap(), ApiVersion::new(37, 2));
     }
@@ -138,7 +148,7 @@ mod tests {
         let error = negotiate(&offered(&["33.0", "34.0"]), VersionRange::default()).unwrap_err();
         let text = error.to_string();
         assert!(text.contains("33.0, 34.0"), "{text}");
-        assert!(text.contains("36.0–38.1"), "{text}");
+        assert!(text.contains("36.0–39.1"), "{text}");
     }
 
     #[test]

@@ -11,6 +11,9 @@ use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::VcdError;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 
+/// The `deploymentMode` of a gateway without NAT or a gateway firewall.
+pub const DISTRIBUTED_ONLY: &str = "DISTRIBUTED_ONLY";
+
 /// An inclusive range of IPv4 addresses.
 #[derive(Debug, Clone, PartialEq, Eq, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -82,6 +85,11 @@ pub struct EdgeGateway {
     pub edge_gateway_uplinks: Vec<Uplink>,
     /// The org that owns the gateway.
     pub org_ref: Option<EntityRef>,
+    /// API 39.0+: `DISTRIBUTED_ONLY` for a gateway without service routers
+    /// (no NAT, no gateway firewall); absent before 39.0 and on gateways
+    /// with them.
+    #[serde(default)]
+    pub deployment_mode: Option<String>,
 }
 
 impl EdgeGateway {
@@ -89,6 +97,13 @@ impl EdgeGateway {
     /// `REALIZED`).
     pub fn is_realized(&self) -> bool {
         self.status.as_deref() == Some("REALIZED")
+    }
+
+    /// Whether the gateway has no NAT and no gateway firewall
+    /// (`deploymentMode: DISTRIBUTED_ONLY`, VCD 10.6+); load balancing
+    /// works there.
+    pub fn is_distributed_only(&self) -> bool {
+        self.deployment_mode.as_deref() == Some(DISTRIBUTED_ONLY)
     }
 
     /// External IPs come from IP Spaces rather than sub-allocated ranges.

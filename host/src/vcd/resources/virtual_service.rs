@@ -12,8 +12,13 @@ use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::tasks::Task;
+use crate::vcd::version::ApiVersion;
 
 const SERVICES: &str = "/cloudapi/1.0.0/loadBalancer/virtualServices";
+
+/// API 38.0 (VCD 10.5) adds `nonCriticalLoggingEnabled`; a body without it
+/// would reset it, so bodies from 38.0 on always carry it.
+const NON_CRITICAL_LOGGING: ApiVersion = ApiVersion::new(38, 0);
 
 fn enabled() -> bool {
     true
@@ -111,7 +116,9 @@ pub struct VirtualServiceSummary {
     #[serde(default)]
     pub ipv6_virtual_ip_address: Option<String>,
     /// The realization state: `PENDING`, `CONFIGURING`, `REALIZED` or
-    /// `REALIZATION_FAILED`.
+    /// `REALIZATION_FAILED`. Answers carry it as a string, or from API 39.0
+    /// as an object; read either.
+    #[serde(default, deserialize_with = "realization_status")]
     pub status: Option<String>,
     /// `UP`, `DOWN`, `PENDING`, `DISABLED`, …
     pub health_status: Option<String>,
@@ -125,6 +132,38 @@ pub struct VirtualServiceSummary {
     /// The certificate library item TLS terminates with: which uploads are
     /// still in use is read from here.
     pub certificate_ref: Option<EntityRef>,
+}
+
+/// A `status` given as a string, or as an object holding the state under a
+/// key naming a status or state (`realizationStatus`); anything else reads
+/// as unknown rather than failing a list.
+fn realization_status<'de, D: serde::Deserializer<'de>>(
+    deserializer: D,
+) -> Result<Option<String>, D::Error> {
+    Ok(match Value::deserialize(deserializer)? {
+        Value::String(state) => Some(state),
+        Value::Object(fields) => fields.iter().find_map(|(key, value)| {
+            let key = key.to_ascii_lowercase();
+            (key.ends_with("status") || key.ends_with("state"))
+                .then(|| value.as_str().map(str::to_string))
+                .flatten()
+        }),
+        _ => None,
+    })
+}
+
+impl VirtualService {
+    /// The body to send under `version`: complete for it, so no field the
+    /// version defines falls back to its default unasked.
+    fn for_version(&self, version: ApiVersion) -> Self {
+        let mut body = self.clone();
+        if version >= NON_CRITICAL_LOGGING {
+            body.extra
+                .entry("nonCriticalLoggingEnabled")
+                .or_insert(Value::Bool(false));
+        }
+        body
+    }
 }
 
 impl VirtualServiceSummary {
@@ -158,7 +197,8 @@ impl VcdClient {
     ) -> Result<String, VcdError> {
         let gateway_id = service.gateway_ref.id.as_str();
         let call = self.call_of("create_virtual_service", SERVICES);
-        let body = encode(&call, "virtual service", &service.name, service)?;
+        let complete = service.for_version(self.api_version());
+        let body = encode(&call, "virtual service", &service.name, &complete)?;
         let (body, call) = (&body, &call);
         self.create_checked(
             "create_virtual_service",
@@ -270,7 +310,7 @@ impl VcdClient {
             &service.name,
             &VirtualService {
                 id: Some(service_id.to_string()),
-                ..service.clone()
+                ..service.for_version(self.api_version())
             },
         )?;
         let request = ApiRequest::new("update_virtual_service", Method::PUT, &path).encoded(body);

@@ -74,9 +74,12 @@ pub struct World {
 impl World {
     /// vcdsim's default scenario, an empty kubesim, and good files.
     pub async fn start() -> World {
-        let vcd = Sim::start(Scenario::default_scenario())
-            .await
-            .expect("vcdsim starts");
+        World::start_on(Scenario::default_scenario()).await
+    }
+
+    /// vcdsim running `scenario`, an empty kubesim, and good files.
+    pub async fn start_on(scenario: Scenario) -> World {
+        let vcd = Sim::start(scenario).await.expect("vcdsim starts");
         let kube = KubeSim::start().await.expect("kubesim starts");
         let client = kube.client().expect("a kube client");
         let dir = tempfile::tempdir().expect("a temporary directory");
