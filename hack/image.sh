@@ -34,7 +34,9 @@ build_binary() {
   # Only the image needs the musl target; a toolchain installed before
   # rust-toolchain.toml named it lacks it.
   rustup target add "$TARGET"
-  cargo build --release --locked -p vcd-ccm --bin vcd-ccm --no-default-features --target "$TARGET"
+  # The binary is stripped below, so line tables would be built for nothing.
+  CARGO_PROFILE_RELEASE_DEBUG=false \
+    cargo build --release --locked -p vcd-ccm --bin vcd-ccm --no-default-features --target "$TARGET"
   mkdir -p "$OUT/context"
   cp "target/$TARGET/release/vcd-ccm" "$OUT/context/vcd-ccm"
   strip "$OUT/context/vcd-ccm"
