@@ -50,7 +50,7 @@ async fn the_highest_common_version_is_used_on_every_request() {
 #[tokio::test]
 async fn no_common_version_names_what_vcd_offers() {
     let mut scenario = Scenario::default_scenario();
-    scenario.site.versions = vec!["33.0".into(), "34.0".into(), "35.2".into()];
+    scenario.api_versions = vec!["33.0".into(), "34.0".into(), "35.2".into()];
     let sim = sim_from(scenario).await;
     let error = VcdClient::connect(config(&sim, tenant_token(&sim)), ClientMetrics::default())
         .await

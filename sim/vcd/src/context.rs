@@ -6,6 +6,11 @@ use std::sync::Arc;
 
 use crate::faults::TaskFailure;
 
+/// The API versions whose bodies vcdsim models: VCD 10.4.2 (37.2), 10.5
+/// (38.0, 38.1) and 10.6 (39.0, 39.1). Older versions a scenario lists are
+/// served with 37.2's bodies minus the fields added since.
+pub const MODELLED_VERSIONS: [&str; 5] = ["37.2", "38.0", "38.1", "39.0", "39.1"];
+
 #[derive(Debug, Clone)]
 pub struct RequestContext {
     pub request_id: String,

@@ -39,6 +39,10 @@ pub enum ScenarioError {
 pub struct Scenario {
     #[serde(default)]
     pub site: SiteSpec,
+    /// The API versions `GET /api/versions` advertises, and the only ones a
+    /// request may name.
+    #[serde(default = "default_api_versions")]
+    pub api_versions: Vec<String>,
     /// Users of the `System` org (system administrators).
     #[serde(default)]
     pub system_users: Vec<UserSpec>,
@@ -83,15 +87,12 @@ impl Scenario {
 pub struct SiteSpec {
     #[serde(default = "default_site_name")]
     pub name: String,
-    #[serde(default = "default_versions")]
-    pub versions: Vec<String>,
 }
 
 impl Default for SiteSpec {
     fn default() -> Self {
         Self {
             name: default_site_name(),
-            versions: default_versions(),
         }
     }
 }
@@ -100,12 +101,9 @@ fn default_site_name() -> String {
     "vcdsim".to_string()
 }
 
-fn default_versions() -> Vec<String> {
-    [
-        "35.0", "35.2", "36.0", "36.1", "36.2", "36.3", "37.0", "37.1", "37.2",
-    ]
-    .map(String::from)
-    .to_vec()
+/// VCD 10.4.2 (37.2), 10.5 (38.0, 38.1) and 10.6 (39.0, 39.1).
+pub fn default_api_versions() -> Vec<String> {
+    crate::context::MODELLED_VERSIONS.map(String::from).to_vec()
 }
 
 #[derive(Debug, Clone, Deserialize)]

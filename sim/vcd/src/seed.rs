@@ -35,7 +35,7 @@ fn dangling(kind: &'static str, name: &str, by: &str) -> ScenarioError {
 }
 
 pub fn build_world(scenario: &Scenario) -> Result<World, ScenarioError> {
-    let mut world = World::empty(&scenario.site.name, scenario.site.versions.clone());
+    let mut world = World::empty(&scenario.site.name, scenario.api_versions.clone());
     let system_id = add_org(&mut world, SYSTEM_ORG, "System Organization")?;
     for user in &scenario.system_users {
         add_user(&mut world, &system_id, user);

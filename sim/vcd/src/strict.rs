@@ -33,6 +33,15 @@ pub fn unrecognized<E: Error>(error: E, class: &str) -> E {
     }
 }
 
+/// A property of `class` that the negotiated API version does not define,
+/// refused as VCD's deserializer for that version refuses it.
+pub fn not_in_version(field: &str, class: &str) -> crate::error::ApiError {
+    crate::error::ApiError::bad_request(format!(
+        "Unrecognized field \"{field}\" (class {class}), not in API version {}",
+        crate::context::current().api_version
+    ))
+}
+
 /// Implements `Deserialize` (and with `serialize`, `Serialize`) for a body
 /// type deriving serde with `remote = "Self"`, under the spec's class name.
 macro_rules! definition {

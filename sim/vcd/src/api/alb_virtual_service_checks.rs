@@ -1,10 +1,10 @@
 //! The invariants of an ALB virtual service against the world: references
 //! (pool on the same gateway, SEG assigned with room, certificate of the
 //! org), names unique per gateway, TLS profiles, transparent mode (the
-//! gateway's setting, API 37.1), and VIPs (`alb_virtual_service_vips`).
+//! gateway's setting), and VIPs (`alb_virtual_service_vips`). Fields by
+//! API version are in `alb_virtual_service_versions`.
 
 use super::alb_virtual_service_vips::check_vips;
-use crate::context;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::same_id;
 use crate::world::alb::VirtualService;
@@ -114,21 +114,4 @@ pub(super) fn validate(world: &World, vs: &VirtualService, strict: bool) -> ApiR
         )));
     }
     check_vips(world, gateway, &others, vs, strict)
-}
-
-/// `transparentModeEnabled` exists from API 37.1 (VCD 10.4.1): a request
-/// at an older version neither reads nor writes it.
-pub(super) fn transparent_mode_in_api() -> bool {
-    context::api_at_least(37, 1)
-}
-
-/// An older request that sets `transparentModeEnabled` is refused.
-pub(super) fn check_api_version(transparent_mode_enabled: Option<bool>) -> ApiResult<()> {
-    if transparent_mode_enabled.is_some() && !transparent_mode_in_api() {
-        return Err(bad(format!(
-            "transparentModeEnabled needs API version 37.1 or later, not {}.",
-            context::current().api_version
-        )));
-    }
-    Ok(())
 }

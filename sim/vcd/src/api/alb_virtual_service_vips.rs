@@ -10,7 +10,6 @@
 
 use std::net::IpAddr;
 
-use crate::context;
 use crate::error::{ApiError, ApiResult};
 use crate::world::alb::VirtualService;
 use crate::world::ip::{IpParseError, parse_ipv4, parse_ipv6};
@@ -174,23 +173,6 @@ pub(super) fn check_vip_change(
                 field.address_kind()
             )));
         }
-    }
-    Ok(())
-}
-
-/// `ipv6VirtualIpAddress` exists from API 37.0: a request at an older
-/// version neither reads nor writes it.
-pub(super) fn ipv6_vip_in_api() -> bool {
-    context::api_at_least(37, 0)
-}
-
-/// An older request that sets `ipv6VirtualIpAddress` is refused.
-pub(super) fn check_ipv6_vip_version(vs: &VirtualService) -> ApiResult<()> {
-    if vs.ipv6_virtual_ip_address.is_some() && !ipv6_vip_in_api() {
-        return Err(bad(format!(
-            "ipv6VirtualIpAddress needs API version 37.0 or later, not {}.",
-            context::current().api_version
-        )));
     }
     Ok(())
 }

@@ -11,8 +11,9 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use super::alb_virtual_service_checks::{check_api_version, transparent_mode_in_api, validate};
-use super::alb_virtual_service_vips::{check_ipv6_vip_version, check_vip_change, ipv6_vip_in_api};
+use super::alb_virtual_service_checks::validate;
+use super::alb_virtual_service_versions::{check_body, complete, shape_view};
+use super::alb_virtual_service_vips::check_vip_change;
 use super::gateways::visible_gateway;
 use super::{Params, list, parse_body};
 use crate::auth::Principal;
@@ -61,14 +62,7 @@ fn vs_view(world: &World, vs: &VirtualService) -> Value {
     view["healthStatus"] = json!(health(world, vs));
     view["healthMessage"] = Value::Null;
     view["detailedHealthMessage"] = Value::Null;
-    if let Some(object) = view.as_object_mut() {
-        if !transparent_mode_in_api() {
-            object.remove("transparentModeEnabled");
-        }
-        if !ipv6_vip_in_api() {
-            object.remove("ipv6VirtualIpAddress");
-        }
-    }
+    shape_view(&mut view, vs);
     view
 }
 
@@ -124,8 +118,8 @@ async fn create_vs(
     body: Bytes,
 ) -> ApiResult<Response> {
     let mut vs: VirtualService = parse_body(&body)?;
-    check_api_version(vs.transparent_mode_enabled)?;
-    check_ipv6_vip_version(&vs)?;
+    check_body(&mut vs)?;
+    complete(&mut vs, None);
     let knobs = state.knobs();
     let org_id = {
         let world = state.world();
@@ -182,8 +176,7 @@ async fn update_vs(
     body: Bytes,
 ) -> ApiResult<Response> {
     let mut vs: VirtualService = parse_body(&body)?;
-    check_api_version(vs.transparent_mode_enabled)?;
-    check_ipv6_vip_version(&vs)?;
+    check_body(&mut vs)?;
     let strict = state.knobs().strict_external_ips;
     let org_id = {
         let world = state.world();
@@ -195,12 +188,7 @@ async fn update_vs(
         }
         // A client at an older version does not know the newer
         // properties, so its PUT leaves them as stored.
-        if !transparent_mode_in_api() {
-            vs.transparent_mode_enabled = existing.transparent_mode_enabled;
-        }
-        if !ipv6_vip_in_api() {
-            vs.ipv6_virtual_ip_address = existing.ipv6_virtual_ip_address.clone();
-        }
+        complete(&mut vs, Some(existing));
         check_vip_change(&world, existing, &vs)?;
         vs.id = existing.id.clone();
         vs.gateway_ref = existing.gateway_ref.clone();

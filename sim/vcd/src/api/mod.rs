@@ -3,6 +3,7 @@
 mod admin;
 mod alb_pools;
 mod alb_virtual_service_checks;
+mod alb_virtual_service_versions;
 mod alb_virtual_service_vips;
 mod alb_virtual_services;
 mod certificates;

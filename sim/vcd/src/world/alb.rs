@@ -248,11 +248,16 @@ pub struct VirtualService {
     pub service_ports: Vec<ServicePort>,
     pub application_profile: ApplicationProfile,
     pub transparent_mode_enabled: Option<bool>,
+    /// API 38.0+; stored, `false` unless a 38.0+ client sets it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub non_critical_logging_enabled: Option<bool>,
     /// Until then the VS reports `PENDING` health (service engines deploying).
     #[serde(skip)]
     pub pending_until: Option<Instant>,
+    /// Read-only: a string, or from API 39.0 an object; checked against
+    /// the request's version, then dropped.
     #[serde(default, skip_serializing, rename = "status")]
-    _status: ReadOnly,
+    pub sent_status: ReadOnly<serde_json::Value>,
     #[serde(default, skip_serializing, rename = "healthStatus")]
     _health_status: ReadOnly,
     #[serde(default, skip_serializing, rename = "healthMessage")]

@@ -178,7 +178,9 @@ async fn every_token_header_form_is_accepted() {
 
 #[tokio::test]
 async fn unsupported_accept_version_gets_406_and_version_is_echoed() {
-    let sim = start(Scenario::default_scenario()).await;
+    let mut scenario = Scenario::default_scenario();
+    scenario.api_versions.insert(0, "36.0".into());
+    let sim = start(scenario).await;
     let token = Client::tenant(&sim).await.token.unwrap();
     let url = format!("{}{CLOUDAPI}/orgs", sim.base_url());
     let get = |accept: &'static str| {
@@ -195,6 +197,11 @@ async fn unsupported_accept_version_gets_406_and_version_is_echoed() {
     };
     assert_eq!(
         get("application/json;version=99.0").await.status(),
+        StatusCode::NOT_ACCEPTABLE
+    );
+    // A version the scenario does not list is refused as well.
+    assert_eq!(
+        get("application/json;version=37.0").await.status(),
         StatusCode::NOT_ACCEPTABLE
     );
     let response = get("application/json;version=36.0").await;

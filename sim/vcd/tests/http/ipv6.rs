@@ -263,7 +263,9 @@ async fn the_ipv6_vip_is_checked_as_the_ipv4_one_is() {
 
 #[tokio::test]
 async fn requests_before_api_37_0_neither_see_nor_set_the_ipv6_vip() {
-    let sim = start(Scenario::dual_stack()).await;
+    let mut scenario = Scenario::dual_stack();
+    scenario.api_versions.insert(0, "36.3".into());
+    let sim = start(scenario).await;
     let client = Client::tenant(&sim).await;
     let mut old = client.clone();
     old.api_version = "36.3";

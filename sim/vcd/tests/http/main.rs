@@ -24,3 +24,4 @@ mod tasks;
 mod tenancy;
 mod tls;
 mod transparent;
+mod versions;

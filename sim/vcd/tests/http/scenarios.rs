@@ -36,7 +36,7 @@ async fn shipped_scenarios_seed_and_dump() {
 #[tokio::test]
 async fn a_yaml_string_starts_a_world() {
     let yaml = r#"
-site: {versions: ["37.2"]}
+apiVersions: ["37.2"]
 orgs:
   - name: acme
     users: [{name: ops, password: pw}]

@@ -262,6 +262,17 @@ impl Alb {
         })
     }
 
+    /// A pool named `name` with the member `10.0.0.11`; its id.
+    pub async fn create_pool(&self, client: &Client, name: &str) -> String {
+        client
+            .write_ok(
+                Method::POST,
+                "/loadBalancer/pools",
+                Some(&self.pool(name, &["10.0.0.11"])),
+            )
+            .await
+    }
+
     pub fn gateway_id(&self) -> &str {
         self.gateway["id"].as_str().unwrap()
     }

@@ -17,13 +17,7 @@ fn refused(reply: &Reply, needle: &str) {
 
 /// A pool on `edge1` and a transparent virtual service body on it.
 async fn transparent_vs(client: &Client, alb: &Alb, name: &str, port: u16) -> Value {
-    let pool = client
-        .write_ok(
-            Method::POST,
-            "/loadBalancer/pools",
-            Some(&alb.pool(name, &["10.0.0.11"])),
-        )
-        .await;
+    let pool = alb.create_pool(client, name).await;
     let mut vs = alb.virtual_service(name, &pool, "203.0.113.20", port);
     vs["transparentModeEnabled"] = json!(true);
     vs
@@ -141,6 +135,7 @@ async fn requests_before_api_37_1_neither_see_nor_set_transparent_mode() {
     scenario.orgs[0].edge_gateways[0]
         .load_balancer
         .transparent_mode_enabled = true;
+    scenario.api_versions.insert(0, "37.0".into());
     let sim = start(scenario).await;
     let client = Client::tenant(&sim).await;
     let mut old = client.clone();
