@@ -248,6 +248,9 @@ pub struct GatewaySpec {
     pub load_balancer: LoadBalancerSpec,
     #[serde(default)]
     pub service_engine_groups: Vec<SegAssignmentSpec>,
+    /// `ACTIVE_STANDBY` (the default) or `DISTRIBUTED_ONLY`.
+    #[serde(default)]
+    pub deployment_mode: crate::world::network::DeploymentMode,
 }
 
 fn ext_net() -> String {

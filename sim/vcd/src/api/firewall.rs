@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 use super::firewall_checks::{
     apply_default, check_default, check_list, check_version, stored, validate,
 };
-use super::gateways::visible_gateway;
+use super::gateways::service_router_gateway;
 use super::parse_body;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
@@ -38,6 +38,8 @@ pub fn routes() -> Router<AppState> {
             get(get_rule).put(put_rule).delete(delete_rule),
         )
 }
+
+const FIREWALL: &str = "The gateway firewall";
 
 fn rules_view(world: &World, gateway_id: &str) -> Value {
     let user: Vec<&FirewallRuleBody> = world
@@ -77,7 +79,7 @@ fn visible_rule(
     gateway_id: &str,
     rule_id: &str,
 ) -> ApiResult<(String, String, Slot)> {
-    let gateway = visible_gateway(world, principal, gateway_id)?;
+    let gateway = service_router_gateway(world, principal, gateway_id, FIREWALL)?;
     let is = |body: &FirewallRuleBody| same_id(body.id.as_deref().unwrap_or_default(), rule_id);
     let user = world
         .firewall_rules
@@ -120,7 +122,7 @@ async fn get_rules(
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
     let world = state.world();
-    let gateway = visible_gateway(&world, &principal, &id)?;
+    let gateway = service_router_gateway(&world, &principal, &id, FIREWALL)?;
     Ok(respond::ok(&rules_view(&world, &gateway.id)))
 }
 
@@ -136,7 +138,7 @@ async fn put_rules(
     let defaults = body.default_rules.filter(|d| !d.is_empty());
     let gateway = {
         let world = state.world();
-        let gateway = visible_gateway(&world, &principal, &id)?;
+        let gateway = service_router_gateway(&world, &principal, &id, FIREWALL)?;
         (gateway.id.clone(), gateway.org_id.clone())
     };
     let gateway_id = gateway.0.clone();

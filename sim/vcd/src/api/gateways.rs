@@ -19,7 +19,7 @@ use crate::state::AppState;
 use crate::strict::{ReadOnly, definition};
 use crate::tasks::{self, TaskRequest};
 use crate::world::ip::parse_ipv6_cidr;
-use crate::world::network::EdgeGateway;
+use crate::world::network::{DeploymentMode, EdgeGateway};
 use crate::world::task::TaskOwner;
 use crate::world::{Ref, World, find, find_mut};
 
@@ -45,6 +45,25 @@ pub fn visible_gateway<'a>(
 ) -> ApiResult<&'a EdgeGateway> {
     let gateway = find(&world.gateways, id).ok_or_else(|| ApiError::forbidden(id))?;
     principal.check(Some(&gateway.org_id), id)?;
+    Ok(gateway)
+}
+
+/// A gateway the principal may see that has a service router; a
+/// distributed-only gateway has no `service` (NAT, gateway firewall): 400.
+pub fn service_router_gateway<'a>(
+    world: &'a World,
+    principal: &Principal,
+    id: &str,
+    service: &str,
+) -> ApiResult<&'a EdgeGateway> {
+    let gateway = visible_gateway(world, principal, id)?;
+    if gateway.deployment_mode == DeploymentMode::DistributedOnly {
+        return Err(ApiError::bad_request(format!(
+            "{service} is not supported on Edge Gateway {}: its deployment mode is DISTRIBUTED_ONLY, \
+             which has no service router, so it has no NAT and no gateway firewall.",
+            gateway.name
+        )));
+    }
     Ok(gateway)
 }
 
@@ -84,7 +103,7 @@ fn gateway_view(world: &World, gateway: &EdgeGateway) -> Value {
         .iter()
         .filter(|n| n.gateway_id.as_deref() == Some(gateway.id.as_str()))
         .count();
-    json!({
+    let mut view = json!({
         "status": gateway.status(),
         "id": gateway.id,
         "name": gateway.name,
@@ -114,7 +133,12 @@ fn gateway_view(world: &World, gateway: &EdgeGateway) -> Value {
         "serviceNetworkDefinition": "192.168.255.225/27",
         "distributedRouterUplinkNetworkDefinition": null,
         "edgeClusterConfig": null,
-    })
+    });
+    // The field exists from API 39.0 (VCD 10.6).
+    if context::api_at_least(39, 0) {
+        view["deploymentMode"] = json!(gateway.deployment_mode.as_str());
+    }
+    view
 }
 
 async fn list_gateways(

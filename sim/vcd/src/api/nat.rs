@@ -8,7 +8,7 @@ use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::gateways::visible_gateway;
+use super::gateways::service_router_gateway;
 use super::{Params, parse_body};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
@@ -109,7 +109,7 @@ async fn list_rules(
 ) -> ApiResult<Response> {
     let (items, gateway_id) = {
         let world = state.world();
-        let gateway = visible_gateway(&world, &principal, &id)?;
+        let gateway = service_router_gateway(&world, &principal, &id, "NAT")?;
         let items: Vec<Value> = world
             .nat_rules
             .iter()
@@ -141,7 +141,7 @@ async fn create_rule(
     let strict = state.knobs().strict_external_ips;
     let (gateway_id, org_id) = {
         let world = state.world();
-        let gateway = visible_gateway(&world, &principal, &id)?;
+        let gateway = service_router_gateway(&world, &principal, &id, "NAT")?;
         (gateway.id.clone(), gateway.org_id.clone())
     };
     let rule_id = new_uuid();
@@ -175,7 +175,7 @@ fn visible_rule<'a>(
     gateway_id: &str,
     rule_id: &str,
 ) -> ApiResult<&'a NatRule> {
-    let gateway = visible_gateway(world, principal, gateway_id)?;
+    let gateway = service_router_gateway(world, principal, gateway_id, "NAT")?;
     find(&world.nat_rules, rule_id)
         .filter(|r| r.gateway_id == gateway.id)
         .ok_or_else(|| ApiError::not_found(&format!("NAT rule {rule_id}")))

@@ -70,6 +70,7 @@ pub(super) fn add_gateway(
             ipv6_service_network_definition: ipv6_service_network(spec)?,
         },
         busy: None,
+        deployment_mode: spec.deployment_mode,
     });
     Ok(())
 }

@@ -80,6 +80,27 @@ impl BusyMark {
     }
 }
 
+/// How NSX-T deploys a gateway (`deploymentMode`, API 39.0 / VCD 10.6).
+/// A distributed-only gateway has no service router: no NAT and no gateway
+/// firewall, while load balancing works.
+#[derive(Debug, Clone, Copy, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "SCREAMING_SNAKE_CASE")]
+pub enum DeploymentMode {
+    /// The usual gateway with a service router.
+    #[default]
+    ActiveStandby,
+    DistributedOnly,
+}
+
+impl DeploymentMode {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Self::ActiveStandby => "ACTIVE_STANDBY",
+            Self::DistributedOnly => "DISTRIBUTED_ONLY",
+        }
+    }
+}
+
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct EdgeGateway {
@@ -93,6 +114,8 @@ pub struct EdgeGateway {
     pub ip_space_ids: Vec<String>,
     pub load_balancer: LoadBalancerConfig,
     pub busy: Option<BusyMark>,
+    #[serde(default)]
+    pub deployment_mode: DeploymentMode,
 }
 
 impl EdgeGateway {

@@ -3,6 +3,7 @@
 mod alb;
 mod auth;
 mod conformance;
+mod distributed_only;
 mod entities;
 mod exercise;
 mod faults;
