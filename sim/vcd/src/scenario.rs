@@ -167,6 +167,9 @@ pub struct IpSpaceSpec {
     /// Per-org quotas by org name.
     #[serde(default)]
     pub org_quotas: BTreeMap<String, u32>,
+    /// Gateways with an uplink here get VCD's default NAT and firewall rules.
+    #[serde(default)]
+    pub default_gateway_services: bool,
 }
 
 fn public() -> String {

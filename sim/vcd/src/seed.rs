@@ -189,6 +189,7 @@ fn add_ip_space(world: &mut World, spec: &IpSpaceSpec) -> Result<(), ScenarioErr
         external_scope: spec.external_scope.clone(),
         default_floating_ip_quota: spec.default_floating_ip_quota,
         org_quotas,
+        default_gateway_services: spec.default_gateway_services,
     });
     Ok(())
 }

@@ -39,6 +39,10 @@ pub fn routes() -> Router<AppState> {
             "/_sim/gateways/{id}/transparentMode",
             put(set_transparent_mode),
         )
+        .route(
+            "/_sim/gateways/{id}/defaultGatewayServices",
+            post(reapply_default_services),
+        )
 }
 
 fn hook_result(result: Result<impl serde::Serialize, HookError>) -> Response {
@@ -149,6 +153,14 @@ async fn set_transparent_mode(
     Json(switch): Json<Switch>,
 ) -> Response {
     hook_result(state.world().set_transparent_mode(&id, switch.enabled))
+}
+
+/// Re-applies VCD's default gateway services to the gateway, as VCD does.
+async fn reapply_default_services(
+    State(state): State<AppState>,
+    Path(id): Path<String>,
+) -> Response {
+    hook_result(state.world().apply_default_gateway_services(&id))
 }
 
 #[derive(Deserialize)]

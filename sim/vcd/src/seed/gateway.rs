@@ -50,7 +50,7 @@ pub(super) fn add_gateway(
         .gateway_firewalls
         .push(GatewayFirewall::new(&gateway_id));
     world.gateways.push(EdgeGateway {
-        id: gateway_id,
+        id: gateway_id.clone(),
         org_id: org_id.to_string(),
         vdc_id,
         name: spec.name.clone(),
@@ -72,6 +72,8 @@ pub(super) fn add_gateway(
         busy: None,
         deployment_mode: spec.deployment_mode,
     });
+    // VCD's default rules where an IP Space of the uplink asks for them.
+    world.apply_default_gateway_services(&gateway_id).ok();
     Ok(())
 }
 

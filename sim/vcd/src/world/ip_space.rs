@@ -30,6 +30,10 @@ pub struct IpSpace {
     pub default_floating_ip_quota: u32,
     /// Per-org floating-IP quotas overriding the default, by org id.
     pub org_quotas: BTreeMap<String, u32>,
+    /// Gateways with an uplink here carry VCD's default NAT and firewall
+    /// rules (`default_services`).
+    #[serde(default)]
+    pub default_gateway_services: bool,
 }
 
 impl IpSpace {

@@ -3,6 +3,7 @@
 
 pub mod alb;
 pub mod compute;
+pub mod default_services;
 pub mod firewall;
 pub mod hooks;
 pub mod identity;
@@ -92,6 +93,10 @@ pub struct World {
     /// Each gateway's system and default firewall rules.
     pub gateway_firewalls: Vec<GatewayFirewall>,
     pub firewall_groups: Vec<FirewallGroup>,
+    /// The ids of the NAT and firewall rules VCD's default gateway services
+    /// own (`default_services`); every other rule is a client's.
+    #[serde(default)]
+    pub vcd_rules: Vec<String>,
     pub entities: Vec<Entity>,
     pub vapps: Vec<VApp>,
     pub vms: Vec<Vm>,
@@ -187,6 +192,7 @@ impl World {
             firewall_rules: Vec::new(),
             gateway_firewalls: Vec::new(),
             firewall_groups: Vec::new(),
+            vcd_rules: Vec::new(),
             entities: Vec::new(),
             vapps: Vec::new(),
             vms: Vec::new(),
