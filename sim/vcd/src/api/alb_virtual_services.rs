@@ -250,6 +250,7 @@ async fn delete_vs(
     };
     let effect: tasks::Effect = Box::new(move |world| {
         remove(&mut world.virtual_services, &vs_id);
+        remove(&mut world.http_policies, &vs_id);
         Ok(None)
     });
     let task_id = tasks::submit(&state, &principal, request, |_| Ok(()), effect).await?;

@@ -1,6 +1,7 @@
 //! The HTTP surface, one module per resource family.
 
 mod admin;
+mod alb_http_policies;
 mod alb_pools;
 mod alb_virtual_service_checks;
 mod alb_virtual_service_versions;
@@ -57,6 +58,7 @@ pub fn router() -> Router<AppState> {
         .merge(certificates::routes())
         .merge(alb_pools::routes())
         .merge(alb_virtual_services::routes())
+        .merge(alb_http_policies::routes())
         .merge(entities::routes())
         .merge(legacy::routes())
 }

@@ -6,6 +6,8 @@ pub mod compute;
 pub mod default_services;
 pub mod firewall;
 pub mod hooks;
+pub mod http_policy;
+pub mod http_rules;
 pub mod identity;
 pub mod ip;
 pub mod ip_space;
@@ -27,6 +29,7 @@ pub use usage::{AllocationUse, UsedIp};
 use alb::{Pool, SegAssignment, ServiceEngineGroup, VirtualService};
 use compute::{VApp, Vdc, Vm};
 use firewall::{FirewallGroup, FirewallRule, GatewayFirewall};
+use http_policy::HttpPolicies;
 use identity::{AccessToken, ApiToken, Org, Role, User};
 use ip_space::{IpAllocation, IpSpace};
 use library::{Certificate, Entity};
@@ -87,6 +90,9 @@ pub struct World {
     pub certificates: Vec<Certificate>,
     pub pools: Vec<Pool>,
     pub virtual_services: Vec<VirtualService>,
+    /// HTTP policies (API 38.0+) of virtual services that have any.
+    #[serde(default)]
+    pub http_policies: Vec<HttpPolicies>,
     pub nat_rules: Vec<NatRule>,
     /// User-defined gateway firewall rules, in each gateway's order.
     pub firewall_rules: Vec<FirewallRule>,
@@ -134,6 +140,7 @@ keyed! {
     Certificate => |c| c.item.id.as_deref().unwrap_or_default();
     Pool => |p| p.id.as_deref().unwrap_or_default();
     VirtualService => |v| v.id.as_deref().unwrap_or_default();
+    HttpPolicies => |p| &p.virtual_service_id;
     NatRule => |r| r.body.id.as_deref().unwrap_or_default();
     FirewallRule => |r| r.body.id.as_deref().unwrap_or_default();
     FirewallGroup => |g| g.body.id.as_deref().unwrap_or_default();
@@ -188,6 +195,7 @@ impl World {
             certificates: Vec::new(),
             pools: Vec::new(),
             virtual_services: Vec::new(),
+            http_policies: Vec::new(),
             nat_rules: Vec::new(),
             firewall_rules: Vec::new(),
             gateway_firewalls: Vec::new(),

@@ -11,6 +11,7 @@ mod faults;
 mod firewall;
 mod firewall_groups;
 mod gateways;
+mod http_policies;
 mod ip_spaces;
 mod ipv6;
 mod ipv6_alb;
