@@ -7,13 +7,16 @@
 //! `cargo test -p vcd-ccm --test it e2e_run -- --nocapture` prints the
 //! measured handover and convergence times.
 
+mod default_rules;
 mod degraded;
+mod distributed_only;
 mod handover;
 mod hostile_policies;
 mod logs;
 mod task_supervision;
 mod tls_rotation;
 mod vcd_loss;
+mod versions;
 
 use std::time::Duration;
 

@@ -6,8 +6,6 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::{Event, Node, Service};
 use kube::Api;
-use kube::api::PostParams;
-use serde_json::json;
 use vcd_ccm::controllers::service::{READY_CONDITION, condition_of};
 
 use crate::support::poll::wait_until;
@@ -27,17 +25,8 @@ fn set_alb(world: &World, enabled: bool) {
 async fn nodes_are_initialised_while_the_load_balancer_side_waits_for_alb() {
     let world = World::start().await;
     set_alb(&world, false);
+    world.add_new_nodes().await;
     let nodes: Api<Node> = Api::all(world.client.clone());
-    for (name, ip) in NODES {
-        let node = serde_json::from_value(json!({
-            "metadata": {"name": name},
-            "spec": {"taints": [{"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"}]},
-            "status": {"addresses": [{"type": "InternalIP", "address": ip}],
-                       "conditions": [{"type": "Ready", "status": "True"}]}
-        }))
-        .unwrap();
-        nodes.create(&PostParams::default(), &node).await.unwrap();
-    }
     world.create_service("web", &[80]).await;
     let ccm = world.spawn("degraded", &["--leader-elect=false"]);
 

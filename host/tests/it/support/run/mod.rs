@@ -137,11 +137,24 @@ impl World {
         )
     }
 
+    /// The scenario's workers as initialised Nodes.
     pub async fn add_nodes(&self) {
+        self.create_nodes(json!({})).await;
+    }
+
+    /// The workers as kubelets with `--cloud-provider=external` register
+    /// them: tainted uninitialised, for the cloud node controller.
+    pub async fn add_new_nodes(&self) {
+        let taint = json!({"key": "node.cloudprovider.kubernetes.io/uninitialized", "value": "true", "effect": "NoSchedule"});
+        self.create_nodes(json!({"taints": [taint]})).await;
+    }
+
+    async fn create_nodes(&self, spec: serde_json::Value) {
         let nodes: Api<Node> = Api::all(self.client.clone());
         for (name, ip) in NODES {
             let node = serde_json::from_value(json!({
                 "metadata": {"name": name},
+                "spec": spec,
                 "status": {
                     "addresses": [{"type": "InternalIP", "address": ip}, {"type": "Hostname", "address": name}],
                     "conditions": [{"type": "Ready", "status": "True"}]
