@@ -52,6 +52,9 @@ pub struct Scenario {
     pub ip_spaces: Vec<IpSpaceSpec>,
     #[serde(default)]
     pub orgs: Vec<OrgSpec>,
+    /// Service accounts, whose refresh tokens are one-time use.
+    #[serde(default)]
+    pub service_accounts: Vec<ServiceAccountSpec>,
 }
 
 impl Scenario {
@@ -116,6 +119,22 @@ pub struct UserSpec {
     /// API (refresh) tokens of this user.
     #[serde(default)]
     pub api_tokens: Vec<String>,
+}
+
+/// A service account of `org`: its refresh token is one-time use, each
+/// exchange answering the next one.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct ServiceAccountSpec {
+    pub name: String,
+    pub org: String,
+    #[serde(default)]
+    pub roles: Vec<String>,
+    /// The token an org admin issued it (the device flow's answer).
+    pub refresh_token: String,
+    /// Lifetime of its access tokens; default: the `tokenTtlMs` knob.
+    #[serde(default)]
+    pub access_token_ttl_ms: Option<u64>,
 }
 
 /// A role of an org and the rights it holds, by VCD's names for them.

@@ -3,6 +3,7 @@
 use std::collections::BTreeMap;
 
 mod gateway;
+mod service_accounts;
 
 use crate::ids::{new_urn, new_uuid};
 use crate::scenario::{IpSpaceSpec, OrgSpec, RoleSpec, Scenario, ScenarioError, UserSpec, VmSpec};
@@ -65,6 +66,7 @@ pub fn build_world(scenario: &Scenario) -> Result<World, ScenarioError> {
     for org in &scenario.orgs {
         seed_org(&mut world, org)?;
     }
+    service_accounts::add_service_accounts(&mut world, &scenario.service_accounts)?;
     Ok(world)
 }
 

@@ -1,4 +1,6 @@
-//! `/api/versions`, the OAuth refresh-token grant and Basic sessions.
+//! `/api/versions`, the OAuth refresh-token grant (a user's reusable API
+//! token, or a service account's one-time token that answers the next one)
+//! and Basic sessions.
 
 use std::collections::HashMap;
 
@@ -16,6 +18,7 @@ use crate::ids::uuid_of;
 use crate::respond;
 use crate::state::AppState;
 use crate::world::identity::User;
+use crate::world::service_account::Exchange;
 use crate::world::{Ref, World, find};
 
 pub fn routes() -> Router<AppState> {
@@ -83,15 +86,31 @@ fn refresh_grant(
     };
     let ttl = state.knobs().token_ttl();
     let mut world = state.world();
-    let Some(user) = token_user(&world, refresh_token, org_matches) else {
-        return invalid_grant("the API token is unknown, revoked or not valid for this org");
+    let (user, next, ttl) = match world.exchange_service_account_token(refresh_token, &org_matches)
+    {
+        Some(Exchange::Issued {
+            user,
+            refresh_token,
+            ttl: own,
+        }) => (user, Some(refresh_token), own.unwrap_or(ttl)),
+        Some(Exchange::Voided) => {
+            return invalid_grant("the service account's refresh token was used or revoked");
+        }
+        None => match token_user(&world, refresh_token, org_matches) {
+            Some(user) => (user, None, ttl),
+            None => {
+                return invalid_grant(
+                    "the API token is unknown, revoked or not valid for this org",
+                );
+            }
+        },
     };
     let access = issue_token(&mut world, &user, ttl);
     Json(json!({
         "access_token": access.token,
         "token_type": "Bearer",
         "expires_in": ttl.as_secs(),
-        "refresh_token": null,
+        "refresh_token": next,
     }))
     .into_response()
 }

@@ -82,6 +82,9 @@ impl World {
             access.revoked = true;
             return Ok(());
         }
+        if self.revoke_service_account_token(token) {
+            return Ok(());
+        }
         let api = self
             .api_tokens
             .iter_mut()

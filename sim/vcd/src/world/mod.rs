@@ -15,6 +15,7 @@ pub mod library;
 pub mod nat;
 pub mod network;
 pub mod rights;
+pub mod service_account;
 pub mod task;
 mod usage;
 
@@ -76,6 +77,9 @@ pub struct World {
     pub users: Vec<User>,
     pub roles: Vec<Role>,
     pub api_tokens: Vec<ApiToken>,
+    /// Service accounts and their one-time refresh tokens.
+    #[serde(default)]
+    pub service_accounts: Vec<service_account::ServiceAccount>,
     /// Sessions do not survive a restore: clients log in again.
     #[serde(skip_deserializing)]
     pub access_tokens: BTreeMap<String, AccessToken>,
@@ -183,6 +187,7 @@ impl World {
             users: Vec::new(),
             roles: Vec::new(),
             api_tokens: Vec::new(),
+            service_accounts: Vec::new(),
             access_tokens: BTreeMap::new(),
             vdcs: Vec::new(),
             networks: Vec::new(),

@@ -26,7 +26,7 @@ async fn versions_need_no_token_and_list_37_2() {
     );
 }
 
-async fn refresh(sim: &vcdsim::Sim, path: &str, token: &str) -> (StatusCode, Value) {
+pub async fn refresh(sim: &vcdsim::Sim, path: &str, token: &str) -> (StatusCode, Value) {
     let response = crate::support::http()
         .post(format!("{}{path}", sim.base_url()))
         .form(&[("grant_type", "refresh_token"), ("refresh_token", token)])

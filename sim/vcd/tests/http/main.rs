@@ -21,6 +21,7 @@ mod nat;
 mod observe;
 mod roles;
 mod scenarios;
+mod service_accounts;
 mod strict;
 mod support;
 mod tasks;
