@@ -24,7 +24,7 @@ async fn a_healthy_setup_passes_every_check_in_the_table_and_the_json() {
     for check in CHECKS {
         checked.passed(check);
     }
-    assert!(checked.passed("login").contains("API version 37.2"));
+    assert!(checked.passed("login").contains("API version 39.1"));
     assert!(checked.passed("gateway").contains("edge1"));
     assert!(
         checked

@@ -1,7 +1,7 @@
 //! Wire truth across the four modes: what the controllers send VCD for
 //! Services with TLS, UDP, source ranges, `externalTrafficPolicy: Local` and
 //! the managed firewall, through updates and deletion, is exactly what the
-//! CloudAPI 37.2 spec defines (every Cluster-based test checks this too when
+//! CloudAPI spec of the negotiated version defines (every Cluster-based test checks this too when
 //! it ends; this one makes sure each kind of write is covered).
 
 use std::collections::BTreeSet;

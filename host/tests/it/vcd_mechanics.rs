@@ -34,7 +34,7 @@ async fn gateway_of(client: &VcdClient) -> EntityRef {
 async fn the_highest_common_version_is_used_on_every_request() {
     let sim = sim().await;
     let client = tenant_client(&sim).await;
-    assert_eq!(client.api_version(), ApiVersion::new(37, 2));
+    assert_eq!(client.api_version(), ApiVersion::new(39, 1));
     client.current_org().await.unwrap();
     let versioned = sim
         .requests()
@@ -58,7 +58,7 @@ async fn no_common_version_names_what_vcd_offers() {
     let text = error.to_string();
     assert!(matches!(error, VcdError::NoCommonVersion { .. }));
     assert!(
-        text.contains("[33.0, 34.0, 35.2]") && text.contains("36.0–38.1"),
+        text.contains("[33.0, 34.0, 35.2]") && text.contains("36.0–39.1"),
         "{text}"
     );
     assert_eq!(login_calls(&sim), 0, "no login before a version is agreed");

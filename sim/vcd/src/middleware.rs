@@ -120,6 +120,7 @@ pub async fn observe(State(state): State<AppState>, request: Request, next: Next
         method,
         path: path_and_query,
         template,
+        api_version,
         status: lost.unwrap_or(response_parts.status).as_u16(),
         request_body: body_value(&request_bytes),
         response_body: response_value,

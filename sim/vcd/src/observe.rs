@@ -19,6 +19,8 @@ pub struct LogEntry {
     pub path: String,
     /// The route template, or the path when no route matched.
     pub template: String,
+    /// The API version the request was served as.
+    pub api_version: String,
     pub status: u16,
     /// JSON when the body parses as JSON, else a string; null when empty.
     pub request_body: Value,

@@ -11,7 +11,25 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+/// Properties later API versions add to the 37.2 definitions, as VMware's
+/// published reference for those versions lists them: (first version,
+/// definition, property, schema). vcdsim's handlers refuse them below
+/// that version (`api/alb_virtual_service_versions.rs`).
+const ADDED_AFTER_37_2: &[(&str, &str, &str, &str)] = &[(
+    "38.0",
+    "EdgeLoadBalancerVirtualService",
+    "nonCriticalLoggingEnabled",
+    r#"{"type": "boolean"}"#,
+)];
+
+/// `major.minor` as numbers, so `38.10` sorts after `38.9`.
+fn version_key(version: &str) -> (u32, u32) {
+    let (major, minor) = version.split_once('.').unwrap_or((version, "0"));
+    (major.parse().unwrap_or(0), minor.parse().unwrap_or(0))
+}
+
 /// One operation of the spec.
+#[derive(Clone)]
 struct Operation {
     method: String,
     /// The path under `basePath`, split at `/`, every `{…}` as `{}`.
@@ -21,6 +39,7 @@ struct Operation {
 }
 
 /// The spec's definitions and operations, indexed for validation.
+#[derive(Clone)]
 pub struct Spec {
     definitions: BTreeMap<String, Value>,
     base_path: String,
@@ -89,6 +108,30 @@ impl Spec {
             base_path: spec["basePath"].as_str().unwrap_or("/cloudapi").to_string(),
             operations,
         })
+    }
+
+    /// The spec as API `version` defines it: the 37.2 file plus the
+    /// properties versions up to `version` add ([`ADDED_AFTER_37_2`]).
+    pub fn at_version(&self, version: &str) -> Spec {
+        let mut spec = self.clone();
+        for (since, definition, property, schema) in ADDED_AFTER_37_2 {
+            if version_key(version) < version_key(since) {
+                continue;
+            }
+            let schema: Value = serde_json::from_str(schema).expect("a schema in JSON");
+            let Some(found) = spec.definitions.get_mut(*definition) else {
+                continue;
+            };
+            match found.get_mut("allOf").and_then(Value::as_array_mut) {
+                Some(parts) => parts.push(json!({"properties": {*property: schema}})),
+                None => {
+                    if let Some(properties) = found["properties"].as_object_mut() {
+                        properties.insert((*property).to_string(), schema);
+                    }
+                }
+            }
+        }
+        spec
     }
 
     /// Checks `value` against the definition named `definition` (a response
