@@ -160,6 +160,11 @@ pub struct RunArgs {
     /// The mounted credential Secret (`username`, `password`, `refreshToken`).
     #[arg(long, default_value = DEFAULT_SECRET_DIR)]
     pub credentials_dir: PathBuf,
+    /// The same Secret as `<namespace>/<name>`, read through the API before
+    /// each exchange of a refresh token, and where a service account's new
+    /// one-time refresh token is written back; "" turns the write-back off.
+    #[arg(long, default_value = "kube-system/vcloud-basic-auth")]
+    pub credentials_secret: String,
     /// Provider policies (`policies.yaml` and `<name>.wasm`); absent means
     /// the built-in default policy only.
     #[arg(long, default_value = "/etc/vcd-ccm/policies")]

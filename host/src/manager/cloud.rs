@@ -20,7 +20,7 @@ use crate::policy::registry::PolicySet;
 use crate::policy::{PolicyEngine, Registry as Policies, builtin};
 use crate::preflight::Preflight;
 use crate::serve::CaptureSource;
-use crate::vcd::{ClientConfig, ClientMetrics, VcdClient, VcdError};
+use crate::vcd::{ClientConfig, ClientMetrics, Credentials, Rotation, VcdClient, VcdError};
 
 /// How long to wait between attempts to reach VCD at start.
 const SETUP_RETRY: Duration = Duration::from_secs(10);
@@ -56,8 +56,10 @@ impl CloudSide {
     pub async fn prepare(
         settings: &Settings,
         metrics: &SharedRegistry,
+        rotation: Option<Arc<Rotation>>,
     ) -> Result<CloudSide, StartError> {
-        let client_config = settings.cloud.client_config(&settings.secret_dir)?;
+        let mut client_config = settings.cloud.client_config(&settings.secret_dir)?;
+        client_config.rotation = rotation;
         let lb_config = settings.cloud.lb_config();
         let instances_config = settings.cloud.instances_config()?;
         let engine = PolicyEngine::new()?;
@@ -94,6 +96,33 @@ impl CloudSide {
     /// The decisions captured for Services that ask for it, for the serving port.
     pub fn captures(&self) -> Arc<dyn CaptureSource> {
         Arc::new(Captures(self.policies.clone()))
+    }
+
+    /// Whether the credentials at start are a refresh token that goes
+    /// through a rotation: then only the leader may log in.
+    pub fn leader_only_login(&self) -> bool {
+        self.client_config.rotation.is_some()
+            && matches!(
+                self.client_config.credentials.load(),
+                Ok(Credentials::ApiToken { .. })
+            )
+    }
+
+    /// Asks VCD for its versions every 10 s, without logging in, until it
+    /// answers; then sets `reached`. What a standby that must not log in does.
+    pub async fn wait_for_answer(&self, reached: Arc<std::sync::atomic::AtomicBool>) {
+        loop {
+            match VcdClient::answers(&self.client_config, self.client_metrics.clone()).await {
+                Ok(()) => {
+                    reached.store(true, std::sync::atomic::Ordering::Relaxed);
+                    return;
+                }
+                Err(reason) => {
+                    tracing::error!(%reason, retry_in = ?SETUP_RETRY, "VMware Cloud Director does not answer");
+                    tokio::time::sleep(SETUP_RETRY).await;
+                }
+            }
+        }
     }
 
     /// Whether VCD answers, as every request of the client notes it.

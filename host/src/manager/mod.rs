@@ -9,6 +9,7 @@
 mod cloud;
 mod lb_side;
 mod settings;
+mod token_secret;
 mod vcd_health;
 
 use std::future::Future;
@@ -27,6 +28,7 @@ use tokio::task::JoinSet;
 
 pub use settings::{DEFAULT_KUBE_API_RATE, Settings, StartError};
 use settings::{access_client, kube_client};
+pub use token_secret::CredentialSecret;
 
 use crate::access::Delegated;
 use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
@@ -105,7 +107,28 @@ impl Manager {
             ),
             None => None,
         };
-        let cloud = CloudSide::prepare(&settings, &metrics).await?;
+        // Standbys never exchange a refresh token: it may be a service
+        // account's, which works once. The Secret is written with a client
+        // of its own, never held up by --kube-api-qps.
+        let (leading, leading_now) = watch::channel(elector.is_none());
+        let rotation = match settings.credentials_secret.clone() {
+            Some(secret) => Some(token_secret::rotation(
+                access_client(&settings)?,
+                secret,
+                leading_now,
+            )),
+            None => None,
+        };
+        if let (Some(rotation), Some(secret)) = (&rotation, settings.credentials_secret.clone()) {
+            tokio::spawn(token_secret::report_refusals(
+                rotation.health(),
+                secret,
+                rotation.store_name().to_string(),
+                recorder("cloud-controller-manager"),
+            ));
+        }
+        let cloud = CloudSide::prepare(&settings, &metrics, rotation.clone()).await?;
+        let leader_only_login = elector.is_some() && cloud.leader_only_login();
         let serve_lb = settings.controllers.service && settings.cloud.load_balancers_enabled();
         if settings.controllers.service && !serve_lb {
             tracing::info!("loadbalancer.enabled is false: no load balancers, the node side only");
@@ -147,6 +170,9 @@ impl Manager {
                     ],
                     ..Probes::default()
                 };
+                if let Some(rotation) = &rotation {
+                    probes.ready.push(token_secret::readiness(rotation));
+                }
                 if lb.is_some() {
                     let side = lb_watch.clone();
                     probes
@@ -195,6 +221,18 @@ impl Manager {
         );
         let (stop, stop_asked) = watch::channel(false);
         let main = tokio::spawn(async move {
+            // A refresh token is exchanged by the leader alone: a standby
+            // only checks that VCD answers, and connects once it leads.
+            let mut leadership = None;
+            if leader_only_login && let Some(elector) = &elector {
+                let standby = acquire_standing_by(&cloud, elector, vcd_reached.clone());
+                match unless_stopped(&stop_asked, standby).await {
+                    Some(won) => leadership = Some(won),
+                    None => return Ended::Stopped(Handover::Standby),
+                }
+                leading.send_replace(true);
+                vcd_reached.store(false, Ordering::Relaxed);
+            }
             let Some(Components {
                 instances,
                 policy_watcher: _reloading,
@@ -213,16 +251,20 @@ impl Manager {
             let lb_task = lb.map(|ownership| {
                 AbortOnDrop(tokio::spawn(lb_setup.run(ownership, lb_side, lb_ready)))
             });
-            let leadership = match &elector {
-                Some(elector) => {
+            let leadership = match (&elector, leadership) {
+                (_, Some(won)) => Some(won),
+                (Some(elector), None) => {
                     // A standby is ready once VCD answers.
                     vcd_reached.store(true, Ordering::Relaxed);
                     match unless_stopped(&stop_asked, elector.acquire()).await {
-                        Some(leadership) => Some(leadership),
+                        Some(leadership) => {
+                            leading.send_replace(true);
+                            Some(leadership)
+                        }
                         None => return Ended::Stopped(Handover::Standby),
                     }
                 }
-                None => None,
+                (None, None) => None,
             };
             let gate = SyncGate::default();
             let mut controllers = JoinSet::new();
@@ -376,6 +418,21 @@ async fn watch_controllers(
             Some(Err(_)) => {}
             None => std::future::pending::<()>().await,
         }
+    }
+}
+
+/// Waits to lead while VCD is asked, without a login, whether it answers
+/// (which makes the standby ready).
+async fn acquire_standing_by(
+    cloud: &CloudSide,
+    elector: &LeaderElector,
+    reached: Arc<AtomicBool>,
+) -> Leadership {
+    let acquire = elector.acquire();
+    tokio::pin!(acquire);
+    tokio::select! {
+        won = &mut acquire => won,
+        () = cloud.wait_for_answer(reached) => acquire.await,
     }
 }
 

@@ -32,6 +32,9 @@ pub struct Settings {
     pub cloud: CloudConfig,
     /// Where the credential Secret is mounted.
     pub secret_dir: PathBuf,
+    /// The same Secret through the API: one-time refresh tokens are read
+    /// from and written back to it. `None`: never written.
+    pub credentials_secret: Option<super::CredentialSecret>,
     /// `None` or a missing directory: the built-in default policy only.
     pub policy_dir: Option<PathBuf>,
     /// How to reach the API server.

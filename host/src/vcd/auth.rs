@@ -2,7 +2,10 @@
 //! shortly before it expires, until VCD rejects it (401), or until the
 //! credential files change; then exactly one caller logs in again while the
 //! others wait for its result (the session lock is held across the login).
+//! A one-time refresh token (a service account's) goes through the
+//! [`Rotation`], which stores each new one before its access token is used.
 
+use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use base64::Engine;
@@ -15,6 +18,7 @@ use tokio::sync::Mutex;
 use super::credentials::{CredentialSource, Credentials, Fingerprint};
 use super::errors::{CallSite, VcdError};
 use super::retry::{Idempotency, RetryPolicy, with_retries};
+use super::rotation::Rotation;
 use super::secret::Secret;
 use super::transport::{BodyKind, Transport};
 use super::version::ApiVersion;
@@ -42,6 +46,7 @@ pub struct Authenticator {
     source: CredentialSource,
     margin: Duration,
     retry: RetryPolicy,
+    rotation: Option<Arc<Rotation>>,
     session: Mutex<Option<Session>>,
 }
 
@@ -49,6 +54,9 @@ pub struct Authenticator {
 struct OAuthToken {
     access_token: Secret,
     expires_in: Option<u64>,
+    /// A service account's next refresh token; `null` for a user's API token.
+    #[serde(default)]
+    refresh_token: Option<Secret>,
 }
 
 fn sensitive(value: String) -> Result<HeaderValue, VcdError> {
@@ -67,8 +75,32 @@ impl Authenticator {
             source,
             margin,
             retry,
+            rotation: None,
             session: Mutex::new(None),
         }
+    }
+
+    /// Refresh tokens go through `rotation`: see [`Rotation`].
+    pub fn with_rotation(mut self, rotation: Option<Arc<Rotation>>) -> Self {
+        self.rotation = rotation;
+        self
+    }
+
+    /// Whether the credential files changed in a way that needs a login:
+    /// not when they only caught up with a refresh token this process stored.
+    fn files_changed(&self, session: &mut Session) -> bool {
+        let now = self.source.fingerprint();
+        if session.fingerprint == now {
+            return false;
+        }
+        if let (Some(rotation), Ok(Credentials::ApiToken { token, .. })) =
+            (&self.rotation, self.source.load())
+            && rotation.knows(&token)
+        {
+            session.fingerprint = now;
+            return false;
+        }
+        true
     }
 
     /// The cached token, after logging in when there is none, it is about to
@@ -80,11 +112,10 @@ impl Authenticator {
     ) -> Result<Token, VcdError> {
         let mut session = self.session.lock().await;
         let generation = session.as_ref().map_or(0, |s| s.token.generation);
-        let reason = match session.as_ref() {
+        let reason = match session.as_mut() {
             None => Some("initial"),
             Some(s) if s.renew_at.is_some_and(|at| Instant::now() >= at) => Some("expiring"),
-            Some(s) if s.fingerprint != self.source.fingerprint() => Some("credentials_changed"),
-            Some(_) => None,
+            Some(s) => self.files_changed(s).then_some("credentials_changed"),
         };
         if let Some(reason) = reason {
             *session = Some(
@@ -175,25 +206,16 @@ impl Authenticator {
                 } else {
                     format!("/oauth/tenant/{org}/token")
                 };
-                let call = CallSite::new("login", Method::POST, path.clone());
-                let request = transport
-                    .http
-                    .post(transport.url(&path))
-                    .header(ACCEPT, "application/json")
-                    .form(&[
-                        ("grant_type", "refresh_token"),
-                        ("refresh_token", token.expose()),
-                    ]);
-                let reply = transport.send(&call, request, BodyKind::Object).await?;
-                let parsed: OAuthToken =
-                    serde_json::from_slice(&reply.body).map_err(|error| VcdError::Unexpected {
-                        call,
-                        detail: format!("the token answer is not an OAuth token: {error}"),
-                    })?;
-                Ok((
-                    parsed.access_token,
-                    parsed.expires_in.map(Duration::from_secs),
-                ))
+                match &self.rotation {
+                    Some(rotation) => {
+                        rotation
+                            .exchange(|stored| exchange(transport, path, stored))
+                            .await
+                    }
+                    None => exchange(transport, path, token.clone())
+                        .await
+                        .map(|(access, lifetime, _)| (access, lifetime)),
+                }
             }
             Credentials::Password {
                 org,
@@ -226,6 +248,35 @@ impl Authenticator {
             }
         }
     }
+}
+
+/// The refresh-token grant at `path`: the access token, its lifetime, and
+/// the refresh token VCD answered (a service account's next one).
+async fn exchange(
+    transport: &Transport,
+    path: String,
+    token: Secret,
+) -> Result<(Secret, Option<Duration>, Option<Secret>), VcdError> {
+    let call = CallSite::new("login", Method::POST, path.clone());
+    let request = transport
+        .http
+        .post(transport.url(&path))
+        .header(ACCEPT, "application/json")
+        .form(&[
+            ("grant_type", "refresh_token"),
+            ("refresh_token", token.expose()),
+        ]);
+    let reply = transport.send(&call, request, BodyKind::Object).await?;
+    let parsed: OAuthToken =
+        serde_json::from_slice(&reply.body).map_err(|error| VcdError::Unexpected {
+            call,
+            detail: format!("the token answer is not an OAuth token: {error}"),
+        })?;
+    Ok((
+        parsed.access_token,
+        parsed.expires_in.map(Duration::from_secs),
+        parsed.refresh_token,
+    ))
 }
 
 /// `Authorization: Bearer <token>`, marked sensitive.

@@ -158,7 +158,8 @@ impl VcdClient {
             config.credentials.clone(),
             config.token_refresh_margin,
             config.retry,
-        );
+        )
+        .with_rotation(config.rotation.clone());
         let provider = auth.token(&transport, version).await?.system;
         Ok(Self {
             inner: Arc::new(Inner {
@@ -359,6 +360,14 @@ impl VcdClient {
 }
 
 impl VcdClient {
+    /// Whether VCD at `config.host` answers `GET /api/versions` with a
+    /// version both speak, without logging in: how a standby that must not
+    /// log in yet tells VCD is there.
+    pub async fn answers(config: &ClientConfig, metrics: ClientMetrics) -> Result<(), VcdError> {
+        let transport = Transport::new(config, metrics)?;
+        discover_version(&transport, config).await.map(drop)
+    }
+
     /// Asks VCD for its API versions (no login), once: all that matters is
     /// whether an answer comes, which [`Reachability`](super::Reachability)
     /// notes.

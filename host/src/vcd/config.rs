@@ -2,11 +2,13 @@
 //! beside this file for what each one means to an operator.
 
 use std::path::PathBuf;
+use std::sync::Arc;
 use std::time::Duration;
 
 use super::credentials::CredentialSource;
 use super::reachability::Reachability;
 use super::retry::RetryPolicy;
+use super::rotation::Rotation;
 use super::version::VersionRange;
 
 /// How the client verifies VCD's TLS certificate.
@@ -74,6 +76,9 @@ pub struct ClientConfig {
     pub body_limits: BodyLimits,
     /// Whether VCD answers, noted by every request.
     pub reachability: Reachability,
+    /// How one-time refresh tokens (service accounts) are exchanged and
+    /// stored; `None`: the token is only read, never written back.
+    pub rotation: Option<Arc<Rotation>>,
 }
 
 /// How much of an answer the client reads before it gives up: a proxy or a
@@ -121,6 +126,7 @@ impl ClientConfig {
             token_refresh_margin: Duration::from_secs(120),
             body_limits: BodyLimits::default(),
             reachability: Reachability::default(),
+            rotation: None,
         }
     }
 }

@@ -59,6 +59,8 @@ fn every_manifest_parses_into_its_kubernetes_type() {
             "rbac.yaml: ClusterRole vcd-ccm-policy-capture-reader",
             "rbac.yaml: ClusterRoleBinding system:cloud-controller-manager",
             "rbac.yaml: Role kube-system/vcd-ccm-leader-election",
+            "rbac.yaml: Role kube-system/vcd-ccm-credentials",
+            "rbac.yaml: RoleBinding kube-system/vcd-ccm-credentials",
             "rbac.yaml: RoleBinding kube-system/vcd-ccm-leader-election",
             "rbac.yaml: ServiceAccount kube-system/cloud-controller-manager",
             "secret.yaml: Secret kube-system/vcloud-basic-auth",
@@ -308,6 +310,14 @@ async fn rbac_grants_exactly_the_calls_the_controllers_make() {
     cluster.delete_lease().await;
     eventually("this manager leads", || {
         (cluster.lease_holder()? == cluster.identity).then_some(())
+    })
+    .await;
+    // The leader's first login exchanges the service account's refresh
+    // token: the credential Secret is read (get), then updated with the new
+    // one VCD answered.
+    eventually("a new refresh token in the credential Secret", || {
+        let stored = cluster.stored_refresh_token()?;
+        (stored != "manifests-service-account-token").then_some(())
     })
     .await;
     // cloud-node: initialisation PUT, address PATCH of /status, Synced Events.

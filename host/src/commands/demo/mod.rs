@@ -58,6 +58,7 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let settings = Settings {
         cloud: CloudConfig::from_file(&files.cloud_config)?,
         secret_dir: files.secret_dir,
+        credentials_secret: None,
         policy_dir: Some(files.policy_dir),
         kube: kube::Config::from_custom_kubeconfig(kubeconfig, &Default::default())
             .await

@@ -11,7 +11,7 @@ use crate::controllers::leader::{LeaderConfig, default_identity};
 use crate::controllers::lifecycle::DeletionFraction;
 use crate::controllers::node::NodeControllerConfig;
 use crate::controllers::service::{ServiceControllerConfig, lease_reference};
-use crate::manager::{Settings, StartError};
+use crate::manager::{CredentialSecret, Settings, StartError};
 use crate::ratelimit::Rate;
 use crate::serve::{Certificate, ServeConfig, Transport};
 
@@ -53,6 +53,13 @@ pub async fn settings(args: &RunArgs) -> Result<Settings, StartError> {
     Ok(Settings {
         kube_api_rate: kube_api_rate(args)?,
         secret_dir: args.credentials_dir.clone(),
+        credentials_secret: match args.credentials_secret.as_str() {
+            "" => None,
+            text => Some(
+                CredentialSecret::parse(text)
+                    .map_err(|e| StartError::Flag(format!("--credentials-secret: {e}")))?,
+            ),
+        },
         policy_dir: Some(args.policy_dir.clone()),
         kube: kube_config(args.kubeconfig.as_ref()).await?,
         controllers,

@@ -1,7 +1,9 @@
 //! The least-privilege test's cluster: vcdsim's default scenario (vApp
 //! `cluster1` with control-plane-0, worker-0 and worker-1), kubesim, the
 //! files `vcd-ccm run` reads, and the real manager with every controller and
-//! leader election, talking to kubesim through a [`RecordingProxy`].
+//! leader election, talking to kubesim through a [`RecordingProxy`]. It logs
+//! in to VCD as a service account, so it reads and updates the credential
+//! Secret as a service account's one-time refresh token makes it.
 
 use std::time::Duration;
 
@@ -17,8 +19,9 @@ use vcd_ccm::controllers::EnabledControllers;
 use vcd_ccm::controllers::leader::{LeaderConfig, default_identity};
 use vcd_ccm::controllers::lifecycle::DeletionFraction;
 use vcd_ccm::controllers::node::NodeControllerConfig;
-use vcd_ccm::manager::{DEFAULT_KUBE_API_RATE, Manager, Settings};
+use vcd_ccm::manager::{CredentialSecret, DEFAULT_KUBE_API_RATE, Manager, Settings};
 use vcd_ccm::serve::{Certificate, ServeConfig, Transport};
+use vcdsim::scenario::ServiceAccountSpec;
 use vcdsim::world::compute::PowerState;
 use vcdsim::{Scenario, Sim};
 
@@ -54,13 +57,21 @@ impl Drop for ManagedCluster {
 impl ManagedCluster {
     /// Seeds `objects` (without HTTP), then starts the manager.
     pub async fn start(objects: Vec<Value>) -> ManagedCluster {
-        let vcd = Sim::start(Scenario::default_scenario())
-            .await
-            .expect("vcdsim starts");
+        let mut scenario = Scenario::default_scenario();
+        scenario.service_accounts.push(ServiceAccountSpec {
+            name: "k8s-ccm".to_string(),
+            org: scenario.orgs[0].name.clone(),
+            roles: vec!["Organization Administrator".to_string()],
+            refresh_token: SERVICE_ACCOUNT_TOKEN.to_string(),
+            access_token_ttl_ms: None,
+        });
+        let vcd = Sim::start(scenario).await.expect("vcdsim starts");
         let kube = KubeSim::start().await.expect("kubesim starts");
         for object in objects {
             kube.seed(object).expect("an object is seeded");
         }
+        kube.seed(credential_secret())
+            .expect("the credential Secret");
         let proxy = RecordingProxy::start(&kube.url()).await;
         let files = tempfile::tempdir().expect("a temporary directory");
         let identity = default_identity();
@@ -68,6 +79,10 @@ impl ManagedCluster {
             cloud: CloudConfig::from_file(&write_cloud_config(files.path(), &vcd))
                 .expect("the cloud config is valid"),
             secret_dir: write_credentials(files.path(), &vcd),
+            credentials_secret: Some(CredentialSecret {
+                namespace: "kube-system".to_string(),
+                name: "vcloud-basic-auth".to_string(),
+            }),
             policy_dir: Some(write_policy_dir(files.path())),
             kube: kube::Config::new(proxy.url().parse().expect("the proxy's URL")),
             kube_api_rate: Some(DEFAULT_KUBE_API_RATE),
@@ -154,6 +169,16 @@ impl ManagedCluster {
         status.load_balancer?.ingress?.first()?.ip.clone()
     }
 
+    /// The refresh token the credential Secret holds now.
+    pub fn stored_refresh_token(&self) -> Option<String> {
+        let secret: k8s_openapi::api::core::v1::Secret = self
+            .kube
+            .get_typed(Some("kube-system"), "vcloud-basic-auth")
+            .expect("kubesim reads")?;
+        let bytes = secret.data?.remove("refreshToken")?;
+        String::from_utf8(bytes.0).ok()
+    }
+
     pub fn node(&self, name: &str) -> Option<Node> {
         self.kube.get_typed(None, name).expect("kubesim reads")
     }
@@ -226,6 +251,19 @@ impl ManagedCluster {
     }
 }
 
+/// The manager logs in as a service account: its one-time refresh token is
+/// read from the credential Secret and each new one written back.
+const SERVICE_ACCOUNT_TOKEN: &str = "manifests-service-account-token";
+
+/// `kube-system/vcloud-basic-auth` holding the service account's token.
+fn credential_secret() -> Value {
+    use base64::Engine;
+    let encoded = base64::engine::general_purpose::STANDARD.encode(SERVICE_ACCOUNT_TOKEN);
+    json!({"apiVersion": "v1", "kind": "Secret", "type": "Opaque",
+        "metadata": {"name": "vcloud-basic-auth", "namespace": "kube-system"},
+        "data": {"refreshToken": encoded}})
+}
+
 /// The cloud config `vcd-ccm demo` writes, for one vApp and shared VIPs.
 fn write_cloud_config(dir: &std::path::Path, vcd: &Sim) -> std::path::PathBuf {
     let tenant = vcd.tenant().expect("a tenant");
@@ -246,7 +284,7 @@ fn write_credentials(dir: &std::path::Path, vcd: &Sim) -> std::path::PathBuf {
     let files = [
         ("username", format!("{}/{}", tenant.org, tenant.user)),
         ("password", tenant.password.clone()),
-        ("refreshToken", String::new()),
+        ("refreshToken", SERVICE_ACCOUNT_TOKEN.to_string()),
     ];
     for (file, contents) in files {
         std::fs::write(secret_dir.join(file), contents).expect("a credential file");
