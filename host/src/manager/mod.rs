@@ -175,9 +175,13 @@ impl Manager {
                 }
                 if lb.is_some() {
                     let side = lb_watch.clone();
+                    // A standby that must not log in sets it up once it leads.
+                    let led = leading.subscribe();
+                    let standing_by = move || leader_only_login && !*led.borrow();
                     probes
                         .ready
                         .push(Check::new("load-balancer", move || match &*side.borrow() {
+                            _ if standing_by() => Ok(()),
                             LbSide::Ready(_) => Ok(()),
                             LbSide::Pending(reason) => Err(reason.clone()),
                         }));
