@@ -16,6 +16,7 @@ mod findings;
 mod load_balancer;
 mod placement;
 mod rights;
+mod token_file;
 mod zones;
 
 use std::path::Path;
@@ -25,6 +26,7 @@ pub use clock::MAX_SKEW;
 pub use findings::{CheckId, Finding, Outcome, Report};
 
 use findings::{Failure, bounded};
+use token_file::TokenFile;
 
 use crate::config::CloudConfig;
 use crate::vcd::{ClientConfig, ClientMetrics, RetryPolicy, VcdClient, VcdError};
@@ -109,7 +111,7 @@ pub async fn check_files(cloud_config: &Path, credentials_dir: &Path) -> Report 
     let preflight = Preflight::new(cloud);
     let detail = preflight.config_detail(&client_config.org);
     report.push(CheckId::Config, Outcome::pass(detail));
-    match connect(client_config).await {
+    match login(client_config, credentials_dir).await {
         Ok(client) => {
             report.push(CheckId::Login, Outcome::pass(login_detail(&client)));
             preflight.after_login(&client, &mut report).await;
@@ -142,6 +144,24 @@ fn read_config(
             .map_err(|e| Failure::new(format!("cloud config {}: {e}", cloud.origin()), fix))?;
     }
     Ok((cloud, client_config))
+}
+
+/// The login, unless `refreshToken` holds a token whose successor could
+/// not be stored: a service account's token is voided by the exchange, so
+/// the check logs in only where it can write the new one back.
+async fn login(mut config: ClientConfig, credentials_dir: &Path) -> Result<VcdClient, Failure> {
+    if let Some(file) = TokenFile::of(credentials_dir) {
+        if let Some(why) = file.unwritable() {
+            return Err(Failure::new(
+                format!(
+                    "refreshToken may be a service account's one-time token, which a login voids, and its successor could not be stored: {why}"
+                ),
+                "Run vcd-ccm check on a writable copy of the credential files (then put the refreshToken it leaves there into the Secret), or with username and password",
+            ));
+        }
+        config.rotation = Some(file.rotation());
+    }
+    connect(config).await
 }
 
 /// A client for checking: few retries and short timeouts, so an

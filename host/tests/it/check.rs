@@ -6,6 +6,7 @@
 
 use serde_json::Value;
 use vcdsim::Scenario;
+use vcdsim::scenario::ServiceAccountSpec;
 
 use crate::support::check::{CHECKS, Setup};
 use crate::support::poll::eventually;
@@ -332,4 +333,62 @@ async fn run_logs_the_same_checks_at_start() {
     }
     assert!(lines[9].contains("preflight check failed") && lines[9].contains("missing-cert"));
     assert!(lines[9].contains("fix="), "{}", lines[9]);
+}
+
+/// A service account's one-time token: the check's login voids it, so the
+/// check stores its successor in the token file, or does not log in where
+/// it cannot.
+#[tokio::test]
+async fn a_service_account_token_is_replaced_in_the_file_or_left_unused() {
+    const FIRST: &str = "check-account-token-0123456789ab";
+    let mut scenario = Scenario::default_scenario();
+    scenario.service_accounts.push(ServiceAccountSpec {
+        name: "ccm-check".to_string(),
+        org: scenario.orgs[0].name.clone(),
+        roles: vec!["Organization Administrator".to_string()],
+        refresh_token: FIRST.to_string(),
+        access_token_ttl_ms: None,
+    });
+    let setup = Setup::start(scenario, "  certAlias: my-cert\n").await;
+    let token_file = setup.credentials_dir.join("refreshToken");
+    std::fs::write(&token_file, FIRST).expect("written");
+    let current = || {
+        setup.vcd.with_world(|w| {
+            let account = w.service_account("ccm-check").expect("the account");
+            (account.refresh_token.clone(), account.reuses)
+        })
+    };
+
+    for round in 1..=2 {
+        let checked = setup.check(&[]).await;
+        assert!(
+            checked.status.success(),
+            "round {round}:\n{}{}",
+            checked.stdout,
+            checked.stderr
+        );
+        checked.passed("login");
+        let stored = std::fs::read_to_string(&token_file).expect("the token file");
+        let (live, reuses) = current();
+        assert_eq!(
+            Some(stored.trim().to_string()),
+            live,
+            "round {round}: the file holds VCD's current token"
+        );
+        assert_ne!(stored.trim(), FIRST);
+        assert_eq!(reuses, 0, "no voided token was sent");
+        assert!(!checked.stdout.contains(stored.trim()) && !checked.stderr.contains(stored.trim()));
+    }
+
+    // Files the check cannot write to (a read-only mount; here the file it
+    // probes with is taken by a directory, which root cannot write over
+    // either): no exchange, and the login row says why.
+    let before = current();
+    std::fs::create_dir(setup.credentials_dir.join(".vcd-ccm-check-probe"))
+        .expect("the probe's place is taken");
+    let checked = setup.check(&[]).await;
+    assert!(!checked.status.success());
+    checked.failed("login", "one-time token", "writable copy");
+    checked.skipped(&CHECKS[2..11], "needs a login");
+    assert_eq!(current(), before, "the token was not exchanged");
 }
