@@ -10,6 +10,7 @@ use wasmtime::component::Linker;
 use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig};
 
 use super::capacity::{Capacity, POOL_SLOTS};
+use super::compiled::CompiledComponents;
 use super::contract::Contract;
 use super::metrics::EvaluationMetrics;
 use super::model::LogLevel;
@@ -28,6 +29,7 @@ pub struct PolicyEngine {
     pub(super) linker: Linker<Sandbox>,
     pub(super) metrics: EvaluationMetrics,
     pub(super) capacity: Capacity,
+    pub(super) compiled: CompiledComponents,
 }
 
 /// The engine, its linker, the epoch ticker or the timer runtime could not be
@@ -83,6 +85,7 @@ impl PolicyEngine {
             linker,
             metrics: EvaluationMetrics::default(),
             capacity: Capacity::default(),
+            compiled: CompiledComponents::default(),
         }))
     }
 

@@ -105,8 +105,10 @@ pub fn compile(
             actual: digest,
         });
     }
-    let component =
-        Component::new(&engine.engine, bytes).map_err(|e| LoadError::InvalidComponent {
+    let component = engine
+        .compiled
+        .get_or_compile(&digest, || Component::new(&engine.engine, bytes))
+        .map_err(|e| LoadError::InvalidComponent {
             policy: policy.clone(),
             reason: format!("{e:#}"),
         })?;

@@ -17,6 +17,7 @@
 pub mod builtin;
 pub mod capacity;
 pub mod capture;
+mod compiled;
 pub mod contract;
 pub mod decision;
 pub mod directory;

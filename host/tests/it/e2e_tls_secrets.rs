@@ -271,7 +271,13 @@ async fn a_service_refused_after_its_decision_uploads_nothing() {
     cluster.put_tls_secret("default", "late-tls", &pair).await;
     let mut late = https_service("late", 30443, "late-tls");
     late["spec"]["loadBalancerIP"] = json!(taken);
-    let writes = cluster.vcd_writes();
+    // web's last writes (its RDE entry, say) may land after its address.
+    let writes = wait_for("web's writes to settle", || async {
+        let before = cluster.vcd_writes();
+        tokio::time::sleep(Duration::from_millis(500)).await;
+        (cluster.vcd_writes() == before).then_some(before)
+    })
+    .await;
     let uid = cluster.create_service("default", late).await;
     let refused = cluster
         .wait_for_event("default", "late", "SyncLoadBalancerFailed")
