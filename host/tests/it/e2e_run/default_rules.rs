@@ -11,6 +11,7 @@ use vcdsim::{Scenario, Sim};
 
 use super::START;
 use crate::support::poll::wait_until;
+use crate::support::run::gateway::vcd_writes;
 use crate::support::run::{CLUSTER, World};
 
 const WAIT: Duration = Duration::from_secs(60);
@@ -29,13 +30,9 @@ fn scenario() -> Scenario {
     Scenario::from_yaml(&yaml).expect("the scenario parses")
 }
 
-/// What the process wrote: every request but reads and logins.
+/// How many writes the process made.
 fn writes(vcd: &Sim) -> usize {
-    vcd.requests()
-        .iter()
-        .filter(|e| e.method != "GET")
-        .filter(|e| !e.template.contains("sessions") && !e.template.contains("/oauth/"))
-        .count()
+    vcd_writes(vcd).len()
 }
 
 /// NAT and firewall rules by name, as JSON; `ours` picks ours (tagged for

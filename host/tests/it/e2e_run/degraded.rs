@@ -4,7 +4,7 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::{Event, Node, Service};
+use k8s_openapi::api::core::v1::{Node, Service};
 use kube::Api;
 use vcd_ccm::controllers::service::{READY_CONDITION, condition_of};
 
@@ -41,20 +41,8 @@ async fn nodes_are_initialised_while_the_load_balancer_side_waits_for_alb() {
         Ok(())
     })
     .await;
-    let events: Api<Event> = Api::namespaced(world.client.clone(), "default");
-    let (message, _) = wait_until("the Service's Warning Event", WAIT, || async {
-        let list = events
-            .list(&Default::default())
-            .await
-            .map_err(|e| e.to_string())?;
-        list.items
-            .into_iter()
-            .find(|e| {
-                e.involved_object.name.as_deref() == Some("web")
-                    && e.reason.as_deref() == Some("LoadBalancerUnavailable")
-            })
-            .and_then(|e| e.message)
-            .ok_or_else(|| "no LoadBalancerUnavailable Event yet".to_string())
+    let (message, _) = wait_until("the Service's Warning Event", WAIT, || {
+        world.latest_event("web", "LoadBalancerUnavailable")
     })
     .await;
     assert!(message.contains("load balancer"), "{message}");

@@ -6,14 +6,13 @@
 
 use std::time::Duration;
 
-use k8s_openapi::api::core::v1::Event;
-use kube::Api;
 use serde_json::json;
-use vcdsim::{Scenario, Sim};
+use vcdsim::Scenario;
 
 use super::START;
 use crate::support::poll::wait_until;
 use crate::support::run::World;
+use crate::support::run::gateway::vcd_writes;
 
 const WAIT: Duration = Duration::from_secs(60);
 
@@ -27,33 +26,6 @@ fn distributed_only() -> Scenario {
     Scenario::from_yaml(&yaml).expect("the scenario parses")
 }
 
-/// Every request but reads and logins: what the process wrote.
-fn writes(vcd: &Sim) -> Vec<String> {
-    vcd.requests()
-        .iter()
-        .filter(|e| e.method != "GET")
-        .filter(|e| !e.template.contains("sessions") && !e.template.contains("/oauth/"))
-        .map(|e| format!("{} {}", e.method, e.path))
-        .collect()
-}
-
-/// The message of the newest Event `reason` on Service `name`.
-async fn event(world: &World, name: &str, reason: &str) -> Result<String, String> {
-    let events: Api<Event> = Api::namespaced(world.client.clone(), "default");
-    let list = events
-        .list(&Default::default())
-        .await
-        .map_err(|e| e.to_string())?;
-    list.items
-        .into_iter()
-        .rev()
-        .find(|e| {
-            e.involved_object.name.as_deref() == Some(name) && e.reason.as_deref() == Some(reason)
-        })
-        .and_then(|e| e.message)
-        .ok_or_else(|| format!("no {reason} Event on {name} yet"))
-}
-
 async fn refused(setting: &str, named: &str) {
     let world = World::start_on(distributed_only()).await;
     world.add_load_balancer_setting(setting);
@@ -64,7 +36,7 @@ async fn refused(setting: &str, named: &str) {
         "the Service's Warning Event naming the mode",
         WAIT,
         || async {
-            let message = event(&world, "web", "LoadBalancerUnavailable").await?;
+            let message = world.latest_event("web", "LoadBalancerUnavailable").await?;
             match message.contains("DISTRIBUTED_ONLY") {
                 true => Ok(message),
                 false => Err(message),
@@ -81,7 +53,11 @@ async fn refused(setting: &str, named: &str) {
         ccm.stderr().contains("DISTRIBUTED_ONLY"),
         "the log names the mode"
     );
-    assert_eq!(writes(&world.vcd), Vec::<String>::new(), "nothing written");
+    assert_eq!(
+        vcd_writes(&world.vcd),
+        Vec::<String>::new(),
+        "nothing written"
+    );
     println!("{setting}: refused with {message:?}");
 }
 
@@ -112,7 +88,7 @@ async fn shared_vip_services_work_without_nat_or_firewall() {
         .await;
     let (ip, took) = wait_until("an address", WAIT, || world.external_ip("web")).await;
     let (warning, _) = wait_until("the source-ranges Warning", WAIT, || {
-        event(&world, "web", "SourceRangesNotEnforced")
+        world.latest_event("web", "SourceRangesNotEnforced")
     })
     .await;
     let touched: Vec<String> = world

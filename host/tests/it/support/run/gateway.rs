@@ -29,6 +29,17 @@ pub fn lb_writes(vcd: &Sim) -> usize {
         .count()
 }
 
+/// Every request but reads and logins, as `METHOD path`: what a process
+/// wrote to VCD.
+pub fn vcd_writes(vcd: &Sim) -> Vec<String> {
+    vcd.requests()
+        .iter()
+        .filter(|e| e.method != "GET")
+        .filter(|e| !e.template.contains("sessions") && !e.template.contains("/oauth/"))
+        .map(|e| format!("{} {}", e.method, e.path))
+        .collect()
+}
+
 /// Tasks VCD has accepted but not finished.
 pub fn tasks_in_flight(vcd: &Sim) -> usize {
     vcd.with_world(|w| {

@@ -10,7 +10,7 @@ use std::ffi::OsString;
 use std::path::PathBuf;
 
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::{Node, Service};
+use k8s_openapi::api::core::v1::{Event, Node, Service};
 use kube::Api;
 use kube::api::PostParams;
 use kubesim::KubeSim;
@@ -219,6 +219,24 @@ impl World {
         service
             .and_then(|s| s.status?.load_balancer?.ingress?.first()?.ip.clone())
             .ok_or_else(|| format!("Service {name} has no external IP yet"))
+    }
+
+    /// The message of the newest Event `reason` on Service `name` in `default`.
+    pub async fn latest_event(&self, name: &str, reason: &str) -> Result<String, String> {
+        let events: Api<Event> = Api::namespaced(self.client.clone(), "default");
+        let list = events
+            .list(&Default::default())
+            .await
+            .map_err(|e| e.to_string())?;
+        list.items
+            .into_iter()
+            .rev()
+            .find(|e| {
+                e.involved_object.name.as_deref() == Some(name)
+                    && e.reason.as_deref() == Some(reason)
+            })
+            .and_then(|e| e.message)
+            .ok_or_else(|| format!("no {reason} Event on {name} yet"))
     }
 
     /// Puts a Kubernetes object back as another cluster's backup holds it
