@@ -12,10 +12,12 @@ use serde_json::{Value, json};
 use super::gateways::visible_gateway;
 use super::{Params, list, parse_body};
 use crate::auth::Principal;
+use crate::context::api_at_least;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
 use crate::paging::{STANDARD, Sort};
 use crate::respond;
+use crate::strict::not_in_version;
 use crate::state::AppState;
 use crate::tasks::{self, TaskRequest};
 use crate::world::alb::{MemberCounts, Pool};
@@ -180,6 +182,16 @@ fn validate(world: &World, pool: &Pool) -> ApiResult<()> {
             member.ip_address
         )));
     }
+    let transparent = world.virtual_services.iter().find(|vs| {
+        vs.transparent_mode_enabled == Some(true)
+            && pool.id.as_deref().is_some_and(|id| same_id(id, &vs.load_balancer_pool_ref.id))
+    });
+    if let Some(vs) = transparent.filter(|_| pool.member_group_ref.is_none()) {
+        return Err(ApiError::bad_request(format!(
+            "Virtual service {} preserves the client IP (transparent mode), so pool {} must keep a member group (memberGroupRef).",
+            vs.name, pool.name
+        )));
+    }
     if let Some(group) = &pool.member_group_ref {
         if !pool.members.is_empty() {
             return Err(ApiError::bad_request(
@@ -194,6 +206,14 @@ fn validate(world: &World, pool: &Pool) -> ApiResult<()> {
                 group.id, gateway.name
             )));
         }
+    }
+    Ok(())
+}
+
+/// `memberGroupRef` exists from API 37.1 (VCD 10.4.1).
+fn check_version(pool: &Pool) -> ApiResult<()> {
+    if pool.member_group_ref.is_some() && !api_at_least(37, 1) {
+        return Err(not_in_version("memberGroupRef", "EdgeLoadBalancerPool"));
     }
     Ok(())
 }
@@ -214,6 +234,7 @@ async fn create_pool(
     body: Bytes,
 ) -> ApiResult<Response> {
     let mut pool: Pool = parse_body(&body)?;
+    check_version(&pool)?;
     let org_id = {
         let world = state.world();
         let gateway = visible_gateway(&world, &principal, &pool.gateway_ref.id)?;
@@ -266,6 +287,7 @@ async fn update_pool(
     body: Bytes,
 ) -> ApiResult<Response> {
     let mut pool: Pool = parse_body(&body)?;
+    check_version(&pool)?;
     let org_id = {
         let world = state.world();
         let existing = visible_pool(&world, &principal, &id)?;

@@ -64,6 +64,13 @@ pub(super) fn validate(world: &World, vs: &VirtualService, strict: bool) -> ApiR
     if !same_id(&gateway.id, &pool.gateway_ref.id) {
         return Err(bad(format!("Pool {} is not on {scope}.", pool.name)));
     }
+    // Preserve Client IP works with pools whose members are a group.
+    if vs.transparent_mode_enabled == Some(true) && pool.member_group_ref.is_none() {
+        return Err(bad(format!(
+            "Transparent mode needs pool {} to take its members from a firewall group (memberGroupRef), not a member list.",
+            pool.name
+        )));
+    }
     let assignment = world
         .seg_assignments
         .iter()

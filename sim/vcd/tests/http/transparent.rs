@@ -15,9 +15,21 @@ fn refused(reply: &Reply, needle: &str) {
     assert!(message.contains(needle), "{needle}: {message}");
 }
 
-/// A pool on `edge1` and a transparent virtual service body on it.
+/// A pool on `edge1` whose members are an IP set, as transparent mode
+/// needs, and a transparent virtual service body on it.
 async fn transparent_vs(client: &Client, alb: &Alb, name: &str, port: u16) -> Value {
-    let pool = alb.create_pool(client, name).await;
+    let set = client
+        .write_ok(
+            Method::POST,
+            "/firewallGroups",
+            Some(&ip_set(&alb.gateway, &format!("{name}-nodes"), &["10.0.0.11"])),
+        )
+        .await;
+    let mut grouped = alb.pool(name, &[]);
+    grouped["memberGroupRef"] = json!({"id": set});
+    let pool = client
+        .write_ok(Method::POST, "/loadBalancer/pools", Some(&grouped))
+        .await;
     let mut vs = alb.virtual_service(name, &pool, "203.0.113.20", port);
     vs["transparentModeEnabled"] = json!(true);
     vs
@@ -55,24 +67,29 @@ async fn a_virtual_service_is_transparent_only_where_the_gateway_allows_it() {
         .await;
     assert_eq!(read["transparentModeEnabled"], true);
 
-    // A pool in group mode takes it as well.
-    let set = client
-        .write_ok(
-            Method::POST,
-            "/firewallGroups",
-            Some(&ip_set(&alb.gateway, "nodes", &["10.0.0.11"])),
-        )
-        .await;
-    let mut grouped = alb.pool("grouped", &[]);
-    grouped["memberGroupRef"] = json!({"id": set});
-    let pool = client
-        .write_ok(Method::POST, "/loadBalancer/pools", Some(&grouped))
-        .await;
-    let mut vs = alb.virtual_service("grouped", &pool, "203.0.113.21", 80);
-    vs["transparentModeEnabled"] = json!(true);
-    client
-        .write_ok(Method::POST, "/loadBalancer/virtualServices", Some(&vs))
-        .await;
+    // A pool listing its members cannot preserve the client IP, and a
+    // transparent service's pool cannot go back to a list.
+    let listed = alb.create_pool(&client, "listed").await;
+    let mut vs_listed = alb.virtual_service("listed", &listed, "203.0.113.21", 80);
+    vs_listed["transparentModeEnabled"] = json!(true);
+    refused(
+        &client.post(&url, &vs_listed).await,
+        "Transparent mode needs pool listed to take its members from a firewall group",
+    );
+    let pool_id = read["loadBalancerPoolRef"]["id"].as_str().unwrap().to_string();
+    let pool_url = format!("/loadBalancer/pools/{pool_id}");
+    let mut as_list = client.ok(&pool_url).await;
+    as_list
+        .as_object_mut()
+        .unwrap()
+        .remove("memberGroupRef");
+    as_list["members"] = json!([{"ipAddress": "10.0.0.11"}]);
+    refused(
+        &client
+            .put(&format!("{CLOUDAPI}{pool_url}"), &as_list)
+            .await,
+        "must keep a member group",
+    );
 
     // Off again (through the admin API): new transparent services are refused.
     let off = crate::support::http()
