@@ -57,6 +57,18 @@ impl LoadBalancers {
                 > 0;
         }
         self.applier(service).apply(ops, &observed).await?;
+        // Its IP set, once no pool uses it.
+        changed |= self
+            .member_groups
+            .remove_own(
+                &self.client,
+                &self.gateway.id,
+                &self.names(service).node_group(),
+                &self.owner(service),
+                &service.key(),
+            )
+            .await?
+            > 0;
         // An upload a failed reconcile left unused goes with its Service too.
         let leftovers = super::tls::Leftovers {
             referenced: observed.certificate_ids(),

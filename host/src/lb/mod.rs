@@ -23,6 +23,7 @@ mod input;
 mod internal;
 mod ipam;
 pub mod journal;
+mod member_groups;
 mod naming;
 mod newer_format;
 mod observe;
@@ -59,6 +60,7 @@ use catalog::Catalog;
 // the engine does.
 pub(crate) use catalog::Features;
 pub(crate) use ipam::{IpSource, used_addresses};
+use member_groups::{ClusterGroup, MemberGroups};
 use naming::Names;
 use newer_format::NewerFormats;
 use ownership::OwnerTag;
@@ -95,6 +97,10 @@ pub struct LoadBalancers {
     rde: RdeStatus,
     /// Objects of a newer tag format already logged.
     newer_formats: NewerFormats,
+    /// The IP sets pools take their members from (API 37.1+).
+    member_groups: MemberGroups,
+    /// The set of every Node serving the cluster's Services.
+    cluster_group: ClusterGroup,
 }
 
 impl LoadBalancers {
@@ -141,6 +147,7 @@ impl LoadBalancers {
             },
         };
         let rde = RdeStatus::new(client.clone(), &config.cluster_id);
+        let cluster_group = ClusterGroup::new(&config.cluster_id, identity.as_str());
         Ok(Self {
             gateway: EntityRef::new(gateway.name.clone(), gateway.id.clone()),
             org: placement.org.clone(),
@@ -163,6 +170,8 @@ impl LoadBalancers {
             ),
             rde,
             newer_formats: NewerFormats::default(),
+            member_groups: MemberGroups::default(),
+            cluster_group,
         })
     }
 

@@ -10,6 +10,9 @@ use crate::policy::model::Protocol;
 /// How the names of firewall objects begin.
 pub const FIREWALL_PREFIX: &str = "ingress-fw-";
 
+/// How the names of the IP sets pools take their members from begin.
+pub const NODE_GROUP_PREFIX: &str = "ingress-nodes-";
+
 /// Longest `namespace.name` part kept in a name.
 const MAX_SERVICE_PART: usize = 40;
 
@@ -60,6 +63,12 @@ impl Names {
 
     pub fn dnat(&self, key: PortKey) -> String {
         format!("dnat-ingress-vs-{}-{key}", self.base)
+    }
+
+    /// The IP set of the Nodes serving the Service, when it has its own
+    /// (`externalTrafficPolicy: Local`).
+    pub fn node_group(&self) -> String {
+        format!("{NODE_GROUP_PREFIX}{}", self.base)
     }
 
     /// The Service's gateway firewall rule.

@@ -115,6 +115,7 @@ impl LoadBalancers {
     /// Reads the gateway's load-balancer objects again now, for every
     /// reconcile after it (drift repair compares Services against it).
     pub async fn refresh_gateway(&self) -> Result<(), LbError> {
+        self.member_groups.invalidate().await;
         self.snapshot
             .refreshed(&self.client, &self.gateway.id)
             .await

@@ -10,6 +10,7 @@ use std::net::Ipv4Addr;
 use serde_json::{Map, json};
 
 use super::config::Mode;
+use super::member_groups::{Members, node_addresses};
 use super::naming::{Names, PortKey, short_hash};
 use super::observe::ServiceObjects;
 use super::ownership::{OwnerTag, Tagged};
@@ -92,6 +93,8 @@ pub struct Target<'a> {
     pub owner: &'a OwnerTag,
     pub service: &'a ServiceSpec,
     pub nodes: &'a [NodeSpec],
+    /// Where the pools take their members from.
+    pub members: &'a Members,
     pub decision: &'a Decision,
     pub certificates: &'a [CertificateItem],
     /// The external addresses; IPv6 only without NAT.
@@ -137,23 +140,39 @@ fn transparent_mode(decision: &Decision) -> Map<String, serde_json::Value> {
     extra
 }
 
-fn members(nodes: &[NodeSpec], node_port: u16) -> Vec<PoolMember> {
-    let mut ips: Vec<&str> = nodes
-        .iter()
-        .filter_map(|n| n.internal_ip.as_deref())
-        .filter(|ip| !ip.is_empty())
-        .collect();
-    ips.sort_unstable();
-    ips.dedup();
-    ips.into_iter()
+/// A pool's member list, or its member group: named here, its id filled
+/// in once the set is written ([`point_at_group`]), so the digest does not
+/// depend on it.
+fn members(target: &Target<'_>, node_port: u16) -> (Vec<PoolMember>, Option<EntityRef>) {
+    if let Members::Group(want) = target.members {
+        let group = EntityRef {
+            name: Some(want.name.clone()),
+            id: String::new(),
+        };
+        return (Vec::new(), Some(group));
+    }
+    let listed = node_addresses(target.nodes)
+        .into_iter()
         .map(|ip| PoolMember {
-            ip_address: ip.to_string(),
+            ip_address: ip,
             port: Some(u32::from(node_port)),
             ratio: Some(1),
             enabled: true,
             extra: Map::new(),
         })
-        .collect()
+        .collect();
+    (listed, None)
+}
+
+/// Gives the pools `ops` write the id of the member group they name.
+pub fn point_at_group(ops: &mut [Op], group: &EntityRef) {
+    for op in ops {
+        if let Op::CreatePool(pool) | Op::UpdatePool { pool, .. } = op
+            && let Some(reference) = &mut pool.member_group_ref
+        {
+            reference.id.clone_from(&group.id);
+        }
+    }
 }
 
 fn profile(decision: &PortDecision) -> (ApplicationProfile, bool, &'static str) {
@@ -200,6 +219,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
             port: spec.port,
         };
         let pool_name = target.names.pool(key);
+        let (members, member_group_ref) = members(target, node_port);
         let mut pool = Pool {
             id: None,
             name: pool_name.clone(),
@@ -207,7 +227,8 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
             enabled: true,
             default_port: Some(u32::from(node_port)),
             algorithm: Some(algorithm(decision)),
-            members: members(target.nodes, node_port),
+            members,
+            member_group_ref,
             health_monitors: monitors(decision),
             gateway_ref: target.gateway.clone(),
             extra: Map::new(),
@@ -302,8 +323,15 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
         match observed.pools.get(&pool.name) {
             None => ops.push(Op::CreatePool(pool.clone())),
             Some(seen) => {
-                let same = same_tag(&seen.tag, pool.description.as_deref())
-                    && seen.object.member_count == Some(pool.members.len() as u32);
+                // A group's size moves with the set, not with the pool.
+                let same_members = match pool.member_group_ref {
+                    Some(_) => seen.object.member_group_type.as_deref() == Some("IP_SET"),
+                    None => {
+                        seen.object.member_group_type.is_none()
+                            && seen.object.member_count == Some(pool.members.len() as u32)
+                    }
+                };
+                let same = same_tag(&seen.tag, pool.description.as_deref()) && same_members;
                 if !same {
                     ops.push(Op::UpdatePool {
                         id: seen.object.id.clone(),

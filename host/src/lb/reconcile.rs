@@ -9,6 +9,7 @@ use super::asking::Decided;
 use super::current::{Currents, Found};
 use super::decide::{Address, AddressContext};
 use super::dual_stack::Second;
+use super::member_groups::Members;
 use super::plan::{self, Target};
 use super::ranges::family_of;
 use super::sharing;
@@ -47,6 +48,8 @@ struct Planned {
     /// Every one-arm internal VIP of the Service.
     internal: Vec<Ipv4Addr>,
     warnings: Vec<String>,
+    /// Where the pools take their members from.
+    members: Members,
     /// Uploads the virtual services will use; unpinned when the pass ends.
     _pins: Vec<Pinned>,
 }
@@ -196,21 +199,40 @@ impl LoadBalancers {
             writes += self.remove_upstream(service, upstream).await?;
         }
         let Planned {
-            ops,
+            mut ops,
             addresses,
             dual_stack_not_served,
             mut unreserved,
             internal,
             warnings,
+            members,
             _pins,
         } = planned;
+        let mut changes: Vec<String> = Vec::new();
+        // The set first: the pools name it. A node join is this one write.
+        if let Members::Group(want) = &members {
+            let (group, written) = self
+                .member_groups
+                .ensure(
+                    &self.client,
+                    &self.gateway,
+                    want,
+                    &self.cluster_group,
+                    &owner,
+                    &service.key(),
+                )
+                .await?;
+            writes += usize::from(written.is_some());
+            changes.extend(written);
+            plan::point_at_group(&mut ops, &group);
+        }
         for address in &addresses {
             if address.verify_claim || currents.remembered(address.ip) {
                 unreserved.push(address.ip);
             }
         }
         let vips = addresses.iter().map(|a| a.ip).collect::<Vips>();
-        let changes: Vec<String> = ops.iter().map(plan::Op::describe).collect();
+        changes.extend(ops.iter().map(plan::Op::describe));
         let applied = self.applier(service).apply(ops, &observed).await;
         // A write refused because a racing owner took the address first is
         // a lost claim too, not a failure.
@@ -228,6 +250,26 @@ impl LoadBalancers {
             && let Some((ip, holder)) = self.verify(service, &owner, &unreserved).await?
         {
             return Ok(Pass::Contested { ip, holder, writes });
+        }
+        // A set of its own the pools no longer use (no longer `Local`).
+        if !matches!(&members, Members::Group(want) if want.own) {
+            let removed = self
+                .member_groups
+                .remove_own(
+                    &self.client,
+                    &self.gateway.id,
+                    &self.names(service).node_group(),
+                    &owner,
+                    &service.key(),
+                )
+                .await?;
+            writes += removed;
+            if removed > 0 {
+                changes.push(format!(
+                    "deleted IP set {}",
+                    self.names(service).node_group()
+                ));
+            }
         }
         // An address held or still in the status beside the new ones means
         // a move, perhaps one whose release was cut short.
@@ -281,6 +323,7 @@ impl LoadBalancers {
             excluded,
             ..
         } = *found;
+        let members = self.members_for(service, nodes, owner)?;
         // An address of a family that cannot be served here (IPv6 after a
         // change to one-arm mode) is not kept: the Service moves off it.
         let current = currents
@@ -351,6 +394,7 @@ impl LoadBalancers {
             owner,
             service,
             nodes,
+            members: &members,
             decision: &decision,
             certificates: &certificates,
             external,
@@ -364,6 +408,7 @@ impl LoadBalancers {
             unreserved: unreserved.into_iter().map(IpAddr::V4).collect(),
             internal: internal_ips.values().copied().collect(),
             warnings: decision.warnings,
+            members,
             _pins: pins,
         })
     }

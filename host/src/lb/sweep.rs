@@ -140,6 +140,34 @@ impl LoadBalancers {
                 owner.namespace, owner.name, owner.uid
             ));
         }
+        // Their IP sets, now that no pool uses them (and those a delete
+        // cut short left behind).
+        let sets = self
+            .member_groups
+            .service_sets(&self.client, &self.gateway.id, &self.cluster_group)
+            .await
+            .map_err(vcd("listing the gateway's IP sets".into()))?;
+        for (name, description) in sets {
+            newer.extend(NewerObject::of("ip_set", &name, Some(&description)));
+            let Some(tagged) = OwnerTag::parse(&description) else {
+                continue;
+            };
+            match self.verdict(&tagged.owner, live_uids) {
+                Verdict::Stale => {
+                    report.objects += self
+                        .member_groups
+                        .remove_own(
+                            &self.client,
+                            &self.gateway.id,
+                            &name,
+                            &tagged.owner,
+                            "(sweep)",
+                        )
+                        .await?;
+                }
+                other => report.note(other),
+            }
+        }
         for owner in firewall_stale.values() {
             if !stale.contains_key(&owner.uid) {
                 report.services.push(format!(

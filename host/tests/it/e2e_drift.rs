@@ -69,14 +69,22 @@ async fn objects_changed_or_deleted_by_hand_are_repaired_with_an_event() {
         .collect();
     assert_eq!(addresses, vec![ip]);
 
-    // A pool emptied by hand gets its member back.
+    // The IP set its pool takes members from, emptied by hand, gets its
+    // member back.
     cluster.vcd.with_world(|w| {
-        for pool in w
+        let groups: Vec<String> = w
             .pools
-            .iter_mut()
+            .iter()
             .filter(|p| p.description.as_deref().unwrap_or("").contains(&tagged))
+            .filter_map(|p| Some(p.member_group_ref.as_ref()?.id.clone()))
+            .collect();
+        assert!(!groups.is_empty(), "pools take members from an IP set");
+        for group in w
+            .firewall_groups
+            .iter_mut()
+            .filter(|g| groups.contains(g.body.id.as_ref().unwrap()))
         {
-            pool.members.clear();
+            group.body.ip_addresses = Some(Vec::new());
         }
     });
     crate::support::cluster::wait_for("the pool's member back", || async {

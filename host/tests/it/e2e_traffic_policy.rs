@@ -9,7 +9,8 @@ use crate::support::cluster::{Cluster, lb_service, wait_for};
 use crate::support::poll::holds_for;
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
-const POOL_PUT: &str = "PUT /cloudapi/1.0.0/loadBalancer/pools/{id}";
+/// A `Local` Service's members are its own IP set: a change is one PUT of it.
+const MEMBER_WRITE: &str = "PUT /cloudapi/1.0.0/firewallGroups/{id}";
 
 fn local_service(name: &str) -> Value {
     let mut body = lb_service(name, &[(80, 30080)]);
@@ -158,7 +159,7 @@ async fn endpoint_churn_writes_only_when_the_member_set_changes() {
         .await;
     cluster.wait_for_ip("default", "web").await;
     wait_for_members(&cluster, &uid, &["10.0.0.11"]).await;
-    let before = cluster.vcd.count(POOL_PUT);
+    let before = cluster.vcd.count(MEMBER_WRITE);
 
     // A rollout of 50 pods, all on worker-0 and worker-1, one step at a time.
     for step in 1..=50usize {
@@ -174,12 +175,12 @@ async fn endpoint_churn_writes_only_when_the_member_set_changes() {
         put_slice(&cluster, slice("web", "a", &endpoints)).await;
     }
     wait_for_members(&cluster, &uid, &["10.0.0.11", "10.0.0.12"]).await;
-    let writes = cluster.vcd.count(POOL_PUT) - before;
-    println!("50 endpoint updates, {writes} pool writes");
+    let writes = cluster.vcd.count(MEMBER_WRITE) - before;
+    println!("50 endpoint updates, {writes} IP set writes");
     assert_eq!(writes, 1, "the member set changed once");
 
     // Pods replaced on the same nodes: no write at all.
-    let settled = cluster.vcd.count(POOL_PUT);
+    let settled = cluster.vcd.count(MEMBER_WRITE);
     for step in 0..20usize {
         let endpoints = [
             ("worker-0", true),
@@ -188,8 +189,10 @@ async fn endpoint_churn_writes_only_when_the_member_set_changes() {
         ];
         put_slice(&cluster, slice("web", "a", &endpoints)).await;
     }
-    holds_for("no pool writes", std::time::Duration::from_secs(3), || {
-        cluster.vcd.count(POOL_PUT) == settled
-    })
+    holds_for(
+        "no member writes",
+        std::time::Duration::from_secs(3),
+        || cluster.vcd.count(MEMBER_WRITE) == settled,
+    )
     .await;
 }

@@ -1,6 +1,7 @@
 //! Nothing lost at any step: for each of the four address/exposure modes and
-//! each operation (create, port added, port removed, address change,
-//! delete), every VCD write the operation makes is hit in turn by a crash
+//! each operation (create, port added, port removed, address change, a Node
+//! joining, a move to `externalTrafficPolicy: Local` and back, delete),
+//! every VCD write the operation makes is hit in turn by a crash
 //! before it lands (an error) and by a lost answer after it landed (vcdsim's
 //! `loseAnswer`). A restarted engine then repeats the operation: it must
 //! converge to exactly what an undisturbed run leaves (same objects, same
@@ -13,6 +14,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use vcd_ccm::lb::{AllocationJournal, LbConfig, LoadBalancers, ServiceSpec};
+use vcd_ccm::policy::model::TrafficPolicy;
 use vcdsim::{FaultAction, FaultRule, Scenario, Sim};
 
 use crate::support::crash::{crash_before, engine_with_journal, writes_in_order};
@@ -28,16 +30,35 @@ enum Op {
     PortAdded,
     PortRemoved,
     AddressChange,
+    NodeJoined,
+    BecameLocal,
+    BackToCluster,
     Delete,
 }
 
-const OPS: [Op; 5] = [
+const OPS: [Op; 8] = [
     Op::Create,
     Op::PortAdded,
     Op::PortRemoved,
     Op::AddressChange,
+    Op::NodeJoined,
+    Op::BecameLocal,
+    Op::BackToCluster,
     Op::Delete,
 ];
+
+/// The Nodes serving the Service when the operation runs.
+fn nodes_of(op: Op) -> usize {
+    match op {
+        Op::NodeJoined => 3,
+        _ => 2,
+    }
+}
+
+fn local(mut spec: ServiceSpec) -> ServiceSpec {
+    spec.external_traffic_policy = TrafficPolicy::Local;
+    spec
+}
 
 #[derive(Debug, Clone, Copy)]
 struct Mode {
@@ -75,6 +96,9 @@ fn specs(op: Op, mode: Mode) -> (Option<ServiceSpec>, ServiceSpec) {
             moved.load_balancer_ip = Some(mode.other_ip.into());
             (Some(two_ports()), moved)
         }
+        Op::NodeJoined => (Some(two_ports()), two_ports()),
+        Op::BecameLocal => (Some(two_ports()), local(two_ports())),
+        Op::BackToCluster => (Some(local(two_ports())), two_ports()),
         Op::Delete => (Some(two_ports()), two_ports()),
     }
 }
@@ -84,6 +108,8 @@ fn specs(op: Op, mode: Mode) -> (Option<ServiceSpec>, ServiceSpec) {
 #[derive(Debug, PartialEq, Eq)]
 struct State {
     ours: BTreeSet<(String, String, String)>,
+    /// Every member IP set: name and entries.
+    groups: BTreeSet<(String, String)>,
     allocations: BTreeSet<String>,
     reservations: Vec<(String, String)>,
 }
@@ -93,6 +119,10 @@ fn state(sim: &Sim, reserved: &str) -> State {
         ours: objects_of(sim, UID)
             .into_iter()
             .map(|o| (o.kind.to_string(), o.name, o.address))
+            .collect(),
+        groups: member_sets(sim)
+            .into_iter()
+            .map(|o| (o.name, o.address))
             .collect(),
         allocations: allocations(sim)
             .into_iter()
@@ -172,7 +202,7 @@ async fn run(
     match op {
         Op::Delete => lb.delete(&spec).await.map_err(|e| e.to_string()),
         _ => lb
-            .ensure(&spec, &nodes(2))
+            .ensure(&spec, &nodes(nodes_of(op)))
             .await
             .map(drop)
             .map_err(|e| e.to_string()),

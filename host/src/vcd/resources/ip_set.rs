@@ -63,6 +63,20 @@ impl IpSet {
 }
 
 impl VcdClient {
+    /// Every IP set of the gateway as its summary lists it: without
+    /// addresses.
+    #[tracing::instrument(skip(self))]
+    pub async fn ip_set_summaries(&self, gateway_id: &str) -> Result<Vec<IpSet>, VcdError> {
+        let filter = Filter::eq("ownerRef.id", gateway_id).and(Filter::eq("typeValue", "IP_SET"));
+        self.list_all(
+            "list_ip_sets",
+            &format!("{GROUPS}/summaries"),
+            Some(&filter),
+            MAX_PAGE_SIZE,
+        )
+        .await
+    }
+
     /// The IP sets of the gateway whose name `wanted` accepts (the summaries
     /// are listed once; only the wanted sets are read in full).
     #[tracing::instrument(skip(self, wanted))]
@@ -71,15 +85,7 @@ impl VcdClient {
         gateway_id: &str,
         wanted: impl Fn(&str) -> bool,
     ) -> Result<Vec<IpSet>, VcdError> {
-        let filter = Filter::eq("ownerRef.id", gateway_id).and(Filter::eq("typeValue", "IP_SET"));
-        let summaries: Vec<IpSet> = self
-            .list_all(
-                "list_ip_sets",
-                &format!("{GROUPS}/summaries"),
-                Some(&filter),
-                MAX_PAGE_SIZE,
-            )
-            .await?;
+        let summaries = self.ip_set_summaries(gateway_id).await?;
         // Summaries carry no addresses.
         let mut sets = Vec::with_capacity(summaries.len());
         for summary in summaries.iter().filter(|s| wanted(&s.name)) {

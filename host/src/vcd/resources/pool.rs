@@ -69,9 +69,13 @@ pub struct Pool {
     /// How a member is chosen for each connection, e.g. `ROUND_ROBIN`; VCD's
     /// default is `LEAST_CONNECTIONS`.
     pub algorithm: Option<String>,
-    /// The destination servers; absent counts as none.
-    #[serde(default)]
+    /// The destination servers; absent counts as none. Left out of a body
+    /// when empty: VCD takes either members or a member group.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub members: Vec<PoolMember>,
+    /// The IP set standing for the members (API 37.1+), instead of a list.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub member_group_ref: Option<EntityRef>,
     /// The monitors that probe the members; absent counts as none.
     #[serde(default)]
     pub health_monitors: Vec<HealthMonitor>,
@@ -99,6 +103,8 @@ pub struct PoolSummary {
     pub health_status: Option<String>,
     /// How many members the pool has.
     pub member_count: Option<u32>,
+    /// `IP_SET` when the members are a group; absent for a member list.
+    pub member_group_type: Option<String>,
 }
 
 impl PoolSummary {
@@ -111,7 +117,12 @@ impl PoolSummary {
             description: pool.description.clone(),
             status: None,
             health_status: None,
-            member_count: Some(pool.members.len() as u32),
+            // A group's size is the set's business, not the pool's.
+            member_count: match pool.member_group_ref {
+                Some(_) => None,
+                None => Some(pool.members.len() as u32),
+            },
+            member_group_type: pool.member_group_ref.as_ref().map(|_| "IP_SET".into()),
         }
     }
 }

@@ -270,8 +270,8 @@ impl Cluster {
 
     /// Pool member IPs of the Service's pools, sorted, per pool.
     pub fn pool_members(&self, uid: &str) -> Vec<Vec<String>> {
-        self.pools_of(uid, |p| {
-            let mut ips: Vec<String> = p.members.iter().map(|m| m.ip_address.clone()).collect();
+        self.pools_of(uid, |w, p| {
+            let mut ips = w.pool_member_ips(p);
             ips.sort();
             ips
         })
@@ -279,10 +279,14 @@ impl Cluster {
 
     /// The algorithm of each of the Service's pools.
     pub fn pool_algorithms(&self, uid: &str) -> Vec<Option<String>> {
-        self.pools_of(uid, |p| p.algorithm.clone())
+        self.pools_of(uid, |_, p| p.algorithm.clone())
     }
 
-    fn pools_of<T>(&self, uid: &str, read: impl Fn(&vcdsim::world::alb::Pool) -> T) -> Vec<T> {
+    fn pools_of<T>(
+        &self,
+        uid: &str,
+        read: impl Fn(&vcdsim::world::World, &vcdsim::world::alb::Pool) -> T,
+    ) -> Vec<T> {
         let needle = format!(" uid={uid}");
         self.vcd.with_world(|w| {
             w.pools
@@ -293,7 +297,7 @@ impl Cluster {
                         .unwrap_or_default()
                         .contains(&needle)
                 })
-                .map(read)
+                .map(|p| read(w, p))
                 .collect()
         })
     }

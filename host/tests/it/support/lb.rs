@@ -350,7 +350,8 @@ pub struct Object {
     pub kind: &'static str,
     pub name: String,
     pub description: String,
-    /// VIP (virtual service), external address (NAT) or empty (pool).
+    /// VIP (virtual service), external address (NAT), entries (IP set) or
+    /// empty (pool).
     pub address: String,
 }
 
@@ -380,6 +381,28 @@ pub fn objects(sim: &Sim) -> Vec<Object> {
                 name: rule.body.name.clone(),
                 description: rule.body.description.clone().unwrap_or_default(),
                 address: rule.body.external_addresses.clone(),
+            });
+        }
+        all
+    })
+}
+
+/// The IP sets pools take their members from, with their entries.
+pub fn member_sets(sim: &Sim) -> Vec<Object> {
+    sim.with_world(|w| {
+        let mut all = Vec::new();
+        for set in w
+            .firewall_groups
+            .iter()
+            .filter(|g| g.body.name.starts_with("ingress-nodes-"))
+        {
+            let mut entries = set.body.ip_addresses.clone().unwrap_or_default();
+            entries.sort();
+            all.push(Object {
+                kind: "ip set",
+                name: set.body.name.clone(),
+                description: set.body.description.clone().unwrap_or_default(),
+                address: entries.join(","),
             });
         }
         all

@@ -157,6 +157,19 @@ impl super::World {
     }
 }
 
+impl super::World {
+    /// The addresses a pool sends traffic to: its members, or the entries
+    /// of its member group.
+    pub fn pool_member_ips(&self, pool: &Pool) -> Vec<String> {
+        match &pool.member_group_ref {
+            Some(group) => super::find(&self.firewall_groups, &group.id)
+                .and_then(|g| g.body.ip_addresses.clone())
+                .unwrap_or_default(),
+            None => pool.members.iter().map(|m| m.ip_address.clone()).collect(),
+        }
+    }
+}
+
 impl Pool {
     pub fn health_of(&self, member: &PoolMember) -> &str {
         if !member.enabled {

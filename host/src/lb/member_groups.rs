@@ -1,0 +1,353 @@
+//! Pool members as IP sets. From API 37.1 a pool may take its members from
+//! an edge firewall group (`memberGroupRef`, with `defaultPort` as the
+//! destination port) instead of listing them, which lifts the spec's
+//! 100-member cap and turns a node join into one write: every pool of a
+//! Service served by all eligible Nodes points at one IP set of the
+//! cluster, and a `Local` Service (only the Nodes with a ready endpoint)
+//! at an IP set of its own. Before 37.1 pools list their members, at most
+//! 100.
+//!
+//! The sets are tagged like every other object: the cluster's with the
+//! cluster id and identity, a Service's with its owner tag. One IP set
+//! listing is kept for [`GATEWAY_REFRESH`] (or until a drift check or a
+//! failed write drops it), so a reconcile whose set is already right makes
+//! no call at all.
+
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use super::naming::{NODE_GROUP_PREFIX, short_hash};
+use super::newer_format::NewerObject;
+use super::ownership::{FORMAT, NewerTag, OwnerTag, describe_holder};
+use super::snapshot::GATEWAY_REFRESH;
+use super::{LbError, NodeSpec};
+use crate::vcd::resources::EntityRef;
+use crate::vcd::resources::ip_set::IpSet;
+use crate::vcd::version::ApiVersion;
+use crate::vcd::{VcdClient, VcdError};
+
+/// The first API version whose pools take members from a firewall group.
+pub const GROUPS_SINCE: ApiVersion = ApiVersion::new(37, 1);
+
+/// `EdgeLoadBalancerPool.members` holds at most this many (`maxItems`).
+pub const MAX_LISTED_MEMBERS: usize = 100;
+
+/// Where a Service's pools take their members from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum Members {
+    /// Listed in each pool (before API 37.1).
+    Listed,
+    /// The IP set `want` describes.
+    Group(GroupWant),
+}
+
+/// An IP set as a Service's pools need it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct GroupWant {
+    pub name: String,
+    /// Its ownership tag with the digest of its addresses.
+    pub description: String,
+    /// The Nodes' addresses, sorted and without repeats.
+    pub addresses: Vec<String>,
+    /// Whether the set is the Service's own (else the cluster's).
+    pub own: bool,
+}
+
+/// The Nodes' internal addresses, sorted, each once.
+pub fn node_addresses(nodes: &[NodeSpec]) -> Vec<String> {
+    let mut ips: Vec<String> = nodes
+        .iter()
+        .filter_map(|n| n.internal_ip.clone())
+        .filter(|ip| !ip.is_empty())
+        .collect();
+    ips.sort_unstable();
+    ips.dedup();
+    ips
+}
+
+/// The cluster's set: its name and its tag (without the digest).
+pub struct ClusterGroup {
+    pub name: String,
+    tag: String,
+}
+
+impl ClusterGroup {
+    /// Named after cluster id and identity, so two clusters sharing a
+    /// gateway (even with one `clusterid`) never share a set.
+    pub fn new(cluster_id: &str, identity: &str) -> Self {
+        Self {
+            name: format!(
+                "{NODE_GROUP_PREFIX}cluster-{}",
+                short_hash(&format!("{cluster_id}/{identity}"))
+            ),
+            tag: format!("vcd-ccm format={FORMAT} cluster={cluster_id} kube={identity} nodes=all"),
+        }
+    }
+
+    /// The set holding `addresses`.
+    pub fn want(&self, addresses: Vec<String>) -> GroupWant {
+        GroupWant {
+            name: self.name.clone(),
+            description: format!("{} spec={}", self.tag, short_hash(&addresses.join(","))),
+            addresses,
+            own: false,
+        }
+    }
+
+    fn tags(&self, description: &str) -> bool {
+        description.split(" spec=").next() == Some(self.tag.as_str())
+    }
+}
+
+/// The Service's own set holding `addresses`.
+pub fn own_want(name: String, owner: &OwnerTag, addresses: Vec<String>) -> GroupWant {
+    GroupWant {
+        name,
+        description: owner.describe(&short_hash(&addresses.join(","))),
+        addresses,
+        own: true,
+    }
+}
+
+#[derive(Debug, Default)]
+struct Known {
+    listed_at: Option<Instant>,
+    /// The gateway's IP sets by name: summaries, or whole once read.
+    sets: BTreeMap<String, (IpSet, bool)>,
+}
+
+/// The member groups of one gateway, as last listed and written.
+#[derive(Debug, Default)]
+pub struct MemberGroups {
+    known: tokio::sync::Mutex<Known>,
+}
+
+fn sorted(addresses: &[String]) -> Vec<String> {
+    let mut sorted = addresses.to_vec();
+    sorted.sort_unstable();
+    sorted
+}
+
+impl MemberGroups {
+    /// Forgets what was read: the next use lists the sets again.
+    pub async fn invalidate(&self) {
+        *self.known.lock().await = Known::default();
+    }
+
+    async fn listed<'a>(
+        known: &'a mut Known,
+        client: &VcdClient,
+        gateway_id: &str,
+        fresh: bool,
+    ) -> Result<&'a mut BTreeMap<String, (IpSet, bool)>, VcdError> {
+        let stale = known
+            .listed_at
+            .is_none_or(|at| fresh || at.elapsed() > GATEWAY_REFRESH);
+        if stale {
+            let summaries = client.ip_set_summaries(gateway_id).await?;
+            known.sets = summaries
+                .into_iter()
+                .map(|s| (s.name.clone(), (s, false)))
+                .collect();
+            known.listed_at = Some(Instant::now());
+        }
+        Ok(&mut known.sets)
+    }
+
+    /// Makes the set hold what `want` says (creating it when missing) and
+    /// returns a reference for pools, with what was written, if anything.
+    /// A set of that name owned by anyone else is left alone.
+    pub async fn ensure(
+        &self,
+        client: &VcdClient,
+        gateway: &EntityRef,
+        want: &GroupWant,
+        cluster: &ClusterGroup,
+        owner: &OwnerTag,
+        service: &str,
+    ) -> Result<(EntityRef, Option<String>), LbError> {
+        let mut known = self.known.lock().await;
+        let result =
+            Self::converge(&mut known, client, gateway, want, cluster, owner, service).await;
+        if result.is_err() {
+            *known = Known::default();
+        }
+        result
+    }
+
+    async fn converge(
+        known: &mut Known,
+        client: &VcdClient,
+        gateway: &EntityRef,
+        want: &GroupWant,
+        cluster: &ClusterGroup,
+        owner: &OwnerTag,
+        service: &str,
+    ) -> Result<(EntityRef, Option<String>), LbError> {
+        let vcd = |action: String| LbError::vcd(service, action);
+        let sets = Self::listed(known, client, &gateway.id, false)
+            .await
+            .map_err(vcd("listing the gateway's IP sets".into()))?;
+        let current = match sets.get(&want.name) {
+            None => None,
+            Some((set, true)) => Some(set.clone()),
+            Some((summary, false)) => {
+                let id = summary.id.clone().unwrap_or_default();
+                let set = client
+                    .get_ip_set(&id)
+                    .await
+                    .map_err(vcd(format!("reading IP set {}", want.name)))?;
+                sets.insert(want.name.clone(), (set.clone(), true));
+                Some(set)
+            }
+        };
+        let Some(set) = current else {
+            let new = IpSet::new(
+                &want.name,
+                &want.description,
+                gateway,
+                want.addresses.clone(),
+            );
+            let created = client
+                .create_ip_set(&new)
+                .await
+                .map_err(vcd(format!("creating IP set {}", want.name)))?;
+            let reference = created.reference();
+            sets.insert(want.name.clone(), (created, true));
+            return Ok((reference, Some(format!("created IP set {}", want.name))));
+        };
+        let description = set.description.as_deref().unwrap_or_default();
+        if let Some(newer) = NewerTag::parse(description) {
+            return Err(LbError::NewerFormat {
+                service: service.to_string(),
+                objects: NewerObject::of("ip_set", &set.name, Some(description))
+                    .map(|o| o.describe())
+                    .unwrap_or_else(|| format!("IP set {}", set.name)),
+                format: newer.format,
+                known: FORMAT,
+            });
+        }
+        let ours = match want.own {
+            true => OwnerTag::parse(description).is_some_and(|t| t.owner.same_service(owner)),
+            false => cluster.tags(description),
+        };
+        if !ours {
+            return Err(LbError::ForeignObject {
+                service: service.to_string(),
+                what: "IP set",
+                name: set.name.clone(),
+                owner: describe_holder(set.description.as_deref(), &set.name),
+            });
+        }
+        if description == want.description && sorted(&set.ip_addresses) == want.addresses {
+            return Ok((set.reference(), None));
+        }
+        let changed = IpSet {
+            description: Some(want.description.clone()),
+            ip_addresses: want.addresses.clone(),
+            ..set
+        };
+        let stored = client
+            .update_ip_set(&changed)
+            .await
+            .map_err(vcd(format!("updating IP set {}", want.name)))?;
+        let reference = stored.reference();
+        sets.insert(want.name.clone(), (stored, true));
+        Ok((reference, Some(format!("updated IP set {}", want.name))))
+    }
+
+    /// Deletes the set `name` if it is `owner`'s Service's; how many
+    /// sets went. Its pools must not use it any more.
+    pub async fn remove_own(
+        &self,
+        client: &VcdClient,
+        gateway_id: &str,
+        name: &str,
+        owner: &OwnerTag,
+        service: &str,
+    ) -> Result<usize, LbError> {
+        let mut known = self.known.lock().await;
+        let result = Self::remove(&mut known, client, gateway_id, name, owner, service).await;
+        if result.is_err() {
+            *known = Known::default();
+        }
+        result
+    }
+
+    async fn remove(
+        known: &mut Known,
+        client: &VcdClient,
+        gateway_id: &str,
+        name: &str,
+        owner: &OwnerTag,
+        service: &str,
+    ) -> Result<usize, LbError> {
+        let vcd = |action: String| LbError::vcd(service, action);
+        let sets = Self::listed(known, client, gateway_id, false)
+            .await
+            .map_err(vcd("listing the gateway's IP sets".into()))?;
+        let Some((set, _)) = sets.get(name) else {
+            return Ok(0);
+        };
+        let tagged = set.description.as_deref().and_then(OwnerTag::parse);
+        if !tagged.is_some_and(|t| t.owner.same_service(owner)) {
+            return Ok(0);
+        }
+        let id = set.id.clone().unwrap_or_default();
+        client
+            .delete_ip_set(gateway_id, &id)
+            .await
+            .map_err(vcd(format!("deleting IP set {name}")))?;
+        sets.remove(name);
+        Ok(1)
+    }
+
+    /// The Services' sets on the gateway (the cluster's left out), listed
+    /// anew: name and description, for the sweep.
+    pub async fn service_sets(
+        &self,
+        client: &VcdClient,
+        gateway_id: &str,
+        cluster: &ClusterGroup,
+    ) -> Result<Vec<(String, String)>, VcdError> {
+        let mut known = self.known.lock().await;
+        let sets = Self::listed(&mut known, client, gateway_id, true).await?;
+        Ok(sets
+            .values()
+            .filter(|(s, _)| s.name.starts_with(NODE_GROUP_PREFIX) && s.name != cluster.name)
+            .map(|(s, _)| (s.name.clone(), s.description.clone().unwrap_or_default()))
+            .collect())
+    }
+}
+
+impl super::LoadBalancers {
+    /// Where `service`'s pools take their members from, given the Nodes
+    /// that serve it; before API 37.1 more than 100 of them is an error.
+    pub(super) fn members_for(
+        &self,
+        service: &super::ServiceSpec,
+        nodes: &[NodeSpec],
+        owner: &OwnerTag,
+    ) -> Result<Members, LbError> {
+        let addresses = node_addresses(nodes);
+        let version = self.client.api_version();
+        if version < GROUPS_SINCE {
+            if addresses.len() > MAX_LISTED_MEMBERS {
+                return Err(LbError::InvalidService {
+                    service: service.key(),
+                    problem: format!(
+                        "{} Nodes would serve it, but below VCD API {GROUPS_SINCE} (VCD 10.4.1) a pool lists at most {MAX_LISTED_MEMBERS} members and this VCD speaks {version}; upgrade VCD (from {GROUPS_SINCE} pools take their members from an IP set, without that limit) or keep Nodes out with the label node.kubernetes.io/exclude-from-external-load-balancers",
+                        addresses.len()
+                    ),
+                });
+            }
+            return Ok(Members::Listed);
+        }
+        Ok(Members::Group(match service.external_traffic_policy {
+            crate::policy::model::TrafficPolicy::Local => {
+                own_want(self.names(service).node_group(), owner, addresses)
+            }
+            _ => self.cluster_group.want(addresses),
+        }))
+    }
+}
