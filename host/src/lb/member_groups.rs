@@ -23,11 +23,8 @@ use super::snapshot::GATEWAY_REFRESH;
 use super::{LbError, NodeSpec};
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::ip_set::IpSet;
-use crate::vcd::version::ApiVersion;
+use crate::vcd::resources::pool::MEMBER_GROUPS_SINCE;
 use crate::vcd::{VcdClient, VcdError};
-
-/// The first API version whose pools take members from a firewall group.
-pub const GROUPS_SINCE: ApiVersion = ApiVersion::new(37, 1);
 
 /// `EdgeLoadBalancerPool.members` holds at most this many (`maxItems`).
 pub const MAX_LISTED_MEMBERS: usize = 100;
@@ -66,6 +63,7 @@ pub fn node_addresses(nodes: &[NodeSpec]) -> Vec<String> {
 }
 
 /// The cluster's set: its name and its tag (without the digest).
+#[derive(Debug)]
 pub struct ClusterGroup {
     pub name: String,
     tag: String,
@@ -117,9 +115,14 @@ struct Known {
 }
 
 /// The member groups of one gateway, as last listed and written.
-#[derive(Debug, Default)]
+#[derive(Debug)]
 pub struct MemberGroups {
+    /// The set of every Node serving the cluster's Services.
+    cluster: ClusterGroup,
     known: tokio::sync::Mutex<Known>,
+    /// Why VCD refused to write an IP set (the role lacks the right):
+    /// pools then keep member lists until a restart.
+    refused: std::sync::Mutex<Option<String>>,
 }
 
 fn sorted(addresses: &[String]) -> Vec<String> {
@@ -129,6 +132,19 @@ fn sorted(addresses: &[String]) -> Vec<String> {
 }
 
 impl MemberGroups {
+    pub fn new(cluster: ClusterGroup) -> Self {
+        Self {
+            cluster,
+            known: tokio::sync::Mutex::default(),
+            refused: std::sync::Mutex::default(),
+        }
+    }
+
+    /// The cluster's set.
+    pub fn cluster(&self) -> &ClusterGroup {
+        &self.cluster
+    }
+
     /// Forgets what was read: the next use lists the sets again.
     pub async fn invalidate(&self) {
         *self.known.lock().await = Known::default();
@@ -162,25 +178,45 @@ impl MemberGroups {
         client: &VcdClient,
         gateway: &EntityRef,
         want: &GroupWant,
-        cluster: &ClusterGroup,
         owner: &OwnerTag,
         service: &str,
     ) -> Result<(EntityRef, Option<String>), LbError> {
         let mut known = self.known.lock().await;
-        let result =
-            Self::converge(&mut known, client, gateway, want, cluster, owner, service).await;
+        let result = self
+            .converge(&mut known, client, gateway, want, owner, service)
+            .await;
         if result.is_err() {
             *known = Known::default();
         }
         result
     }
 
+    /// Why pools keep member lists though VCD offers groups, if they do.
+    pub fn refused(&self) -> Option<String> {
+        self.refused
+            .lock()
+            .unwrap_or_else(|e| e.into_inner())
+            .clone()
+    }
+
+    /// Notes a write of an IP set VCD refused for want of a right.
+    fn note_refusal(&self, error: &VcdError, name: &str) {
+        if let VcdError::Forbidden { message, .. } = error {
+            let reason = format!(
+                "VCD refused to write IP set {name} ({}): the role lacks \"Organization vDC Gateway: Configure Firewall\"",
+                crate::text::sanitize(message, 200)
+            );
+            tracing::warn!(%reason, "pools keep listing their members (at most 100) until vcd-ccm restarts with the right granted");
+            *self.refused.lock().unwrap_or_else(|e| e.into_inner()) = Some(reason);
+        }
+    }
+
     async fn converge(
+        &self,
         known: &mut Known,
         client: &VcdClient,
         gateway: &EntityRef,
         want: &GroupWant,
-        cluster: &ClusterGroup,
         owner: &OwnerTag,
         service: &str,
     ) -> Result<(EntityRef, Option<String>), LbError> {
@@ -211,6 +247,7 @@ impl MemberGroups {
             let created = client
                 .create_ip_set(&new)
                 .await
+                .inspect_err(|e| self.note_refusal(e, &want.name))
                 .map_err(vcd(format!("creating IP set {}", want.name)))?;
             let reference = created.reference();
             sets.insert(want.name.clone(), (created, true));
@@ -229,7 +266,7 @@ impl MemberGroups {
         }
         let ours = match want.own {
             true => OwnerTag::parse(description).is_some_and(|t| t.owner.same_service(owner)),
-            false => cluster.tags(description),
+            false => self.cluster.tags(description),
         };
         if !ours {
             return Err(LbError::ForeignObject {
@@ -250,6 +287,7 @@ impl MemberGroups {
         let stored = client
             .update_ip_set(&changed)
             .await
+            .inspect_err(|e| self.note_refusal(e, &want.name))
             .map_err(vcd(format!("updating IP set {}", want.name)))?;
         let reference = stored.reference();
         sets.insert(want.name.clone(), (stored, true));
@@ -308,13 +346,12 @@ impl MemberGroups {
         &self,
         client: &VcdClient,
         gateway_id: &str,
-        cluster: &ClusterGroup,
     ) -> Result<Vec<(String, String)>, VcdError> {
         let mut known = self.known.lock().await;
         let sets = Self::listed(&mut known, client, gateway_id, true).await?;
         Ok(sets
             .values()
-            .filter(|(s, _)| s.name.starts_with(NODE_GROUP_PREFIX) && s.name != cluster.name)
+            .filter(|(s, _)| s.name.starts_with(NODE_GROUP_PREFIX) && s.name != self.cluster.name)
             .map(|(s, _)| (s.name.clone(), s.description.clone().unwrap_or_default()))
             .collect())
     }
@@ -331,12 +368,19 @@ impl super::LoadBalancers {
     ) -> Result<Members, LbError> {
         let addresses = node_addresses(nodes);
         let version = self.client.api_version();
-        if version < GROUPS_SINCE {
+        let why_listed = match self.member_groups.refused() {
+            _ if version < MEMBER_GROUPS_SINCE => Some(format!(
+                "below VCD API {MEMBER_GROUPS_SINCE} (VCD 10.4.1) pools list their members and this VCD speaks {version}; upgrade VCD (from {MEMBER_GROUPS_SINCE} pools take them from an IP set, without that limit)"
+            )),
+            Some(refused) => Some(format!("{refused}; grant it and restart vcd-ccm")),
+            None => None,
+        };
+        if let Some(why) = why_listed {
             if addresses.len() > MAX_LISTED_MEMBERS {
                 return Err(LbError::InvalidService {
                     service: service.key(),
                     problem: format!(
-                        "{} Nodes would serve it, but below VCD API {GROUPS_SINCE} (VCD 10.4.1) a pool lists at most {MAX_LISTED_MEMBERS} members and this VCD speaks {version}; upgrade VCD (from {GROUPS_SINCE} pools take their members from an IP set, without that limit) or keep Nodes out with the label node.kubernetes.io/exclude-from-external-load-balancers",
+                        "{} Nodes would serve it, but a pool lists at most {MAX_LISTED_MEMBERS} members: {why}, or keep Nodes out with the label node.kubernetes.io/exclude-from-external-load-balancers",
                         addresses.len()
                     ),
                 });
@@ -347,7 +391,7 @@ impl super::LoadBalancers {
             crate::policy::model::TrafficPolicy::Local => {
                 own_want(self.names(service).node_group(), owner, addresses)
             }
-            _ => self.cluster_group.want(addresses),
+            _ => self.member_groups.cluster().want(addresses),
         }))
     }
 }

@@ -99,8 +99,6 @@ pub struct LoadBalancers {
     newer_formats: NewerFormats,
     /// The IP sets pools take their members from (API 37.1+).
     member_groups: MemberGroups,
-    /// The set of every Node serving the cluster's Services.
-    cluster_group: ClusterGroup,
 }
 
 impl LoadBalancers {
@@ -170,8 +168,7 @@ impl LoadBalancers {
             ),
             rde,
             newer_formats: NewerFormats::default(),
-            member_groups: MemberGroups::default(),
-            cluster_group,
+            member_groups: MemberGroups::new(cluster_group),
         })
     }
 

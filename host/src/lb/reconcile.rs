@@ -213,14 +213,7 @@ impl LoadBalancers {
         if let Members::Group(want) = &members {
             let (group, written) = self
                 .member_groups
-                .ensure(
-                    &self.client,
-                    &self.gateway,
-                    want,
-                    &self.cluster_group,
-                    &owner,
-                    &service.key(),
-                )
+                .ensure(&self.client, &self.gateway, want, &owner, &service.key())
                 .await?;
             writes += usize::from(written.is_some());
             changes.extend(written);

@@ -144,7 +144,7 @@ impl LoadBalancers {
         // cut short left behind).
         let sets = self
             .member_groups
-            .service_sets(&self.client, &self.gateway.id, &self.cluster_group)
+            .service_sets(&self.client, &self.gateway.id)
             .await
             .map_err(vcd("listing the gateway's IP sets".into()))?;
         for (name, description) in sets {

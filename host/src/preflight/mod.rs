@@ -86,7 +86,7 @@ impl Preflight {
         };
         load_balancer::check(client, &lb, gateway, report).await;
         let ip_spaces = found.gateway.as_ref().map(|g| g.uses_ip_spaces());
-        let uses = rights::uses(&lb, load_balancers, ip_spaces);
+        let uses = rights::uses(&lb, load_balancers, ip_spaces, client.api_version());
         let outcome = rights::check(client, uses, found.gateway.is_some()).await;
         report.push(CheckId::Rights, outcome);
         let step = zones::check(&self.cloud, Some(client), found.org.as_ref()).await;

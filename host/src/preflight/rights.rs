@@ -6,15 +6,24 @@ use std::collections::BTreeSet;
 use super::findings::{Outcome, bounded};
 use crate::lb::LbConfig;
 use crate::vcd::VcdClient;
+use crate::vcd::resources::pool::MEMBER_GROUPS_SINCE;
 use crate::vcd::rights::{Right, Uses};
+use crate::vcd::version::ApiVersion;
 
-/// What decides the rights needed: the settings, and whether the gateway
-/// takes its addresses from IP Spaces (`None`: the gateway was not read).
-pub(super) fn uses(lb: &LbConfig, load_balancers: bool, ip_spaces: Option<bool>) -> Uses {
+/// What decides the rights needed: the settings, whether the gateway
+/// takes its addresses from IP Spaces (`None`: the gateway was not read),
+/// and the API version (pools' member groups).
+pub(super) fn uses(
+    lb: &LbConfig,
+    load_balancers: bool,
+    ip_spaces: Option<bool>,
+    version: ApiVersion,
+) -> Uses {
     Uses {
         load_balancers,
         nat: lb.mode().is_ok_and(|mode| mode.uses_nat()),
         firewall: lb.manage_firewall,
+        member_groups: version >= MEMBER_GROUPS_SINCE,
         ip_spaces: ip_spaces.unwrap_or(false),
         rde: lb.cluster_id.starts_with("urn:vcloud:entity:"),
     }

@@ -45,15 +45,17 @@ pub const NAT_CONFIGURE: Right = Right {
     name: "Organization vDC Gateway: Configure NAT",
     used_for: "create, change and delete DNAT rules (loadbalancer.oneArm)",
 };
-/// `loadbalancer.manageFirewall`: reading the gateway firewall.
+/// IP sets of pool members (API 37.1+) and `loadbalancer.manageFirewall`:
+/// reading the gateway's firewall groups and rules.
 pub const FIREWALL_VIEW: Right = Right {
     name: "Organization vDC Gateway: View Firewall",
-    used_for: "read the gateway firewall (loadbalancer.manageFirewall)",
+    used_for: "read the IP sets pools take their members from (API 37.1+) and the gateway firewall (loadbalancer.manageFirewall)",
 };
-/// `loadbalancer.manageFirewall`: rules, IP sets and port profiles.
+/// IP sets of pool members (API 37.1+) and `loadbalancer.manageFirewall`:
+/// IP sets, rules and port profiles.
 pub const FIREWALL_CONFIGURE: Right = Right {
     name: "Organization vDC Gateway: Configure Firewall",
-    used_for: "write firewall rules, IP sets and port profiles (loadbalancer.manageFirewall)",
+    used_for: "write the IP sets pools take their members from (API 37.1+), and firewall rules and port profiles (loadbalancer.manageFirewall)",
 };
 /// Reading the certificate library (`certAlias`, aliases Services name).
 pub const CERTIFICATES_VIEW: Right = Right {
@@ -103,6 +105,8 @@ pub struct Uses {
     pub nat: bool,
     /// `loadbalancer.manageFirewall`.
     pub firewall: bool,
+    /// Pools take their members from IP sets (API 37.1+).
+    pub member_groups: bool,
     /// The gateway takes its addresses from IP Spaces.
     pub ip_spaces: bool,
     /// `clusterid` names a runtime defined entity.
@@ -125,7 +129,10 @@ impl Uses {
         ];
         let conditional = [
             (self.nat, &[NAT_CONFIGURE][..]),
-            (self.firewall, &[FIREWALL_VIEW, FIREWALL_CONFIGURE][..]),
+            (
+                self.firewall || self.member_groups,
+                &[FIREWALL_VIEW, FIREWALL_CONFIGURE][..],
+            ),
             (
                 self.ip_spaces,
                 &[
@@ -173,6 +180,7 @@ mod tests {
             load_balancers: true,
             nat: true,
             firewall: true,
+            member_groups: true,
             ip_spaces: true,
             rde: true,
         };

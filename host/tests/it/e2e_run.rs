@@ -13,6 +13,7 @@ mod distributed_only;
 mod handover;
 mod hostile_policies;
 mod logs;
+mod node_groups;
 mod service_accounts;
 mod task_supervision;
 mod tls_rotation;

@@ -12,8 +12,13 @@ use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::tasks::Task;
+use crate::vcd::version::ApiVersion;
 
 const POOLS: &str = "/cloudapi/1.0.0/loadBalancer/pools";
+
+/// The first API version (VCD 10.4.1) whose pools take their members from
+/// an edge firewall group (`memberGroupRef`).
+pub const MEMBER_GROUPS_SINCE: ApiVersion = ApiVersion::new(37, 1);
 
 fn enabled() -> bool {
     true

@@ -177,6 +177,11 @@ fn no_cluster_objects(world: &World) -> Result<(), String> {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn api_37_0_vcd_10_4_0() {
+    core_cases(&["36.0", "37.0"], "37.0").await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn api_37_2_vcd_10_4() {
     core_cases(&["37.2"], "37.2").await;
 }
