@@ -361,7 +361,7 @@ nodes:
             let pools = self.vcd.with_world(|w| {
                 w.pools
                     .iter()
-                    .filter(|p| p.members.iter().any(|m| m.ip_address == ip))
+                    .filter(|p| w.pool_member_ips(p).contains(&ip))
                     .count()
             });
             std::future::ready(pools >= count)

@@ -3,8 +3,9 @@
 //! one port, a requested address), in shared-VIP and in one-arm mode, are
 //! kept in `host/tests/fixtures/upgrade/<mode>.json`. This binary starts on
 //! them: every Service keeps its address, no object is deleted or created
-//! anew, each is written at most once (to adopt the newer ownership tag),
-//! and then nothing more is written.
+//! anew, each is written at most once (to adopt the newer ownership tag and,
+//! for pools, to take their members from the cluster's IP set instead of a
+//! list), and then nothing more is written.
 //!
 //! `hack/upgrade-fixtures.sh <git ref>` builds that release and writes the
 //! fixtures again through the ignored test `upgrade::record_fixtures`; do it
@@ -231,6 +232,16 @@ async fn upgrade_from_previous_release(mode: &str, setting: Option<&str>) {
     }
     let twice: Vec<_> = per_object.iter().filter(|(_, n)| **n > 1).collect();
     assert!(twice.is_empty(), "written more than once: {twice:?}");
+    // The release listed pool members; each pool now names the cluster's
+    // IP set, moved in place by the one write above.
+    let listed: Vec<String> = world.vcd.with_world(|w| {
+        w.pools
+            .iter()
+            .filter(|p| p.member_group_ref.is_none())
+            .map(|p| p.name.clone())
+            .collect()
+    });
+    assert!(listed.is_empty(), "pools still listing members: {listed:?}");
     for service in services() {
         let name = service["metadata"]["name"].as_str().expect("a name");
         let before = fixture["kube"]

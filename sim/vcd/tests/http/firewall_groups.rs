@@ -226,3 +226,31 @@ async fn a_group_in_use_by_a_rule_or_a_pool_cannot_be_deleted() {
     let gone = client.get(&format!("{CLOUDAPI}{group_path}")).await;
     assert_eq!(gone.status, StatusCode::NOT_FOUND, "{}", gone.body);
 }
+
+#[tokio::test]
+async fn pools_name_a_member_group_from_api_37_1() {
+    let mut scenario = Scenario::default_scenario();
+    scenario.api_versions.insert(0, "37.0".into());
+    let sim = start(scenario).await;
+    let client = Client::tenant(&sim).await;
+    let mut old = client.clone();
+    old.api_version = "37.0";
+    let alb = Alb::discover(&client, "edge1").await;
+    let set = client
+        .write_ok(
+            Method::POST,
+            "/firewallGroups",
+            Some(&ip_set(&alb.gateway, "nodes", &["10.0.0.11"])),
+        )
+        .await;
+    let mut pool = alb.pool("grouped", &[]);
+    pool["memberGroupRef"] = json!({"id": set});
+    let url = format!("{CLOUDAPI}/loadBalancer/pools");
+    refused(
+        &old.post(&url, &pool).await,
+        "Unrecognized field \"memberGroupRef\" (class EdgeLoadBalancerPool), not in API version 37.0",
+    );
+    client
+        .write_ok(Method::POST, "/loadBalancer/pools", Some(&pool))
+        .await;
+}
