@@ -42,6 +42,7 @@ mod lb_crash;
 mod lb_crash_matrix;
 mod lb_dual_stack_crash;
 mod lb_lifecycle;
+mod lb_member_groups;
 mod lb_mode_change;
 mod lb_ownership;
 mod lb_sharing_crash;

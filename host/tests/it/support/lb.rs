@@ -490,5 +490,8 @@ pub fn tag_in_a_later_format(sim: &Sim, uid: &str) {
         for allocation in &mut w.ip_allocations {
             later(&mut allocation.description);
         }
+        for set in &mut w.firewall_groups {
+            set.body.description.as_mut().map(later);
+        }
     });
 }
