@@ -34,7 +34,7 @@ async fn a_healthy_setup_passes_every_check_in_the_table_and_the_json() {
     );
     assert!(checked.passed("addresses").contains("edge1: 40 free"));
     assert!(checked.passed("certificate").contains("my-cert"));
-    assert!(checked.passed("rights").contains("holds the 6 rights"));
+    assert!(checked.passed("rights").contains("holds the 8 rights"));
     assert!(checked.stdout.ends_with("13 passed, 0 failed, 0 skipped\n"));
     // Nothing was written.
     assert!(
@@ -221,7 +221,7 @@ async fn a_role_missing_a_right_is_named() {
     let checked = setup.check(&[]).await;
     checked.failed(
         "rights",
-        &format!("lacks 1 of the 6 rights the CCM needs: \"{revoked}\""),
+        &format!("lacks 1 of the 8 rights the CCM needs: \"{revoked}\""),
         "Add them to the role",
     );
 
@@ -232,7 +232,7 @@ async fn a_role_missing_a_right_is_named() {
         .vcd
         .with_world(|w| w.roles.iter_mut().for_each(|r| r.rights.clear()));
     let checked = setup.check(&[]).await;
-    checked.failed("rights", "lacks 7 of the 7 rights", "rights bundle");
+    checked.failed("rights", "lacks 9 of the 9 rights", "rights bundle");
     assert!(
         checked
             .row("rights")
