@@ -1,7 +1,8 @@
 //! The two layers around every handler. `observe` (outermost) applies
 //! latency, negotiates the API version, sets the request context and logs
 //! and counts the call. `route` (after routing, so it knows the template)
-//! applies fault rules.
+//! applies fault rules, then refuses a body that breaks the spec's
+//! constraints.
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -227,10 +228,19 @@ pub async fn route(State(state): State<AppState>, request: Request, next: Next) 
             }
         }
     }
+    // A body that breaks the spec's constraints is refused before its
+    // handler runs (`openapi::runtime`).
+    let matched = template.clone();
+    let answer = async move {
+        match crate::openapi::runtime::screen(request, &matched).await {
+            Ok(request) => next.run(request).await,
+            Err(refused) => refused.into_response(),
+        }
+    };
     let mut response = match early {
         Some(response) => response,
-        None if lose_answer => lost_answer(context::scope(ctx, next.run(request)).await),
-        None => context::scope(ctx, next.run(request)).await,
+        None if lose_answer => lost_answer(context::scope(ctx, answer).await),
+        None => context::scope(ctx, answer).await,
     };
     response.extensions_mut().insert(RouteTemplate(template));
     response

@@ -1,26 +1,56 @@
 //! A validator of JSON bodies against the CloudAPI Swagger 2.0 spec:
-//! definitions (`$ref`, `allOf`, required properties, types, enums, item
-//! and range limits, arrays and maps) and the request body each operation
-//! takes. Strict on properties the spec does not declare; lenient on
-//! `null`, which VCD sends for absent optional fields. vcdsim's tests and
-//! its clients' tests use it to hold both sides of the wire to the spec;
-//! the simulator itself never needs the file.
+//! definitions (`$ref`, `allOf`, required properties, types, enums, item,
+//! length and range limits, patterns, arrays and maps) and the request
+//! body each operation takes. Strict on properties the spec does not
+//! declare; lenient on `null`, which VCD sends for absent optional fields.
+//!
+//! Two sources: the full spec file ([`Spec::load`], for tests), and the
+//! extract of it vendored in this crate ([`Spec::embedded`],
+//! `requests.json`: the request bodies of the operations vcdsim routes and
+//! the definitions they reach), which vcdsim enforces at run time
+//! ([`runtime`]) and which clients' tests can use without the file.
+//! [`Spec::violations_of`] turns a valid body into one invalid body per
+//! constraint it reaches.
 
-use std::collections::{BTreeMap, BTreeSet};
+mod constraints;
+#[cfg(test)]
+mod extract;
+pub(crate) mod runtime;
+mod violations;
+
+use std::collections::HashMap;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex, OnceLock};
 
+use regex::Regex;
 use serde_json::{Value, json};
 
-/// Properties later API versions add to the 37.2 definitions, as VMware's
-/// published reference for those versions lists them: (first version,
-/// definition, property, schema). vcdsim's handlers refuse them below
-/// that version (`api/alb_virtual_service_versions.rs`).
-const ADDED_AFTER_37_2: &[(&str, &str, &str, &str)] = &[(
-    "38.0",
-    "EdgeLoadBalancerVirtualService",
-    "nonCriticalLoggingEnabled",
-    r#"{"type": "boolean"}"#,
-)];
+pub use constraints::Constraint;
+pub use violations::Violation;
+
+/// Properties later API versions add to the 37.2 definitions, or whose
+/// schema they change, as VMware's published reference for those versions
+/// lists them: (first version, definition, property, schema). vcdsim's
+/// handlers refuse them below that version
+/// (`api/alb_virtual_service_versions.rs`). From 39.0 a virtual service's
+/// read-only `status` is an object, as vcdsim models it.
+const ADDED_AFTER_37_2: &[(&str, &str, &str, &str)] = &[
+    (
+        "38.0",
+        "EdgeLoadBalancerVirtualService",
+        "nonCriticalLoggingEnabled",
+        r#"{"type": "boolean"}"#,
+    ),
+    (
+        "39.0",
+        "EdgeLoadBalancerVirtualService",
+        "status",
+        r#"{"type": "object", "properties": {"realizationStatus": {"type": "string"}}}"#,
+    ),
+];
+
+/// The vendored extract of the spec (see `extract.rs`, which rebuilds it).
+const EXTRACT: &str = include_str!("requests.json");
 
 /// `major.minor` as numbers, so `38.10` sorts after `38.9`.
 fn version_key(version: &str) -> (u32, u32) {
@@ -41,9 +71,12 @@ struct Operation {
 /// The spec's definitions and operations, indexed for validation.
 #[derive(Clone)]
 pub struct Spec {
-    definitions: BTreeMap<String, Value>,
+    definitions: HashMap<String, Value>,
     base_path: String,
     operations: Vec<Operation>,
+    /// Every `pattern` of the spec, compiled once; `None` for a pattern
+    /// the `regex` crate cannot compile (look-around), which is skipped.
+    patterns: Arc<HashMap<String, Option<Regex>>>,
 }
 
 /// A path's segments, with every template parameter as `{}` so that
@@ -61,6 +94,21 @@ fn segments(path: &str) -> Vec<String> {
         .collect()
 }
 
+/// Every `pattern` string under `value`.
+fn collect_patterns(value: &Value, into: &mut HashMap<String, Option<Regex>>) {
+    match value {
+        Value::Object(map) => {
+            if let Some(Value::String(pattern)) = map.get("pattern") {
+                into.entry(pattern.clone())
+                    .or_insert_with(|| Regex::new(pattern).ok());
+            }
+            map.values().for_each(|v| collect_patterns(v, into));
+        }
+        Value::Array(items) => items.iter().for_each(|v| collect_patterns(v, into)),
+        _ => {}
+    }
+}
+
 impl Spec {
     /// Where the spec is read from: `VCDSIM_OPENAPI`, else the shared copy
     /// beside the repository (`../../../shared/vcd-openapi/cloudapi-37.2.yaml`
@@ -74,18 +122,28 @@ impl Spec {
             })
     }
 
+    /// The spec document at `path` (YAML or JSON), unindexed.
+    fn read_document(path: &Path) -> Result<Value, String> {
+        let text = std::fs::read_to_string(path)
+            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+        serde_yaml_ng::from_str(&text)
+            .map_err(|e| format!("{} is not valid YAML: {e}", path.display()))
+    }
+
     /// Reads and indexes the spec at `path`.
     pub fn load(path: impl AsRef<Path>) -> Result<Self, String> {
         let path = path.as_ref();
-        let text = std::fs::read_to_string(path)
-            .map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-        let spec: Value = serde_yaml_ng::from_str(&text)
-            .map_err(|e| format!("{} is not valid YAML: {e}", path.display()))?;
+        Self::from_document(&Self::read_document(path)?)
+            .map_err(|e| format!("{}: {e}", path.display()))
+    }
+
+    /// Indexes a spec document already parsed.
+    pub fn from_document(spec: &Value) -> Result<Self, String> {
         let definitions = spec["definitions"]
             .as_object()
-            .ok_or_else(|| format!("{} has no definitions", path.display()))?
-            .clone()
-            .into_iter()
+            .ok_or("the spec has no definitions")?
+            .iter()
+            .map(|(k, v)| (k.clone(), v.clone()))
             .collect();
         let mut operations = Vec::new();
         for (path, item) in spec["paths"].as_object().into_iter().flatten() {
@@ -103,11 +161,53 @@ impl Spec {
                 });
             }
         }
+        let mut patterns = HashMap::new();
+        collect_patterns(&spec["definitions"], &mut patterns);
+        collect_patterns(&spec["paths"], &mut patterns);
         Ok(Self {
             definitions,
             base_path: spec["basePath"].as_str().unwrap_or("/cloudapi").to_string(),
             operations,
+            patterns: Arc::new(patterns),
         })
+    }
+
+    /// The extract of the spec vendored in this crate (`requests.json`):
+    /// the request bodies of the CloudAPI operations vcdsim routes, and
+    /// every definition they reach. Parsed once.
+    pub fn embedded() -> &'static Spec {
+        static EMBEDDED: OnceLock<Spec> = OnceLock::new();
+        EMBEDDED.get_or_init(|| {
+            let document: Value =
+                serde_json::from_str(EXTRACT).expect("requests.json is valid JSON");
+            Spec::from_document(&document).expect("requests.json is a spec")
+        })
+    }
+
+    /// [`Spec::embedded`] as API `version` defines it, built once per set
+    /// of additions.
+    pub fn embedded_at(version: &str) -> &'static Spec {
+        static AT: OnceLock<Mutex<HashMap<u64, &'static Spec>>> = OnceLock::new();
+        let additions = Self::additions(version);
+        if additions == 0 {
+            return Self::embedded();
+        }
+        let mut built = AT
+            .get_or_init(Default::default)
+            .lock()
+            .unwrap_or_else(|e| e.into_inner());
+        built
+            .entry(additions)
+            .or_insert_with(|| Box::leak(Box::new(Self::embedded().at_version(version))))
+    }
+
+    /// Which of [`ADDED_AFTER_37_2`] API `version` has, as bits.
+    fn additions(version: &str) -> u64 {
+        ADDED_AFTER_37_2
+            .iter()
+            .enumerate()
+            .filter(|(_, (since, ..))| version_key(version) >= version_key(since))
+            .fold(0, |bits, (i, _)| bits | 1 << i)
     }
 
     /// The spec as API `version` defines it: the 37.2 file plus the
@@ -131,6 +231,11 @@ impl Spec {
                 }
             }
         }
+        let mut patterns = (*spec.patterns).clone();
+        for definition in spec.definitions.values() {
+            collect_patterns(definition, &mut patterns);
+        }
+        spec.patterns = Arc::new(patterns);
         spec
     }
 
@@ -139,17 +244,44 @@ impl Spec {
     /// with `what`.
     pub fn check(&self, definition: &str, value: &Value, what: &str, errors: &mut Vec<String>) {
         let schema = json!({"$ref": format!("#/definitions/{definition}")});
-        self.validate(&schema, value, &format!("{what} ({definition})"), errors);
+        let mut found = Vec::new();
+        self.validate(&schema, value, &mut "$".to_string(), true, &mut found);
+        errors.extend(
+            found
+                .into_iter()
+                .map(|e| format!("{what} ({definition}) {e}")),
+        );
     }
 
-    /// Checks a request body sent to `method template`, where `template`
-    /// is a route such as `/cloudapi/1.0.0/loadBalancer/pools/{id}` (any
-    /// `{…}` matches any `{…}` of the spec's path under its `basePath`),
-    /// against the body that operation takes. Each error names the JSON
-    /// path (`$.healthMonitors[0]`) and what is wrong there: a property the
-    /// spec does not define, a wrong type, a value outside an enum, a
-    /// missing required property. An operation the spec lacks, or one
-    /// that takes no body, is an error too.
+    /// The operation `method template` names, where `template` is a route
+    /// such as `/cloudapi/1.0.0/loadBalancer/pools/{id}`: any `{…}` matches
+    /// any `{…}` of the spec's path under its `basePath`.
+    fn operation(&self, method: &str, template: &str) -> Result<&Operation, String> {
+        let Some(path) = template.strip_prefix(&self.base_path) else {
+            return Err(format!("not under the spec's basePath {}", self.base_path));
+        };
+        let wanted = segments(path);
+        self.operations
+            .iter()
+            .find(|o| o.method.eq_ignore_ascii_case(method) && o.segments == wanted)
+            .ok_or_else(|| "the spec defines no such operation".to_string())
+    }
+
+    /// The schema of the body `method template` takes, and whether the
+    /// body is required.
+    fn body_schema(&self, method: &str, template: &str) -> Result<&(Value, bool), String> {
+        self.operation(method, template)?
+            .body
+            .as_ref()
+            .ok_or_else(|| "the operation takes no request body".to_string())
+    }
+
+    /// Checks a request body sent to `method template` (see
+    /// [`Spec::operation`]) against the body that operation takes. Each
+    /// error names the JSON path (`$.healthMonitors[0]`) and what is wrong
+    /// there: a property the spec does not define, a wrong type, or the
+    /// constraint keyword the value breaks and its bound. An operation the
+    /// spec lacks, or one that takes no body, is an error too.
     pub fn check_request(
         &self,
         method: &str,
@@ -157,21 +289,9 @@ impl Spec {
         body: &Value,
     ) -> Result<(), Vec<String>> {
         let what = format!("{} {template}", method.to_ascii_uppercase());
-        let Some(path) = template.strip_prefix(&self.base_path) else {
-            return Err(vec![format!(
-                "{what}: not under the spec's basePath {}",
-                self.base_path
-            )]);
-        };
-        let wanted = segments(path);
-        let operation = self
-            .operations
-            .iter()
-            .find(|o| o.method.eq_ignore_ascii_case(method) && o.segments == wanted)
-            .ok_or_else(|| vec![format!("{what}: the spec defines no such operation")])?;
-        let Some((schema, required)) = &operation.body else {
-            return Err(vec![format!("{what}: the operation takes no request body")]);
-        };
+        let (schema, required) = self
+            .body_schema(method, template)
+            .map_err(|e| vec![format!("{what}: {e}")])?;
         if body.is_null() {
             return match required {
                 true => Err(vec![format!("{what}: the request body is missing")]),
@@ -179,12 +299,29 @@ impl Spec {
             };
         }
         let mut errors = Vec::new();
-        self.validate(schema, body, "$", &mut errors);
+        self.validate(schema, body, &mut "$".to_string(), true, &mut errors);
         if errors.is_empty() {
             Ok(())
         } else {
             Err(errors.into_iter().map(|e| format!("{what}: {e}")).collect())
         }
+    }
+
+    /// The constraints `body` breaks as the body of `method template`:
+    /// types, enums, required properties, item, length and range limits
+    /// and patterns, but not properties the spec does not define (vcdsim's
+    /// typed handlers refuse those in VCD's words). `None` when the spec
+    /// has no such operation or it takes no body.
+    pub fn constraint_errors(
+        &self,
+        method: &str,
+        template: &str,
+        body: &Value,
+    ) -> Option<Vec<String>> {
+        let (schema, _) = self.body_schema(method, template).ok()?;
+        let mut errors = Vec::new();
+        self.validate(schema, body, &mut "$".to_string(), false, &mut errors);
+        Some(errors)
     }
 
     /// The definition a `$ref` names.
@@ -209,12 +346,13 @@ impl Spec {
         }
     }
 
-    /// Properties and required names of an object schema, through allOf.
-    fn shape(
-        &self,
-        schema: &Value,
-        properties: &mut BTreeMap<String, Value>,
-        required: &mut BTreeSet<String>,
+    /// Properties (a later one overriding an earlier one of its name) and
+    /// required names of an object schema, through allOf.
+    fn shape<'a>(
+        &'a self,
+        schema: &'a Value,
+        properties: &mut Vec<(&'a str, &'a Value)>,
+        required: &mut Vec<&'a str>,
     ) {
         let schema = self.resolve(schema);
         for part in schema
@@ -226,15 +364,18 @@ impl Spec {
             self.shape(part, properties, required);
         }
         if let Some(own) = schema.get("properties").and_then(Value::as_object) {
-            properties.extend(own.iter().map(|(k, v)| (k.clone(), v.clone())));
+            properties.extend(own.iter().map(|(k, v)| (k.as_str(), v)));
         }
         for name in schema
             .get("required")
             .and_then(Value::as_array)
             .into_iter()
             .flatten()
+            .filter_map(Value::as_str)
         {
-            required.insert(name.as_str().unwrap_or_default().to_string());
+            if !required.contains(&name) {
+                required.push(name);
+            }
         }
     }
 
@@ -245,108 +386,15 @@ impl Spec {
             .and_then(Value::as_object)
             .is_some_and(|p| p.is_empty())
     }
+}
 
-    fn validate(&self, schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
-        let class = self.reference(schema);
-        let schema = self.resolve(schema);
-        if value.is_null() {
-            return; // VCD sends null for absent optional fields.
-        }
-        if let Some(allowed) = schema.get("enum").and_then(Value::as_array) {
-            if !allowed.contains(value) {
-                errors.push(format!("{at}: {value} is not one of {allowed:?}"));
-            }
-            return;
-        }
-        if Self::is_any(schema) {
-            return;
-        }
-        let kind = schema.get("type").and_then(Value::as_str);
-        let has_shape = schema.get("properties").is_some() || schema.get("allOf").is_some();
-        match kind {
-            Some("string") if !value.is_string() => {
-                errors.push(format!("{at}: expected a string, got {value}"))
-            }
-            Some("boolean") if !value.is_boolean() => {
-                errors.push(format!("{at}: expected a boolean, got {value}"))
-            }
-            Some("integer") if !(value.is_i64() || value.is_u64()) => {
-                errors.push(format!("{at}: expected an integer, got {value}"))
-            }
-            Some("number") if !value.is_number() => {
-                errors.push(format!("{at}: expected a number, got {value}"))
-            }
-            Some("integer" | "number") => Self::check_range(schema, value, at, errors),
-            Some("array") => match value.as_array() {
-                Some(items) => {
-                    let limit = schema.get("maxItems").and_then(Value::as_u64);
-                    if let Some(max) = limit.filter(|max| items.len() as u64 > *max) {
-                        errors.push(format!("{at}: {} items, at most {max}", items.len()));
-                    }
-                    for (i, item) in items.iter().enumerate() {
-                        self.validate(&schema["items"], item, &format!("{at}[{i}]"), errors);
-                    }
-                }
-                None => errors.push(format!("{at}: expected an array, got {value}")),
-            },
-            _ if has_shape || kind == Some("object") => {
-                self.validate_object(schema, class, value, at, errors)
-            }
-            _ => {}
-        }
-    }
-
-    fn check_range(schema: &Value, value: &Value, at: &str, errors: &mut Vec<String>) {
-        let number = value.as_f64().unwrap_or_default();
-        if let Some(min) = schema.get("minimum").and_then(Value::as_f64)
-            && number < min
-        {
-            errors.push(format!("{at}: {value} is below the minimum {min}"));
-        }
-        if let Some(max) = schema.get("maximum").and_then(Value::as_f64)
-            && number > max
-        {
-            errors.push(format!("{at}: {value} is above the maximum {max}"));
-        }
-    }
-
-    fn validate_object(
-        &self,
-        schema: &Value,
-        class: Option<&str>,
-        value: &Value,
-        at: &str,
-        errors: &mut Vec<String>,
-    ) {
-        let Some(object) = value.as_object() else {
-            errors.push(format!("{at}: expected an object, got {value}"));
-            return;
-        };
-        let (mut properties, mut required) = (BTreeMap::new(), BTreeSet::new());
-        self.shape(schema, &mut properties, &mut required);
-        if properties.is_empty() {
-            if let Some(values) = schema.get("additionalProperties").filter(|v| v.is_object()) {
-                for (key, item) in object {
-                    self.validate(values, item, &format!("{at}.{key}"), errors);
-                }
-            }
-            return; // a free-form object
-        }
-        for name in &required {
-            if object.get(name).is_none_or(Value::is_null) {
-                errors.push(format!("{at}: required property {name} is missing"));
-            }
-        }
-        for (key, item) in object {
-            match properties.get(key) {
-                Some(property) => self.validate(property, item, &format!("{at}.{key}"), errors),
-                None => errors.push(format!(
-                    "{at}.{key}: property {key} is not defined by {}",
-                    class.unwrap_or("the spec")
-                )),
-            }
-        }
-    }
+/// The property `name` of a shape (the last one of that name).
+fn property<'a>(properties: &[(&str, &'a Value)], name: &str) -> Option<&'a Value> {
+    properties
+        .iter()
+        .rev()
+        .find(|(k, _)| *k == name)
+        .map(|(_, v)| *v)
 }
 
 #[cfg(test)]

@@ -1,8 +1,6 @@
 //! The validator's own tests, and what other tests need from the spec: the
 //! spec itself (when present) and maximal example bodies.
 
-use std::collections::{BTreeMap, BTreeSet};
-
 use serde_json::{Value, json};
 
 use super::{Spec, segments};
@@ -43,11 +41,11 @@ fn example_of(spec: &Spec, schema: &Value, depth: usize) -> Value {
         Some("integer" | "number") => schema.get("minimum").cloned().unwrap_or(json!(1)),
         Some("array") => json!([example_of(spec, &schema["items"], depth + 1)]),
         _ => {
-            let (mut properties, mut required) = (BTreeMap::new(), BTreeSet::new());
+            let (mut properties, mut required) = (Vec::new(), Vec::new());
             spec.shape(schema, &mut properties, &mut required);
             properties
                 .iter()
-                .map(|(name, property)| (name.clone(), example_of(spec, property, depth + 1)))
+                .map(|(name, property)| (name.to_string(), example_of(spec, property, depth + 1)))
                 .collect::<serde_json::Map<_, _>>()
                 .into()
         }
@@ -106,9 +104,9 @@ fn request_bodies_are_checked_against_their_operation() {
     bad["members"] = json!([{"port": 80}]);
     let errors = spec.check_request("PUT", route, &bad).unwrap_err();
     let expected = [
-        "$.algorithm: expected a string, got 7",
+        "$.algorithm: expected a string, got 7 (type)",
         "$.healthMonitors[0].monitorPort: property monitorPort is not defined by EdgeLoadBalancerHealthMonitor",
-        "$.members[0]: required property ipAddress is missing",
+        "$.members[0].ipAddress: required property missing (required)",
     ];
     assert_eq!(errors.len(), expected.len(), "{errors:#?}");
     for needle in expected {
@@ -141,4 +139,176 @@ fn request_bodies_are_checked_against_their_operation() {
     }
     let missing = spec.check_request("PUT", route, &serde_json::Value::Null);
     assert!(missing.unwrap_err()[0].contains("missing"));
+}
+
+/// A small spec stating every constraint keyword the validator reads.
+fn synthetic() -> Spec {
+    let document = json!({
+        "basePath": "/cloudapi",
+        "paths": {"/1.0.0/things/{id}": {"put": {"parameters": [
+            {"in": "body", "required": true, "schema": {"$ref": "#/definitions/Thing"}}
+        ]}}},
+        "definitions": {"Thing": {"type": "object", "required": ["name"], "properties": {
+            "name": {"type": "string", "minLength": 1, "maxLength": 5},
+            "code": {"type": "string", "pattern": "^[a-z]+$"},
+            "tags": {"type": "array", "minItems": 1, "maxItems": 2, "items": {"type": "string"}},
+            "ratio": {"type": "integer", "minimum": 1, "maximum": 20},
+            "share": {"type": "number", "minimum": 0, "exclusiveMinimum": true,
+                      "maximum": 1, "exclusiveMaximum": true},
+            "kind": {"type": "string", "enum": ["A", "B"]},
+        }}},
+    });
+    Spec::from_document(&document).expect("a spec")
+}
+
+#[test]
+fn every_constraint_keyword_is_checked_and_named() {
+    let spec = synthetic();
+    let route = "/cloudapi/1.0.0/things/{id}";
+    let good =
+        json!({"name": "ab", "code": "abc", "tags": ["t"], "ratio": 1, "share": 0.5, "kind": "A"});
+    assert_eq!(spec.check_request("PUT", route, &good), Ok(()));
+    let cases = [
+        (
+            json!({"name": "abcdef"}),
+            "$.name: 6 characters, maxLength 5",
+        ),
+        (json!({"name": ""}), "$.name: 0 characters, minLength 1"),
+        (
+            json!({"name": "a", "code": "a b"}),
+            "$.code: \"a b\" does not match pattern ^[a-z]+$ (pattern)",
+        ),
+        (
+            json!({"name": "a", "tags": []}),
+            "$.tags: 0 items, minItems 1",
+        ),
+        (
+            json!({"name": "a", "tags": ["a", "b", "c"]}),
+            "$.tags: 3 items, maxItems 2",
+        ),
+        (
+            json!({"name": "a", "ratio": 0}),
+            "$.ratio: 0 is below minimum 1",
+        ),
+        (
+            json!({"name": "a", "ratio": 21}),
+            "$.ratio: 21 is above maximum 20",
+        ),
+        (
+            json!({"name": "a", "share": 0}),
+            "$.share: 0 is not below minimum 0 (exclusiveMinimum)",
+        ),
+        (
+            json!({"name": "a", "share": 1}),
+            "$.share: 1 is not above maximum 1 (exclusiveMaximum)",
+        ),
+        (
+            json!({"name": "a", "kind": "FOO"}),
+            "$.kind: \"FOO\" is not one of [\"A\",\"B\"] (enum)",
+        ),
+        (
+            json!({"code": "a"}),
+            "$.name: required property missing (required)",
+        ),
+        (
+            json!({"name": 7}),
+            "$.name: expected a string, got 7 (type)",
+        ),
+    ];
+    for (body, wanted) in cases {
+        let errors = spec.check_request("PUT", route, &body).unwrap_err();
+        assert_eq!(errors, [format!("PUT {route}: {wanted}")], "{body}");
+    }
+}
+
+#[test]
+fn each_generated_violation_breaks_exactly_its_constraint() {
+    let spec = synthetic();
+    let route = "/cloudapi/1.0.0/things/{id}";
+    let good =
+        json!({"name": "ab", "code": "abc", "tags": ["t"], "ratio": 1, "share": 0.5, "kind": "A"});
+    let violations = spec.violations_of("PUT", route, &good);
+    let kinds: Vec<_> = violations.iter().map(|v| v.kind.keyword()).collect();
+    for kind in [
+        "required",
+        "maxLength",
+        "minLength",
+        "pattern",
+        "maxItems",
+        "minItems",
+        "minimum",
+        "maximum",
+        "enum",
+    ] {
+        assert!(kinds.contains(&kind), "{kind} in {kinds:?}");
+    }
+    for violation in &violations {
+        let errors = spec
+            .check_request("PUT", route, &violation.body)
+            .unwrap_err();
+        assert_eq!(
+            errors,
+            [format!("PUT {route}: {}", violation.expected)],
+            "{violation:?}"
+        );
+        assert!(
+            violation.expected.starts_with(&violation.path),
+            "{violation:?}"
+        );
+    }
+}
+
+#[test]
+fn the_embedded_extract_judges_routed_bodies_as_the_full_spec_does() {
+    let Some(full) = spec() else {
+        return;
+    };
+    let embedded = Spec::embedded();
+    for (method, template) in super::extract::ROUTED {
+        let example = request_example(&full, method, template).expect("an example body");
+        assert_eq!(
+            request_example(embedded, method, template).as_ref(),
+            Some(&example),
+            "{method} {template}"
+        );
+        for violation in full.violations_of(method, template, &example) {
+            let errors = full.check_request(method, template, &violation.body);
+            assert_eq!(
+                embedded.check_request(method, template, &violation.body),
+                errors,
+                "{method} {template}"
+            );
+            assert_eq!(
+                errors,
+                Err(vec![format!("{method} {template}: {}", violation.expected)]),
+                "{method} {template} {}",
+                violation.path
+            );
+        }
+    }
+}
+
+#[test]
+fn checking_a_pool_is_linear_and_cheap() {
+    let spec = Spec::embedded_at("37.2");
+    let route = "/cloudapi/1.0.0/loadBalancer/pools/{id}";
+    for count in [100, 5000] {
+        let members: Vec<Value> = (0..count)
+            .map(|i| json!({"ipAddress": format!("10.0.{}.{}", i / 250, i % 250), "port": 30080, "ratio": 1, "enabled": true}))
+            .collect();
+        let pool = json!({"name": "p", "gatewayRef": {"id": "g"}, "members": members,
+                          "healthMonitors": [{"type": "TCP"}], "algorithm": "ROUND_ROBIN"});
+        let rounds = 20;
+        let start = std::time::Instant::now();
+        for _ in 0..rounds {
+            let errors = spec
+                .constraint_errors("PUT", route, &pool)
+                .expect("an operation");
+            assert_eq!(errors.len(), usize::from(count > 100), "{errors:?}");
+        }
+        eprintln!(
+            "constraint check of a pool with {count} members: {:?} each",
+            start.elapsed() / rounds
+        );
+    }
 }

@@ -255,11 +255,11 @@ async fn references_limits_and_fields_are_checked() {
         ),
         (
             json!({"name": "a", "action": "REJECT"}),
-            "Invalid action 'REJECT'",
+            "$.userDefinedRules[0].action: \"REJECT\" is not one of",
         ),
         (
             json!({"name": "a", "actionValue": "DROP", "direction": "UP"}),
-            "Invalid direction",
+            "$.userDefinedRules[0].direction: \"UP\" is not one of",
         ),
     ];
     for (rule, needle) in cases {
@@ -283,7 +283,7 @@ async fn references_limits_and_fields_are_checked() {
         &s.client
             .put(&path, &json!({"userDefinedRules": over}))
             .await,
-        "at most 1000 user-defined firewall rules; 1001 were given",
+        "$.userDefinedRules: 1001 items, maxItems 1000",
     );
     let first = s.user_rules().await[0].clone();
     refused(
