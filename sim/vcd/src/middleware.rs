@@ -230,9 +230,9 @@ pub async fn route(State(state): State<AppState>, request: Request, next: Next) 
     }
     // A body that breaks the spec's constraints is refused before its
     // handler runs (`openapi::runtime`).
-    let matched = template.clone();
+    let (matched, screening) = (template.clone(), state.clone());
     let answer = async move {
-        match crate::openapi::runtime::screen(request, &matched).await {
+        match crate::openapi::runtime::screen(&screening, request, &matched).await {
             Ok(request) => next.run(request).await,
             Err(refused) => refused.into_response(),
         }

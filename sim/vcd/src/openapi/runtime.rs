@@ -11,8 +11,9 @@ use axum::extract::Request;
 use serde_json::Value;
 
 use super::Spec;
-use crate::context;
 use crate::error::ApiError;
+use crate::state::AppState;
+use crate::{auth, context};
 
 const BODY_LIMIT: usize = 16 * 1024 * 1024;
 
@@ -50,10 +51,18 @@ fn message(version: &str, errors: &[String]) -> String {
 }
 
 /// Lets `request` through to its handler (its body read and put back),
-/// or answers the refusal of a body that breaks a constraint.
-pub async fn screen(request: Request, template: &str) -> Result<Request, ApiError> {
+/// or answers the refusal of a body that breaks a constraint. As in VCD,
+/// a caller that is not signed in hears 401 from the handler first.
+pub async fn screen(
+    state: &AppState,
+    request: Request,
+    template: &str,
+) -> Result<Request, ApiError> {
     let method = request.method().as_str().to_string();
-    if !matches!(method.as_str(), "POST" | "PUT" | "PATCH") || !template.starts_with("/cloudapi/") {
+    if !matches!(method.as_str(), "POST" | "PUT" | "PATCH")
+        || !template.starts_with("/cloudapi/")
+        || auth::resolve(state, request.headers()).is_err()
+    {
         return Ok(request);
     }
     let (parts, body) = request.into_parts();

@@ -3,6 +3,7 @@
 mod alb;
 mod auth;
 mod conformance;
+mod constraints;
 mod default_services;
 mod distributed_only;
 mod entities;
