@@ -280,7 +280,7 @@ impl LoadBalancers {
             Some(set) if set.ip_addresses == addresses => return Ok(set),
             Some(mut set) => {
                 set.ip_addresses = addresses;
-                self.client.update_ip_set(&set).await
+                self.client.update_ip_set(&set).await.map(|()| set)
             }
             None => {
                 let set = IpSet::new(name, &owner.format(), &self.gateway, addresses);

@@ -284,13 +284,13 @@ impl MemberGroups {
             ip_addresses: want.addresses.clone(),
             ..set
         };
-        let stored = client
+        client
             .update_ip_set(&changed)
             .await
             .inspect_err(|e| self.note_refusal(e, &want.name))
             .map_err(vcd(format!("updating IP set {}", want.name)))?;
-        let reference = stored.reference();
-        sets.insert(want.name.clone(), (stored, true));
+        let reference = changed.reference();
+        sets.insert(want.name.clone(), (changed, true));
         Ok((reference, Some(format!("updated IP set {}", want.name))))
     }
 
@@ -393,5 +393,44 @@ impl super::LoadBalancers {
             }
             _ => self.member_groups.cluster().want(addresses),
         }))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_clusters_set_is_named_and_tagged_per_cluster_and_identity() {
+        let ours = ClusterGroup::new("c1", "kube-a");
+        let copied_config = ClusterGroup::new("c1", "kube-b");
+        assert_ne!(ours.name, copied_config.name);
+        assert!(ours.name.starts_with("ingress-nodes-cluster-"));
+        let want = ours.want(vec!["10.0.0.1".into(), "10.0.0.2".into()]);
+        assert!(ours.tags(&want.description));
+        assert!(!copied_config.tags(&want.description));
+        assert!(!ours.tags("made by hand"));
+        // The digest follows the entries; the tag stays.
+        let grown = ours.want(vec![
+            "10.0.0.1".into(),
+            "10.0.0.2".into(),
+            "10.0.0.3".into(),
+        ]);
+        assert_ne!(grown.description, want.description);
+        assert!(ours.tags(&grown.description));
+        // Neither a Service's tag nor a newer format's.
+        assert!(OwnerTag::parse(&want.description).is_none());
+        assert!(NewerTag::parse(&want.description).is_none());
+    }
+
+    #[test]
+    fn node_addresses_are_sorted_once_each_without_blanks() {
+        let nodes = [
+            NodeSpec::new("b", "10.0.0.2"),
+            NodeSpec::new("a", "10.0.0.1"),
+            NodeSpec::new("a-again", "10.0.0.1"),
+            NodeSpec::new("blank", ""),
+        ];
+        assert_eq!(node_addresses(&nodes), vec!["10.0.0.1", "10.0.0.2"]);
     }
 }

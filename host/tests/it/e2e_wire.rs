@@ -2,7 +2,13 @@
 //! Services with TLS, UDP, source ranges, `externalTrafficPolicy: Local` and
 //! the managed firewall, through updates and deletion, is exactly what the
 //! CloudAPI spec of the negotiated version defines (every Cluster-based test checks this too when
-//! it ends; this one makes sure each kind of write is covered).
+//! it ends; this one makes sure each kind of write is covered). Then each
+//! kind of body is sent again with every constraint the spec states on it
+//! broken in turn (`maxItems`, `minimum`, `enum`, `required`, …), and
+//! vcdsim must refuse each one naming the field and the constraint.
+//!
+//! `cargo test --test it e2e_wire -- --nocapture` prints the refusals per
+//! mode, operation and constraint.
 
 use std::collections::BTreeSet;
 
@@ -54,6 +60,27 @@ async fn exercise(scenario: vcdsim::Scenario, mode: ModeKind) -> BTreeSet<String
             .then_some(())
     })
     .await;
+    // dns now only on Nodes with its endpoints: its pool moves to a set of its own.
+    cluster
+        .services("default")
+        .patch(
+            "dns",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"spec": {"externalTrafficPolicy": "Local"}})),
+        )
+        .await
+        .unwrap();
+    wait_for("dns's own member set", || async {
+        cluster
+            .vcd
+            .with_world(|w| {
+                w.firewall_groups
+                    .iter()
+                    .any(|g| g.body.name.starts_with("ingress-nodes-default.dns-"))
+            })
+            .then_some(())
+    })
+    .await;
     // No ranges any more: the rule itself changes (no sources).
     cluster
         .services("default")
@@ -70,6 +97,7 @@ async fn exercise(scenario: vcdsim::Scenario, mode: ModeKind) -> BTreeSet<String
             .with_world(|w| {
                 w.firewall_groups
                     .iter()
+                    .filter(|g| g.body.name.starts_with("ingress-fw-"))
                     .all(|g| g.body.name.contains("-dst-"))
             })
             .then_some(())
@@ -85,13 +113,20 @@ async fn exercise(scenario: vcdsim::Scenario, mode: ModeKind) -> BTreeSet<String
         "{mode:?}:\n{}",
         violations.join("\n")
     );
-    cluster
+    let sent = cluster
         .vcd
         .requests()
         .iter()
         .filter(|r| r.method != "GET" && r.template.starts_with("/cloudapi/"))
         .map(|r| r.counter_key())
-        .collect()
+        .collect();
+    // Each body broken in every way the spec constrains it: refused.
+    let refused = wire::assert_violations_refused(&cluster.vcd).await;
+    for ((operation, kind), count) in &refused {
+        println!("| {mode:?} | {operation} | {kind} | {count} |");
+    }
+    assert!(!refused.is_empty(), "{mode:?}: no constraint to break");
+    sent
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

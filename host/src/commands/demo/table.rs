@@ -191,7 +191,7 @@ fn service_row(service: &Service, sim: &Sim) -> ServiceRow {
             .pools
             .iter()
             .filter(|p| owned(&p.description))
-            .map(|p| p.members.len())
+            .map(|p| w.pool_member_ips(p).len())
             .collect();
         let services = w
             .virtual_services

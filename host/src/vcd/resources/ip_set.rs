@@ -103,7 +103,8 @@ impl VcdClient {
             .await
     }
 
-    /// Creates the set; a create whose answer was lost is found by name.
+    /// Creates the set and returns it with the id the task names, without
+    /// reading it back; a create whose answer was lost is found by name.
     #[tracing::instrument(skip(self, set), fields(set = %set.name))]
     pub async fn create_ip_set(&self, set: &IpSet) -> Result<IpSet, VcdError> {
         let call = self.call_of("create_ip_set", GROUPS);
@@ -115,8 +116,10 @@ impl VcdClient {
                 let request =
                     ApiRequest::new("create_ip_set", Method::POST, GROUPS).encoded(body.clone());
                 let task = self.write_on_gateway(gateway_id, request).await?;
-                self.get_ip_set(&Task::created_id(task, call, "IP set")?)
-                    .await
+                Ok(IpSet {
+                    id: Some(Task::created_id(task, call, "IP set")?),
+                    ..set.clone()
+                })
             },
             || async move {
                 let found = self.list_ip_sets(gateway_id, |n| n == set.name).await?;
@@ -126,9 +129,9 @@ impl VcdClient {
         .await
     }
 
-    /// PUTs the whole set and returns it as VCD stored it.
+    /// PUTs the whole set; once the task succeeds VCD holds what was sent.
     #[tracing::instrument(skip(self, set), fields(set = %set.name))]
-    pub async fn update_ip_set(&self, set: &IpSet) -> Result<IpSet, VcdError> {
+    pub async fn update_ip_set(&self, set: &IpSet) -> Result<(), VcdError> {
         let id = set.id.as_deref().ok_or_else(|| VcdError::Missing {
             what: "IP set id",
             name: set.name.clone(),
@@ -138,8 +141,9 @@ impl VcdClient {
         let call = self.call_of("update_ip_set", &path);
         let body = encode(&call, "IP set", &set.name, set)?;
         let request = ApiRequest::new("update_ip_set", Method::PUT, &path).encoded(body);
-        self.write_on_gateway(&set.owner_ref.id, request).await?;
-        self.get_ip_set(id).await
+        self.write_on_gateway(&set.owner_ref.id, request)
+            .await
+            .map(drop)
     }
 
     /// Deletes the set; one already gone counts as deleted.
