@@ -17,8 +17,8 @@ use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
 use crate::paging::{STANDARD, Sort};
 use crate::respond;
-use crate::strict::not_in_version;
 use crate::state::AppState;
+use crate::strict::not_in_version;
 use crate::tasks::{self, TaskRequest};
 use crate::world::alb::{MemberCounts, Pool};
 use crate::world::ip::parse_ip;
@@ -184,7 +184,10 @@ fn validate(world: &World, pool: &Pool) -> ApiResult<()> {
     }
     let transparent = world.virtual_services.iter().find(|vs| {
         vs.transparent_mode_enabled == Some(true)
-            && pool.id.as_deref().is_some_and(|id| same_id(id, &vs.load_balancer_pool_ref.id))
+            && pool
+                .id
+                .as_deref()
+                .is_some_and(|id| same_id(id, &vs.load_balancer_pool_ref.id))
     });
     if let Some(vs) = transparent.filter(|_| pool.member_group_ref.is_none()) {
         return Err(ApiError::bad_request(format!(

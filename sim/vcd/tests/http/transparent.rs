@@ -22,7 +22,11 @@ async fn transparent_vs(client: &Client, alb: &Alb, name: &str, port: u16) -> Va
         .write_ok(
             Method::POST,
             "/firewallGroups",
-            Some(&ip_set(&alb.gateway, &format!("{name}-nodes"), &["10.0.0.11"])),
+            Some(&ip_set(
+                &alb.gateway,
+                &format!("{name}-nodes"),
+                &["10.0.0.11"],
+            )),
         )
         .await;
     let mut grouped = alb.pool(name, &[]);
@@ -76,18 +80,16 @@ async fn a_virtual_service_is_transparent_only_where_the_gateway_allows_it() {
         &client.post(&url, &vs_listed).await,
         "Transparent mode needs pool listed to take its members from a firewall group",
     );
-    let pool_id = read["loadBalancerPoolRef"]["id"].as_str().unwrap().to_string();
+    let pool_id = read["loadBalancerPoolRef"]["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
     let pool_url = format!("/loadBalancer/pools/{pool_id}");
     let mut as_list = client.ok(&pool_url).await;
-    as_list
-        .as_object_mut()
-        .unwrap()
-        .remove("memberGroupRef");
+    as_list.as_object_mut().unwrap().remove("memberGroupRef");
     as_list["members"] = json!([{"ipAddress": "10.0.0.11"}]);
     refused(
-        &client
-            .put(&format!("{CLOUDAPI}{pool_url}"), &as_list)
-            .await,
+        &client.put(&format!("{CLOUDAPI}{pool_url}"), &as_list).await,
         "must keep a member group",
     );
 
