@@ -125,12 +125,6 @@ pub struct MemberGroups {
     refused: std::sync::Mutex<Option<String>>,
 }
 
-fn sorted(addresses: &[String]) -> Vec<String> {
-    let mut sorted = addresses.to_vec();
-    sorted.sort_unstable();
-    sorted
-}
-
 impl MemberGroups {
     pub fn new(cluster: ClusterGroup) -> Self {
         Self {
@@ -181,10 +175,21 @@ impl MemberGroups {
         owner: &OwnerTag,
         service: &str,
     ) -> Result<(EntityRef, Option<String>), LbError> {
+        self.guarded(async |known| {
+            self.converge(known, client, gateway, want, owner, service)
+                .await
+        })
+        .await
+    }
+
+    /// Runs `step` on what is known, alone; a failed step drops it, as VCD
+    /// then knows something this process does not.
+    async fn guarded<T>(
+        &self,
+        step: impl AsyncFnOnce(&mut Known) -> Result<T, LbError>,
+    ) -> Result<T, LbError> {
         let mut known = self.known.lock().await;
-        let result = self
-            .converge(&mut known, client, gateway, want, owner, service)
-            .await;
+        let result = step(&mut known).await;
         if result.is_err() {
             *known = Known::default();
         }
@@ -229,10 +234,12 @@ impl MemberGroups {
             Some((set, true)) => Some(set.clone()),
             Some((summary, false)) => {
                 let id = summary.id.clone().unwrap_or_default();
-                let set = client
+                let mut set = client
                     .get_ip_set(&id)
                     .await
                     .map_err(vcd(format!("reading IP set {}", want.name)))?;
+                // Kept sorted, as wanted sets are, so comparing is cheap.
+                set.ip_addresses.sort_unstable();
                 sets.insert(want.name.clone(), (set.clone(), true));
                 Some(set)
             }
@@ -276,7 +283,7 @@ impl MemberGroups {
                 owner: describe_holder(set.description.as_deref(), &set.name),
             });
         }
-        if description == want.description && sorted(&set.ip_addresses) == want.addresses {
+        if description == want.description && set.ip_addresses == want.addresses {
             return Ok((set.reference(), None));
         }
         let changed = IpSet {
@@ -304,12 +311,10 @@ impl MemberGroups {
         owner: &OwnerTag,
         service: &str,
     ) -> Result<usize, LbError> {
-        let mut known = self.known.lock().await;
-        let result = Self::remove(&mut known, client, gateway_id, name, owner, service).await;
-        if result.is_err() {
-            *known = Known::default();
-        }
-        result
+        self.guarded(async |known| {
+            Self::remove(known, client, gateway_id, name, owner, service).await
+        })
+        .await
     }
 
     async fn remove(
