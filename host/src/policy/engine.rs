@@ -61,6 +61,7 @@ impl PolicyEngine {
         let engine = Engine::new(&config).map_err(fail)?;
         let mut linker: Linker<Sandbox> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(fail)?;
+        wasmtime_wasi_http::p2::add_only_http_to_linker_async(&mut linker).map_err(fail)?;
         // Each contract version has its own host and types instances: 0.x
         // versions are not semver-compatible with each other.
         for contract in Contract::ALL {

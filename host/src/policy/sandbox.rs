@@ -9,6 +9,9 @@ use wasmtime::ResourceLimiter;
 use wasmtime::component::ResourceTable;
 use wasmtime_wasi::p2::pipe::MemoryOutputPipe;
 use wasmtime_wasi::{HostWallClock, WasiCtx, WasiCtxView, WasiView};
+use wasmtime_wasi_http::{
+    RequestOptions, WasiBody, WasiHttpCtx, WasiHttpCtxView, WasiHttpHooks, WasiHttpView,
+};
 
 use super::model::LogLevel;
 use crate::text::sanitize;
@@ -71,6 +74,8 @@ pub struct CallCost {
 /// The store's data for one call.
 pub struct Sandbox {
     wasi: WasiCtx,
+    http: WasiHttpCtx,
+    deny_http: DenyHttp,
     table: ResourceTable,
     pub(super) memory: MemoryCap,
     log: GuestLog,
@@ -97,6 +102,8 @@ impl Sandbox {
             .build();
         Sandbox {
             wasi,
+            http: WasiHttpCtx::new(),
+            deny_http: DenyHttp,
             table: ResourceTable::new(),
             memory: MemoryCap {
                 limit_bytes: limits.memory_bytes,
@@ -141,6 +148,36 @@ impl WasiView for Sandbox {
         }
     }
 }
+
+impl WasiHttpView for Sandbox {
+    fn http(&mut self) -> WasiHttpCtxView<'_> {
+        WasiHttpCtxView {
+            ctx: &mut self.http,
+            table: &mut self.table,
+            hooks: &mut self.deny_http,
+        }
+    }
+}
+
+/// `wasi:http` with every request refused before any connection or name
+/// lookup: componentize-js components import it for `fetch`, which a policy
+/// must not reach.
+struct DenyHttp;
+
+impl WasiHttpHooks for DenyHttp {
+    fn send_request(
+        &mut self,
+        _request: http::Request<WasiBody>,
+        _options: Option<RequestOptions>,
+        _response_done: Box<dyn Future<Output = HttpResult<()>> + Send>,
+    ) -> Box<dyn Future<Output = HttpResult<(http::Response<WasiBody>, HttpIo)>> + Send> {
+        Box::new(async { Err(wasmtime_wasi_http::Error::HttpRequestDenied) })
+    }
+}
+
+type HttpResult<T> = wasmtime_wasi_http::Result<T>;
+/// The connection's I/O future that `send_request` hands back with a response.
+type HttpIo = Box<dyn Future<Output = HttpResult<()>> + Send>;
 
 /// One budget for everything the instance allocates: every memory's bytes
 /// and every table's elements, from their creation on. Refuses growth past
