@@ -53,7 +53,8 @@ pub enum PolicyCommand {
     Eval(EvalArgs),
     /// Show a component's imports, exports, contract version and digest, and whether the host accepts it.
     Inspect(InspectArgs),
-    /// Create a policy crate that builds and passes its test suite as created.
+    /// Create a policy project (Rust, Python or JavaScript) that builds and
+    /// passes its test suite as created.
     New(NewArgs),
     /// Write the policy contract's WIT files.
     Wit(WitArgs),
@@ -67,9 +68,23 @@ pub struct NewArgs {
     /// The policy's name: a lowercase DNS label other than `default`; the
     /// crate's name and directory too.
     pub name: String,
-    /// The directory to create the crate in.
+    /// The directory to create the project in.
     #[arg(long, default_value = ".")]
     pub dir: PathBuf,
+    /// The language the policy is written in.
+    #[arg(long, value_enum, default_value_t = Language::Rust)]
+    pub lang: Language,
+}
+
+/// A language `policy new` writes projects in, each with its component toolchain.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Language {
+    /// wit-bindgen and cargo's `wasm32-wasip2` target.
+    Rust,
+    /// componentize-py, from PyPI.
+    Python,
+    /// componentize-js, from npm.
+    Javascript,
 }
 
 /// Arguments of `vcd-ccm policy wit`.

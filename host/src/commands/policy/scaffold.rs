@@ -1,16 +1,20 @@
-//! `vcd-ccm policy new` and `policy wit`: a policy crate that builds and
-//! passes its suite as created, wherever it is put (it needs nothing from
-//! this repository), and the contract's WIT files on their own.
+//! `vcd-ccm policy new` and `policy wit`: a policy project in Rust, Python
+//! or JavaScript that builds and passes its suite as created, wherever it is
+//! put (it needs nothing from this repository), and the contract's WIT files
+//! on their own.
 //!
-//! The crate's files are the templates in `host/templates/policy/`, real
-//! files with `{{name}}` (the policy's name) and `{{crate}}` (its name as
-//! the built component's file stem) to fill in; the WIT files are the ones
-//! this binary serves, so the crate is built against the contract the CCM
-//! of the same version loads.
+//! The project's files are the templates in `host/templates/policy/`: real
+//! files with `{{name}}` (the policy's name), `{{crate}}` (its name as a
+//! Rust crate's file stem) and the language's own placeholders to fill in.
+//! `common/` holds what every language shares (the suite, the README), each
+//! language's folder its sources, build files and README sections. The WIT
+//! files are the ones this binary serves, so a project is built against the
+//! contract the CCM of the same version loads.
 
 use std::io;
 use std::path::{Path, PathBuf};
 
+use crate::cli::Language;
 use crate::policy::builtin::DEFAULT_POLICY_NAME;
 
 /// The current contract (`vcd:lb-policy@0.2.0`), file by file.
@@ -19,29 +23,87 @@ pub const WIT_FILES: [(&str, &str); 2] = [
     ("world.wit", include_str!("../../../../wit/world.wit")),
 ];
 
-/// The crate's files besides `wit/`, each a template.
-const TEMPLATES: [(&str, &str); 5] = [
-    (
-        "Cargo.toml",
-        include_str!("../../../templates/policy/Cargo.toml.tmpl"),
-    ),
-    (
-        "src/lib.rs",
-        include_str!("../../../templates/policy/lib.rs.tmpl"),
-    ),
-    (
-        "tests/suite.yaml",
-        include_str!("../../../templates/policy/suite.yaml.tmpl"),
-    ),
-    (
-        "README.md",
-        include_str!("../../../templates/policy/README.md.tmpl"),
-    ),
-    (
-        ".gitignore",
-        include_str!("../../../templates/policy/gitignore.tmpl"),
-    ),
-];
+macro_rules! template {
+    ($path:literal) => {
+        include_str!(concat!("../../../templates/policy/", $path))
+    };
+}
+
+/// What a language's project is made of.
+struct Toolchain {
+    /// `--lang`'s value, for the README.
+    lang: &'static str,
+    /// The project's files besides `wit/`, `tests/suite.yaml` and
+    /// `README.md`, each a template.
+    files: &'static [(&'static str, &'static str)],
+    /// Where the build puts the component, relative to the project.
+    component: &'static str,
+    /// The one command that builds it.
+    build: &'static str,
+    /// The README's rows for `files` and its build section.
+    readme_files: &'static str,
+    readme_build: &'static str,
+}
+
+const RUST: Toolchain = Toolchain {
+    lang: "rust",
+    files: &[
+        ("Cargo.toml", template!("rust/Cargo.toml.tmpl")),
+        ("src/lib.rs", template!("rust/lib.rs.tmpl")),
+        (".gitignore", template!("rust/gitignore.tmpl")),
+    ],
+    component: "target/wasm32-wasip2/release/{{crate}}.wasm",
+    build: "cargo build --release --target wasm32-wasip2",
+    readme_files: template!("rust/files.md.tmpl"),
+    readme_build: template!("rust/build.md.tmpl"),
+};
+
+const PYTHON: Toolchain = Toolchain {
+    lang: "python",
+    files: &[
+        ("app.py", template!("python/app.py.tmpl")),
+        (
+            "requirements.txt",
+            template!("python/requirements.txt.tmpl"),
+        ),
+        ("Makefile", template!("python/Makefile.tmpl")),
+        (".gitignore", template!("python/gitignore.tmpl")),
+    ],
+    component: "policy.wasm",
+    build: "make",
+    readme_files: template!("python/files.md.tmpl"),
+    readme_build: template!("python/build.md.tmpl"),
+};
+
+const JAVASCRIPT: Toolchain = Toolchain {
+    lang: "javascript",
+    files: &[
+        ("policy.js", template!("javascript/policy.js.tmpl")),
+        ("package.json", template!("javascript/package.json.tmpl")),
+        ("jsconfig.json", template!("javascript/jsconfig.json.tmpl")),
+        ("Makefile", template!("javascript/Makefile.tmpl")),
+        (".gitignore", template!("javascript/gitignore.tmpl")),
+    ],
+    component: "policy.wasm",
+    build: "make",
+    readme_files: template!("javascript/files.md.tmpl"),
+    readme_build: template!("javascript/build.md.tmpl"),
+};
+
+fn toolchain(lang: Language) -> &'static Toolchain {
+    match lang {
+        Language::Rust => &RUST,
+        Language::Python => &PYTHON,
+        Language::Javascript => &JAVASCRIPT,
+    }
+}
+
+/// Where a project of `lang` built with its one command puts the component,
+/// relative to the project, and that command.
+pub fn component_and_build(lang: Language, name: &str) -> (String, &'static str) {
+    let toolchain = toolchain(lang);
+    (render(toolchain.component, name), toolchain.build)
+}
 
 /// Why a policy crate or the WIT files could not be written.
 #[derive(Debug, thiserror::Error)]
@@ -101,9 +163,9 @@ pub fn check_name(name: &str) -> Result<(), ScaffoldError> {
     }
 }
 
-/// Creates the crate `parent/name` and returns its directory. Refuses an
-/// existing directory rather than writing into it.
-pub fn new_crate(parent: &Path, name: &str) -> Result<PathBuf, ScaffoldError> {
+/// Creates the project `parent/name` in `lang` and returns its directory.
+/// Refuses an existing directory rather than writing into it.
+pub fn new_project(parent: &Path, name: &str, lang: Language) -> Result<PathBuf, ScaffoldError> {
     check_name(name)?;
     let dir = parent.join(name);
     if dir.exists() {
@@ -117,9 +179,27 @@ pub fn new_crate(parent: &Path, name: &str) -> Result<PathBuf, ScaffoldError> {
             error,
         },
     })?;
-    for (file, template) in TEMPLATES {
-        write(&dir.join(file), &render(template, name))?;
+    let toolchain = toolchain(lang);
+    let fill = |template: &str| {
+        let filled = template
+            .replace("{{files}}", toolchain.readme_files)
+            .replace("{{build-section}}", toolchain.readme_build)
+            .replace("{{build}}", toolchain.build)
+            .replace("{{lang}}", toolchain.lang)
+            .replace("{{component}}", toolchain.component);
+        render(&filled, name)
+    };
+    for (file, template) in toolchain.files {
+        write(&dir.join(file), &fill(template))?;
     }
+    write(
+        &dir.join("tests/suite.yaml"),
+        &fill(template!("common/suite.yaml.tmpl")),
+    )?;
+    write(
+        &dir.join("README.md"),
+        &fill(template!("common/README.md.tmpl")),
+    )?;
     write_wit(&dir.join("wit"))?;
     Ok(dir)
 }
@@ -179,7 +259,7 @@ mod tests {
     #[test]
     fn the_crate_is_written_with_its_name_and_refused_twice() {
         let parent = tempfile::tempdir().unwrap();
-        let dir = new_crate(parent.path(), "edge-pools").unwrap();
+        let dir = new_project(parent.path(), "edge-pools", Language::Rust).unwrap();
         let cargo = std::fs::read_to_string(dir.join("Cargo.toml")).unwrap();
         assert!(cargo.contains("name = \"edge-pools\""), "{cargo}");
         let suite = std::fs::read_to_string(dir.join("tests/suite.yaml")).unwrap();
@@ -187,15 +267,30 @@ mod tests {
             suite.contains("policy: ../target/wasm32-wasip2/release/edge_pools.wasm"),
             "{suite}"
         );
-        for file in ["src/lib.rs", "README.md", ".gitignore", "wit/types.wit"] {
-            let text = std::fs::read_to_string(dir.join(file)).unwrap();
+        let again = new_project(parent.path(), "edge-pools", Language::Rust).unwrap_err();
+        assert!(matches!(again, ScaffoldError::Exists { .. }), "{again}");
+    }
+
+    #[test]
+    fn every_placeholder_of_every_language_is_filled() {
+        let parent = tempfile::tempdir().unwrap();
+        for (lang, toolchain) in [
+            (Language::Rust, &RUST),
+            (Language::Python, &PYTHON),
+            (Language::Javascript, &JAVASCRIPT),
+        ] {
+            let dir = new_project(&parent.path().join(toolchain.lang), "edge-pools", lang).unwrap();
+            let files = toolchain.files.iter().map(|(file, _)| *file);
+            for file in files.chain(["tests/suite.yaml", "README.md", "wit/types.wit"]) {
+                let text = std::fs::read_to_string(dir.join(file)).unwrap();
+                assert!(!text.contains("{{"), "{}: {file}", toolchain.lang);
+            }
+            let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
             assert!(
-                !text.contains("{{name}}") && !text.contains("{{crate}}"),
-                "{file}"
+                readme.contains(&format!("--lang {}", toolchain.lang)),
+                "{readme}"
             );
         }
-        let again = new_crate(parent.path(), "edge-pools").unwrap_err();
-        assert!(matches!(again, ScaffoldError::Exists { .. }), "{again}");
     }
 
     /// The template pins what `policies/Cargo.lock` resolves, so a new
@@ -203,7 +298,7 @@ mod tests {
     #[test]
     fn the_pinned_versions_are_the_policy_workspaces() {
         let lock = include_str!("../../../../policies/Cargo.lock");
-        let cargo = TEMPLATES[0].1;
+        let cargo = RUST.files[0].1;
         for package in ["wit-bindgen", "serde", "serde_json"] {
             let entry = format!("name = \"{package}\"\nversion = \"");
             let start = lock.find(&entry).expect("the lock lists the package") + entry.len();
