@@ -107,11 +107,11 @@ fn finish(result: Result<()>) -> ExitCode {
 /// `vcd-ccm policy new`.
 pub fn new(args: &NewArgs) -> ExitCode {
     finish((|| {
-        let dir = scaffold::new_crate(&args.dir, &args.name)?;
+        let dir = scaffold::new_project(&args.dir, &args.name, args.lang)?;
+        let (component, build) = scaffold::component_and_build(args.lang, &args.name);
         println!(
-            "created {}; build and test it with:\n  cd {}\n  cargo build --release --target wasm32-wasip2\n  vcd-ccm policy test tests/",
-            dir.display(),
-            dir.display()
+            "created {dir}; build and test it with:\n  cd {dir}\n  {build}    # → {component}\n  vcd-ccm policy test tests/",
+            dir = dir.display(),
         );
         Ok(())
     })())
