@@ -1,5 +1,5 @@
 //! The command line: `vcd-ccm run`, `vcd-ccm check`, `vcd-ccm demo` and
-//! `vcd-ccm policy {test,eval,inspect,new,wit,configmap}`. `run` takes the Go CCM's flags
+//! `vcd-ccm policy {test,eval,inspect,new,wit,configmap,push}`. `run` takes the Go CCM's flags
 //! where they exist, so existing Deployments keep their command lines.
 
 use std::net::IpAddr;
@@ -60,6 +60,32 @@ pub enum PolicyCommand {
     Wit(WitArgs),
     /// Make the policy ConfigMap from a spec, refusing what the CCM would refuse.
     Configmap(ConfigMapArgs),
+    /// Publish a component to an OCI registry as a wasm artifact and print
+    /// its reference pinned by digest, for `image:` in policies.yaml.
+    Push(PushArgs),
+}
+
+/// Where the tools find registry credentials.
+#[derive(clap::Args)]
+pub struct RegistryArgs {
+    /// A Docker config.json with the registry's credentials (`auths`);
+    /// default `$REGISTRY_AUTH_FILE`, else `~/.docker/config.json` when it
+    /// exists, else none. Registries on loopback are reached over plain
+    /// HTTP, every other over HTTPS.
+    #[arg(long, value_name = "FILE")]
+    pub registry_auth: Option<PathBuf>,
+}
+
+/// Arguments of `vcd-ccm policy push`.
+#[derive(clap::Args)]
+pub struct PushArgs {
+    /// The policy component (.wasm); refused if the host would refuse it.
+    pub component: PathBuf,
+    /// Where to publish: `oci://<registry>/<repository>[:<tag>]`.
+    pub reference: String,
+    /// Registry credentials.
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 /// Arguments of `vcd-ccm policy new`.
@@ -129,6 +155,9 @@ pub struct TestArgs {
     /// Report format.
     #[arg(long, value_enum, default_value_t = Output::Text)]
     pub output: Output,
+    /// Credentials for suites whose `policy` is an `oci://` reference.
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 /// How a report is printed.
@@ -143,7 +172,8 @@ pub enum Output {
 /// Arguments of `vcd-ccm policy eval`.
 #[derive(clap::Args)]
 pub struct EvalArgs {
-    /// `default`, or the path of a policy component (.wasm).
+    /// `default`, the path of a policy component (.wasm), or
+    /// `oci://<registry>/<repository>@sha256:<digest>`.
     #[arg(long)]
     pub policy: String,
     /// A decision-input document (YAML or JSON, WIT field names).
@@ -152,13 +182,20 @@ pub struct EvalArgs {
     /// The policy's settings (a JSON file); `{}` when omitted.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// Credentials for an `oci://` policy.
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 /// Arguments of `vcd-ccm policy inspect`.
 #[derive(clap::Args)]
 pub struct InspectArgs {
-    /// The policy component (.wasm).
-    pub component: PathBuf,
+    /// The policy component (.wasm), or
+    /// `oci://<registry>/<repository>@sha256:<digest>`.
+    pub component: String,
+    /// Credentials for an `oci://` component.
+    #[command(flatten)]
+    pub registry: RegistryArgs,
 }
 
 fn duration(text: &str) -> Result<Duration, String> {

@@ -30,5 +30,6 @@ fn main() -> ExitCode {
         Command::Policy(PolicyCommand::New(args)) => policy::new(&args),
         Command::Policy(PolicyCommand::Wit(args)) => policy::wit(&args),
         Command::Policy(PolicyCommand::Configmap(args)) => policy::configmap(&args),
+        Command::Policy(PolicyCommand::Push(args)) => policy::push::push(&args),
     }
 }

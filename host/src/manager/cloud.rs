@@ -16,6 +16,7 @@ use crate::instances::{Instances, InstancesError};
 use crate::lb::{ClusterIdentity, LbConfig};
 use crate::policy::directory::{self, DirectoryWatcher};
 use crate::policy::metrics::register_policy_set;
+use crate::policy::oci::{ImageSource, SecretReader};
 use crate::policy::registry::PolicySet;
 use crate::policy::{PolicyEngine, Registry as Policies, builtin};
 use crate::preflight::Preflight;
@@ -57,6 +58,7 @@ impl CloudSide {
         settings: &Settings,
         metrics: &SharedRegistry,
         rotation: Option<Arc<Rotation>>,
+        pull_secrets: SecretReader,
     ) -> Result<CloudSide, StartError> {
         let mut client_config = settings.cloud.client_config(&settings.secret_dir)?;
         client_config.rotation = rotation;
@@ -78,7 +80,7 @@ impl CloudSide {
                     None,
                 )
             }
-            Some(dir) => load_policies(&engine, dir, default).await?,
+            Some(dir) => load_policies(&engine, dir, default, pull_secrets).await?,
         };
         let mut metrics = write(metrics);
         register_policy_set(&mut metrics, policies.clone());
@@ -192,9 +194,11 @@ async fn load_policies(
     engine: &Arc<PolicyEngine>,
     dir: &Path,
     default: Arc<crate::policy::Policy>,
+    pull_secrets: SecretReader,
 ) -> Result<(Arc<Policies>, Option<DirectoryWatcher>), StartError> {
     let shown = dir.display().to_string();
-    let (set, report) = directory::load(engine, dir, default, None)
+    let images = Arc::new(ImageSource::new(pull_secrets));
+    let (set, report) = directory::load_with_images(engine, dir, &images, default, None)
         .await
         .map_err(|source| StartError::PolicyDir {
             dir: shown.clone(),
@@ -207,7 +211,14 @@ async fn load_policies(
         tracing::error!(policy = %name, %reason, "policy refused; the Services it selects fail until it is fixed");
     }
     let policies = Arc::new(Policies::new(set));
-    let watcher = directory::watch(engine.clone(), dir.to_path_buf(), policies.clone())
-        .map_err(|source| StartError::PolicyWatch { dir: shown, source })?;
+    policies.note_pull_failures(report.pulls_failed.len());
+    let watcher = directory::watch_with_images(
+        engine.clone(),
+        dir.to_path_buf(),
+        policies.clone(),
+        images,
+        !report.pulls_failed.is_empty(),
+    )
+    .map_err(|source| StartError::PolicyWatch { dir: shown, source })?;
     Ok((policies, Some(watcher)))
 }

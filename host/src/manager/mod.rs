@@ -31,7 +31,9 @@ use settings::{access_client, kube_client};
 pub use token_secret::CredentialSecret;
 
 use crate::access::Delegated;
-use crate::controllers::leader::{LeaderElector, Leadership, LeadershipLost};
+use crate::controllers::leader::{
+    DEFAULT_LEASE_NAMESPACE, LeaderElector, Leadership, LeadershipLost,
+};
 use crate::controllers::lifecycle::{self, LifecycleConfig, LifecycleController};
 use crate::controllers::node::{self, CloudNodeController, NodeControllerConfig};
 use crate::controllers::service::{
@@ -39,6 +41,7 @@ use crate::controllers::service::{
 };
 use crate::controllers::supervise::TaskHealth;
 use crate::controllers::{CacheSync, Drained, EventRecorder, Informer, SyncGate};
+use crate::policy::oci::SecretReader;
 use crate::ratelimit::ThrottleMetrics;
 use crate::serve::{self, Authorize, Check, Probes, Server, SharedRegistry};
 use cloud::{CloudSide, Components};
@@ -127,7 +130,17 @@ impl Manager {
                 recorder("cloud-controller-manager"),
             ));
         }
-        let cloud = CloudSide::prepare(&settings, &metrics, rotation.clone()).await?;
+        // Image policies' pull Secrets are in the Lease's namespace: the CCM's.
+        let pull_secrets = SecretReader {
+            client: client.clone(),
+            namespace: settings
+                .service
+                .events_on
+                .namespace
+                .clone()
+                .unwrap_or_else(|| DEFAULT_LEASE_NAMESPACE.to_string()),
+        };
+        let cloud = CloudSide::prepare(&settings, &metrics, rotation.clone(), pull_secrets).await?;
         let leader_only_login = elector.is_some() && cloud.leader_only_login();
         let serve_lb = settings.controllers.service && settings.cloud.load_balancers_enabled();
         if settings.controllers.service && !serve_lb {

@@ -1,5 +1,8 @@
 //! The provider's policy directory (a mounted ConfigMap: `policies.yaml` plus
 //! `<name>.wasm` files), loaded into a [`PolicySet`] and reloaded on change.
+//! Entries that name an `image` are pulled from their registry
+//! ([`ImageSource`]); a reload in which a pull failed is tried again after
+//! [`PULL_RETRY`], whether or not the directory changes.
 //!
 //! Kubelet updates a mounted ConfigMap by writing a new `..<timestamp>` folder
 //! and renaming the `..data` symlink onto it; the visible files are symlinks
@@ -7,7 +10,7 @@
 
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::sync::mpsc;
+use std::sync::mpsc::{self, RecvTimeoutError};
 use std::thread;
 use std::time::Duration;
 
@@ -16,10 +19,14 @@ use notify::{RecursiveMode, Watcher};
 use super::engine::PolicyEngine;
 use super::loader::{self, Policy, PolicySource};
 use super::manifest::{MANIFEST_FILE, Manifest, ManifestError, PolicyEntry};
+use super::oci::pull::Pulled;
+use super::oci::{ComponentSource, ImageSource};
 use super::registry::{PolicySet, PolicyState, ProviderPolicy, Registry};
 
 /// Events closer together than this are one change (a swap touches several entries).
 const SETTLE: Duration = Duration::from_millis(100);
+/// How soon a reload in which an image pull failed is tried again.
+pub const PULL_RETRY: Duration = Duration::from_secs(30);
 
 /// What a load changed.
 #[derive(Debug, Default)]
@@ -28,14 +35,29 @@ pub struct LoadReport {
     pub loaded: Vec<String>,
     /// Policies refused, with the reason; the previous version (if any) keeps serving.
     pub failed: Vec<(String, String)>,
+    /// The policies among `failed` whose image could not be pulled.
+    pub pulls_failed: Vec<String>,
+}
+
+/// Loads the directory's policies, pulling images anonymously with no cache
+/// beyond this load: for tools and tests; the CCM uses [`load_with_images`].
+pub async fn load(
+    engine: &Arc<PolicyEngine>,
+    dir: &Path,
+    default: Arc<Policy>,
+    previous: Option<&PolicySet>,
+) -> Result<(PolicySet, LoadReport), ManifestError> {
+    load_with_images(engine, dir, &ImageSource::default(), default, previous).await
 }
 
 /// Loads the directory's policies. Unchanged policies (same manifest entry, same
 /// bytes) are reused from `previous` without recompiling; a policy that fails to
 /// load keeps its previous version, or is marked failed when it has none.
-pub async fn load(
+/// `images` keeps only the components the manifest still names.
+pub async fn load_with_images(
     engine: &Arc<PolicyEngine>,
     dir: &Path,
+    images: &ImageSource,
     default: Arc<Policy>,
     previous: Option<&PolicySet>,
 ) -> Result<(PolicySet, LoadReport), ManifestError> {
@@ -44,14 +66,81 @@ pub async fn load(
     let mut providers = Vec::with_capacity(manifest.policies.len());
     for entry in manifest.policies {
         let earlier = previous.and_then(|set| set.provider(&entry.name));
-        providers.push(load_entry(engine, dir, entry, earlier, &mut report).await);
+        providers.push(load_entry(engine, dir, images, entry, earlier, &mut report).await);
     }
+    let in_use: Vec<String> = providers
+        .iter()
+        .filter_map(|p| match p.entry.source() {
+            Ok(ComponentSource::Image { reference, .. }) => reference.digest,
+            _ => None,
+        })
+        .collect();
+    images.retain(&in_use);
     Ok((PolicySet { default, providers }, report))
+}
+
+/// A component's bytes: read from the directory, or held by the image cache.
+enum Bytes {
+    Read(Vec<u8>),
+    Pulled(Arc<Pulled>),
+}
+
+impl Bytes {
+    fn as_slice(&self) -> &[u8] {
+        match self {
+            Bytes::Read(bytes) => bytes,
+            Bytes::Pulled(pulled) => &pulled.component,
+        }
+    }
+}
+
+/// Why an entry's component could not be had.
+struct Unavailable {
+    reason: String,
+    pull_failed: bool,
+}
+
+/// The entry's component bytes and pin: read from the directory, or pulled.
+async fn component(
+    dir: &Path,
+    images: &ImageSource,
+    entry: &PolicyEntry,
+) -> Result<(Bytes, String), Unavailable> {
+    let source = entry.source().map_err(|(field, problem)| Unavailable {
+        reason: format!("{field}: {problem}"),
+        pull_failed: false,
+    })?;
+    match source {
+        ComponentSource::File { name, sha256 } => {
+            let path = dir.join(name);
+            match std::fs::read(&path) {
+                Ok(bytes) => Ok((Bytes::Read(bytes), sha256)),
+                Err(e) => Err(Unavailable {
+                    reason: format!("cannot read {}: {e}", path.display()),
+                    pull_failed: false,
+                }),
+            }
+        }
+        ComponentSource::Image {
+            reference,
+            pull_secret,
+        } => match images.component(&reference, pull_secret.as_deref()).await {
+            Ok(pulled) => {
+                let pin = pulled.component_sha256.clone();
+                Ok((Bytes::Pulled(pulled), pin))
+            }
+            Err(e) => Err(Unavailable {
+                reason: e.to_string(),
+                pull_failed: true,
+            }),
+        },
+    }
 }
 
 async fn load_entry(
     engine: &Arc<PolicyEngine>,
     dir: &Path,
+    images: &ImageSource,
     entry: PolicyEntry,
     earlier: Option<&ProviderPolicy>,
     report: &mut LoadReport,
@@ -69,13 +158,12 @@ async fn load_entry(
             state: PolicyState::Ready(policy.clone()),
         };
     }
-    let path = dir.join(entry.file_name());
-    let loaded = match std::fs::read(&path) {
-        Ok(bytes) => {
+    let loaded = match component(dir, images, &entry).await {
+        Ok((bytes, pin)) => {
             let source = PolicySource {
                 name: &entry.name,
-                bytes: &bytes,
-                pin: Some(&entry.sha256),
+                bytes: bytes.as_slice(),
+                pin: Some(&pin),
                 config: entry.config_json(),
                 limits: entry.limits(),
             };
@@ -83,7 +171,12 @@ async fn load_entry(
                 .await
                 .map_err(|e| e.to_string())
         }
-        Err(e) => Err(format!("cannot read {}: {e}", path.display())),
+        Err(unavailable) => {
+            if unavailable.pull_failed {
+                report.pulls_failed.push(entry.name.clone());
+            }
+            Err(unavailable.reason)
+        }
     };
     match (loaded, ready_earlier) {
         (Ok(policy), _) => {
@@ -115,11 +208,25 @@ pub struct DirectoryWatcher {
     _watcher: notify::RecommendedWatcher,
 }
 
-/// Starts watching `dir`; each change reloads it into `registry`.
+/// Starts watching `dir`; each change reloads it into `registry`, pulling
+/// images anonymously.
 pub fn watch(
     engine: Arc<PolicyEngine>,
     dir: PathBuf,
     registry: Arc<Registry>,
+) -> notify::Result<DirectoryWatcher> {
+    watch_with_images(engine, dir, registry, Arc::default(), false)
+}
+
+/// Starts watching `dir`; each change reloads it into `registry` with
+/// `images`. With `pulls_failed` (the first load's pull failures), the
+/// first reload comes after [`PULL_RETRY`] even if nothing changes.
+pub fn watch_with_images(
+    engine: Arc<PolicyEngine>,
+    dir: PathBuf,
+    registry: Arc<Registry>,
+    images: Arc<ImageSource>,
+    pulls_failed: bool,
 ) -> notify::Result<DirectoryWatcher> {
     let (changed, changes) = mpsc::channel::<()>();
     let mut watcher = notify::recommended_watcher(move |event: notify::Result<notify::Event>| {
@@ -132,17 +239,33 @@ pub fn watch(
     thread::Builder::new()
         .name("policy-reload".into())
         .spawn(move || {
-            while changes.recv().is_ok() {
+            let mut retry = pulls_failed;
+            loop {
+                let next = if retry {
+                    changes.recv_timeout(PULL_RETRY)
+                } else {
+                    changes.recv().map_err(|_| RecvTimeoutError::Disconnected)
+                };
+                if next == Err(RecvTimeoutError::Disconnected) {
+                    return;
+                }
                 while changes.recv_timeout(SETTLE).is_ok() {}
-                engine.block_on(reload(&engine, &dir, &registry));
+                retry = engine.block_on(reload(&engine, &dir, &images, &registry));
             }
         })?;
     Ok(DirectoryWatcher { _watcher: watcher })
 }
 
-async fn reload(engine: &Arc<PolicyEngine>, dir: &Path, registry: &Registry) {
+/// Reloads once; true when an image pull failed, to be tried again.
+async fn reload(
+    engine: &Arc<PolicyEngine>,
+    dir: &Path,
+    images: &ImageSource,
+    registry: &Registry,
+) -> bool {
     let current = registry.current();
-    match load(engine, dir, current.default.clone(), Some(&current)).await {
+    let loaded = load_with_images(engine, dir, images, current.default.clone(), Some(&current));
+    match loaded.await {
         Ok((set, report)) => {
             let loaded = set
                 .providers
@@ -158,11 +281,14 @@ async fn reload(engine: &Arc<PolicyEngine>, dir: &Path, registry: &Registry) {
             for (name, reason) in &report.failed {
                 tracing::error!(policy = %name, %reason, "policy refused; the previous version keeps serving");
             }
+            registry.note_pull_failures(report.pulls_failed.len());
             registry.note_reload(report.failed);
+            !report.pulls_failed.is_empty()
         }
         Err(e) => {
             tracing::error!(error = %e, "policy manifest refused; the previous policies keep serving");
             registry.note_reload(vec![(MANIFEST_FILE.to_string(), e.to_string())]);
+            false
         }
     }
 }

@@ -4,7 +4,7 @@
 //! policies:
 //! - name: namespace-pools          # lowercase DNS label; not "default"
 //!   file: namespace-pools.wasm     # optional, defaults to <name>.wasm
-//!   sha256: 3f2a…                  # required pin of the file's contents
+//!   sha256: 3f2a…                  # pin of the file's contents; required for a file
 //!   config: {certificateSuffix: -tls}
 //!   timeoutMs: 100                 # per-call deadline, 1–10000
 //!   memoryLimitMiB: 32             # per-call memory cap, 1–1024
@@ -12,6 +12,10 @@
 //!     namespaceSelector: {matchLabels: {tenant: gold}}
 //!     loadBalancerClass: vcd-ccm.io/gold
 //!     allowAnnotation: true        # Services may name it with vcd-ccm.io/policy
+//! - name: tenant-python            # from a registry instead of a file:
+//!   image: oci://registry.example.com/policies/tenant@sha256:9e0d…  # pinned by digest
+//!   pullSecret: registry-pull      # optional kubernetes.io/dockerconfigjson Secret
+//!   selector: {loadBalancerClass: vcd-ccm.io/python}
 //! - name: namespace-pools-next     # a candidate, evaluated beside another policy
 //!   sha256: 9b1c…
 //!   mode: shadow                   # decides for no Service; differences are reported
@@ -25,6 +29,7 @@ use serde::Deserialize;
 
 use super::builtin::DEFAULT_POLICY_NAME;
 use super::engine::MAX_MEMORY_BYTES;
+use super::oci::entry::{ComponentSource, SourceFields};
 use super::sandbox::{Limits, MAX_TIMEOUT_MS};
 use super::selector::LabelSelector;
 
@@ -70,11 +75,21 @@ pub struct PolicyEntry {
     /// `name`: a lowercase DNS label other than `default`.
     pub name: String,
     /// `file`: the component's file name in the policy directory; `None` means
-    /// `<name>.wasm` (see [`PolicyEntry::file_name`]).
+    /// `<name>.wasm` unless `image` is set (see [`PolicyEntry::source`]).
     #[serde(default)]
     pub file: Option<String>,
-    /// `sha256`: the pin the file's contents must match, 64 hex digits.
-    pub sha256: String,
+    /// `sha256`: the pin the file's contents must match, 64 hex digits;
+    /// required for a file, refused with `image`.
+    #[serde(default)]
+    pub sha256: Option<String>,
+    /// `image`: `oci://registry/repository[:tag]@sha256:<64 hex>`, a wasm
+    /// artifact pinned by its manifest's digest, instead of a file.
+    #[serde(default)]
+    pub image: Option<String>,
+    /// `pullSecret`: with `image`, the `kubernetes.io/dockerconfigjson`
+    /// Secret in the CCM's namespace that holds the registry's credentials.
+    #[serde(default)]
+    pub pull_secret: Option<String>,
     /// `config`: settings handed to the policy as JSON; `None` means `{}`.
     #[serde(default)]
     pub config: Option<serde_json::Value>,
@@ -128,11 +143,18 @@ pub struct PolicySelector {
 }
 
 impl PolicyEntry {
-    /// The component's file name in the policy directory: `file`, else `<name>.wasm`.
-    pub fn file_name(&self) -> String {
-        self.file
-            .clone()
-            .unwrap_or_else(|| format!("{}.wasm", self.name))
+    /// Where the component comes from: a pinned file (`file`, else
+    /// `<name>.wasm`) or a pinned image. Entries of a parsed [`Manifest`]
+    /// always have one; the error is `(field, problem)`.
+    pub fn source(&self) -> Result<ComponentSource, (&'static str, String)> {
+        SourceFields {
+            name: &self.name,
+            file: self.file.as_deref(),
+            sha256: self.sha256.as_deref(),
+            image: self.image.as_deref(),
+            pull_secret: self.pull_secret.as_deref(),
+        }
+        .source()
     }
 
     /// The config as JSON text for the policy (`{}` when none is given).
@@ -183,19 +205,7 @@ impl PolicyEntry {
         if name == DEFAULT_POLICY_NAME {
             return Err(("name", format!("{name:?} is the built-in policy's name")));
         }
-        let file = self.file_name();
-        if file.contains('/') || file.starts_with('.') || !file.ends_with(".wasm") {
-            return Err((
-                "file",
-                format!("{file:?} must be a .wasm file name in the policy directory"),
-            ));
-        }
-        if self.sha256.len() != 64 || !self.sha256.bytes().all(|b| b.is_ascii_hexdigit()) {
-            return Err((
-                "sha256",
-                format!("{:?} is not 64 hexadecimal digits", self.sha256),
-            ));
-        }
+        self.source()?;
         if let Some(ms) = self.timeout_ms
             && !(1..=MAX_TIMEOUT_MS).contains(&ms)
         {
@@ -329,7 +339,13 @@ mod tests {
         );
         let manifest = parse(&text).unwrap();
         let entry = &manifest.policies[0];
-        assert_eq!(entry.file_name(), "gold.wasm");
+        assert_eq!(
+            entry.source(),
+            Ok(ComponentSource::File {
+                name: "gold.wasm".into(),
+                sha256: PIN.into()
+            })
+        );
         assert_eq!(entry.config_json(), r#"{"a":1}"#);
         assert_eq!(
             entry.limits(),
@@ -425,6 +441,39 @@ mod tests {
             let error = parse(&format!("policies:\n{entries}")).unwrap_err();
             assert!(error.contains(expected), "{error}");
         }
+    }
+
+    #[test]
+    fn an_image_entry_is_pinned_by_its_reference() {
+        let image = format!("oci://registry.example.com/policies/gold@sha256:{PIN}");
+        let text = format!(
+            "policies:\n- name: gold\n  image: {image}\n  pullSecret: pull\n  selector: {{allowAnnotation: true}}\n"
+        );
+        let manifest = parse(&text).unwrap();
+        let Ok(ComponentSource::Image {
+            reference,
+            pull_secret,
+        }) = manifest.policies[0].source()
+        else {
+            panic!("an image source");
+        };
+        assert_eq!(
+            (reference.to_string(), pull_secret.as_deref()),
+            (image, Some("pull"))
+        );
+        let tag_only = parse(&text.replace(&format!("@sha256:{PIN}"), ":v1")).unwrap_err();
+        assert!(
+            tag_only.starts_with(
+                "/etc/vcd-ccm/policies/policies.yaml: policies[0].image: \"oci://registry.example.com/policies/gold:v1\" has no digest"
+            ),
+            "{tag_only}"
+        );
+        let both = parse(&text.replace("  pullSecret", &format!("  sha256: {PIN}\n  pullSecret")))
+            .unwrap_err();
+        assert!(
+            both.contains("policies[0].sha256: is set with image"),
+            "{both}"
+        );
     }
 
     #[test]

@@ -196,6 +196,12 @@ impl Collector for PolicySetCollector {
             "Policies (or manifests) refused by reloads; the last good version keeps serving",
             None,
             MetricType::Counter,
+        )?)?;
+        ConstCounter::new(status.pull_failures).encode(encoder.encode_descriptor(
+            "image_pull_failures",
+            "Pulls of image policies that failed (registry unreachable, access refused, a digest, layer or size that does not check out); the last good version keeps serving",
+            None,
+            MetricType::Counter,
         )?)
     }
 }

@@ -11,7 +11,7 @@
 //! serves which Service), [`decision`] (the governing decision, with
 //! [`shadow`] policies beside it and [`capture`] of real inputs),
 //! [`manifest`] and [`directory`] (the provider's policy ConfigMap and its
-//! hot reload), [`suite`] (policy test suites),
+//! hot reload), [`oci`] (policies pulled from a registry), [`suite`] (policy test suites),
 //! [`metrics`] (evaluations, loaded policies and reloads for `/metrics`).
 
 pub mod builtin;
@@ -28,6 +28,7 @@ pub mod loader;
 pub mod manifest;
 pub mod metrics;
 pub mod model;
+pub mod oci;
 mod output;
 pub mod registry;
 mod runtime;

@@ -150,6 +150,8 @@ pub struct ReloadStatus {
     pub refusals: u64,
     /// The refusals of the latest reload: (policy or file, reason).
     pub last_refusals: Vec<(String, String)>,
+    /// Image pulls that failed over all loads, the first included.
+    pub pull_failures: u64,
 }
 
 /// The policy set in force. Readers take a snapshot; a reload replaces it whole.
@@ -198,6 +200,15 @@ impl Registry {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
             .clone()
+    }
+
+    /// Records `count` image pulls that failed, before the load's
+    /// [`Registry::note_reload`] (or at the first load, which has none).
+    pub fn note_pull_failures(&self, count: usize) {
+        self.status
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+            .pull_failures += count as u64;
     }
 
     /// Records one reload and what it refused.

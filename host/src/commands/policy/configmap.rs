@@ -20,6 +20,7 @@ use serde_yaml_ng::{Mapping, Value};
 
 use crate::policy::loader::{self, PolicySource, sha256_hex};
 use crate::policy::manifest::{MANIFEST_FILE, Manifest, ManifestError, PolicyEntry};
+use crate::policy::oci::ComponentSource;
 use crate::policy::suite::budget::Bytes;
 use crate::policy::{LoadError, PolicyEngine};
 
@@ -124,8 +125,10 @@ pub fn build(spec: &Path, target: Target<'_>) -> Result<String, ConfigMapError> 
     let total = check_size(&manifest_text, &files)?;
     let engine = PolicyEngine::new()?;
     for entry in &manifest.policies {
-        let bytes = &files[&entry.file_name()].1;
-        load(&engine, entry, bytes)?;
+        // An image entry's component is in its registry, not in the ConfigMap.
+        if let Ok(ComponentSource::File { name, .. }) = entry.source() {
+            load(&engine, entry, &files[&name].1)?;
+        }
     }
     let config_map = ConfigMap {
         metadata: ObjectMeta {
@@ -160,7 +163,7 @@ fn load(
     let source = PolicySource {
         name: &entry.name,
         bytes,
-        pin: Some(&entry.sha256),
+        pin: entry.sha256.as_deref(),
         config: entry.config_json(),
         limits: entry.limits(),
     };
@@ -247,6 +250,9 @@ impl<'a> Spec<'a> {
         };
         let name = text("name")?
             .ok_or_else(|| self.invalid(format!("policies[{index}].name"), "is required"))?;
+        if given.contains_key("image") {
+            return Ok(given.clone());
+        }
         let file = text("file")?.unwrap_or_else(|| format!("{name}.wasm"));
         let path = self.dir.join(&file);
         let bytes = std::fs::read(&path).map_err(|error| ConfigMapError::Read {

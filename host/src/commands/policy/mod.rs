@@ -1,6 +1,7 @@
-//! `vcd-ccm policy test | eval | inspect | new | wit | configmap`.
+//! `vcd-ccm policy test | eval | inspect | new | wit | configmap | push`.
 
 pub mod configmap;
+pub mod push;
 pub mod scaffold;
 
 use std::io::{self, Write};
@@ -15,6 +16,8 @@ use crate::cli::{ConfigMapArgs, EvalArgs, InspectArgs, NewArgs, Output, TestArgs
 use crate::policy::contract::Contract;
 use crate::policy::loader::{self, Policy, PolicyRef, sha256_hex};
 use crate::policy::model::DecisionInput;
+use crate::policy::oci::auth::command_line_config;
+use crate::policy::oci::tools;
 use crate::policy::suite::{SuiteRunner, report, runner};
 use crate::policy::{EvalError, Limits, PolicyEngine, imports, yaml};
 
@@ -41,7 +44,8 @@ fn run_suites(args: &TestArgs) -> Result<bool> {
     if files.is_empty() {
         bail!("no suite files (*.yaml) under {:?}", args.paths);
     }
-    let mut runner = SuiteRunner::new(PolicyEngine::new()?);
+    let mut runner = SuiteRunner::new(PolicyEngine::new()?)
+        .with_registry_auth(args.registry.registry_auth.clone());
     let mut results = Vec::new();
     for file in &files {
         results.extend(runner.run_file(file, filter.as_ref())?);
@@ -147,6 +151,16 @@ fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<Policy> 
         }
         None => "{}".to_string(),
     };
+    if tools::is_image(&args.policy) {
+        let auth = command_line_config(args.registry.registry_auth.as_deref())?;
+        return Ok(tools::load_blocking(
+            engine,
+            &args.policy,
+            &auth,
+            config,
+            Limits::default(),
+        )?);
+    }
     let policy = PolicyRef::parse(&args.policy, Path::new("."));
     Ok(engine.block_on(policy.load(engine, config, Limits::default()))?)
 }
@@ -182,7 +196,7 @@ fn contract_of(exports: &[String]) -> String {
 
 /// `vcd-ccm policy inspect`.
 pub fn inspect(args: &InspectArgs) -> ExitCode {
-    match print_inspection(&args.component) {
+    match print_inspection(args) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
         Err(e) => load_failure(e),
@@ -190,16 +204,29 @@ pub fn inspect(args: &InspectArgs) -> ExitCode {
 }
 
 /// Prints what the component is and whether the host would load it.
-fn print_inspection(path: &Path) -> Result<bool> {
-    let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+fn print_inspection(args: &InspectArgs) -> Result<bool> {
     let engine = PolicyEngine::new()?;
-    let name = path
-        .file_stem()
-        .and_then(|s| s.to_str())
-        .unwrap_or("policy")
-        .to_string();
     let mut out = io::stdout().lock();
-    writeln!(out, "component: {}", path.display())?;
+    let (name, bytes) = if tools::is_image(&args.component) {
+        let auth = command_line_config(args.registry.registry_auth.as_deref())?;
+        let (reference, pulled) = tools::pull_blocking(&engine, &args.component, &auth)?;
+        writeln!(out, "component: {reference}")?;
+        writeln!(
+            out,
+            "manifest:  sha256:{} (verified)",
+            pulled.manifest_digest
+        )?;
+        (tools::policy_name(&reference).to_string(), pulled.component)
+    } else {
+        let path = Path::new(&args.component);
+        let bytes = std::fs::read(path).with_context(|| format!("reading {}", path.display()))?;
+        writeln!(out, "component: {}", path.display())?;
+        let name = path
+            .file_stem()
+            .and_then(|s| s.to_str())
+            .unwrap_or("policy");
+        (name.to_string(), bytes)
+    };
     writeln!(out, "sha256:    {}", sha256_hex(&bytes))?;
     let (imports, exports) = match loader::component_interfaces(&engine, &bytes) {
         Ok(found) => found,

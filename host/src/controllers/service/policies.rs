@@ -2,7 +2,8 @@
 //! governing policy changed (a new version, other settings, another policy
 //! now selects it, its Namespace's labels changed) is ensured again, since
 //! its decisions may differ; a Service whose policy a reload refused gets a
-//! Warning Event, while the previous version keeps deciding for it.
+//! Warning Event, while the previous version keeps deciding for it, and so
+//! does the leader Lease, once per refused policy.
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
@@ -20,7 +21,7 @@ use crate::controllers::informer::Change;
 use crate::controllers::workqueue::WorkQueue;
 use crate::policy::builtin::DEFAULT_POLICY_NAME;
 use crate::policy::manifest::MANIFEST_FILE;
-use crate::policy::registry::SelectError;
+use crate::policy::registry::{PolicyState, SelectError};
 use crate::policy::{Policy, Registry};
 
 /// Our reason for a reload that refused the Service's policy.
@@ -64,6 +65,17 @@ impl Shared {
                         .await;
                     }
                 }
+            }
+            // The process's own record, on the Lease: refusals of policies
+            // that govern no Service yet (a pull that failed) show too.
+            for (name, reason) in &refused {
+                let serving = match current.provider(name).map(|p| &p.state) {
+                    Some(PolicyState::Failed(_)) => "the Services it governs fail until it loads",
+                    _ => "the previous version keeps deciding",
+                };
+                let message = format!("policy {name} was not reloaded: {reason}; {serving}");
+                self.event(&self.events_on, Warning, POLICY_RELOAD_FAILED, &message)
+                    .await;
             }
             previous = current;
         }

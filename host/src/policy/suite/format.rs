@@ -1,7 +1,7 @@
 //! The test-suite file format (YAML, field names in WIT spelling).
 //!
 //! ```yaml
-//! policy: default                # "default" or a .wasm path relative to this file
+//! policy: default                # "default", a .wasm path relative to this file, or oci://…@sha256:…
 //! config: {certAlias: web-cert}  # optional settings, handed to the policy as JSON
 //! limits: {timeoutMs: 50, memoryLimitMiB: 16}  # optional budgets, as in policies.yaml
 //! defaults:                      # optional: deep-merged under every case's input

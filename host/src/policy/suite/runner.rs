@@ -12,6 +12,8 @@ use super::budget::{Budget, Budgets};
 use super::format::{Expectation, SuiteFile, merge};
 use crate::policy::loader::{Policy, PolicyRef};
 use crate::policy::model::{Decision, DecisionError, DecisionInput};
+use crate::policy::oci::auth::command_line_config;
+use crate::policy::oci::tools::{self, ImagePolicyError};
 use crate::policy::sandbox::CallCost;
 use crate::policy::yaml::{self, YamlError};
 use crate::policy::{EvalError, Limits, LoadError, PolicyEngine};
@@ -64,6 +66,15 @@ pub enum SuiteError {
         /// Why loading failed.
         error: LoadError,
     },
+    /// The suite's `oci://` policy cannot be pulled or loaded.
+    #[error("{}: policy: {error}", path.display())]
+    Image {
+        /// The suite file.
+        path: PathBuf,
+        /// Why pulling or loading failed.
+        #[source]
+        error: Box<ImagePolicyError>,
+    },
 }
 
 /// Whether a case passed.
@@ -94,6 +105,8 @@ pub struct CaseResult {
 pub struct SuiteRunner {
     engine: Arc<PolicyEngine>,
     policies: HashMap<(PathBuf, String, Limits), Arc<Policy>>,
+    /// `--registry-auth`, read when a suite first names an image.
+    registry_auth: Option<PathBuf>,
 }
 
 /// Suite files named by `paths`: files as given, directories searched
@@ -147,6 +160,7 @@ impl SuiteRunner {
         SuiteRunner {
             engine,
             policies: HashMap::new(),
+            registry_auth: None,
         }
     }
 
@@ -216,6 +230,9 @@ impl SuiteRunner {
         config: String,
         limits: Limits,
     ) -> Result<Arc<Policy>, SuiteError> {
+        if tools::is_image(policy) {
+            return self.image_policy(suite, policy, config, limits);
+        }
         let reference = PolicyRef::parse(policy, suite.parent().unwrap_or(Path::new(".")));
         let location = match &reference {
             PolicyRef::Builtin => PathBuf::from(policy),
@@ -232,6 +249,39 @@ impl SuiteRunner {
                 path: suite.into(),
                 error,
             })?;
+        let loaded = Arc::new(loaded);
+        self.policies.insert(key, loaded.clone());
+        Ok(loaded)
+    }
+}
+
+impl SuiteRunner {
+    /// Image policies are pulled with the Docker config `path` (see
+    /// [`command_line_config`] for the default).
+    pub fn with_registry_auth(mut self, path: Option<PathBuf>) -> SuiteRunner {
+        self.registry_auth = path;
+        self
+    }
+
+    fn image_policy(
+        &mut self,
+        suite: &Path,
+        reference: &str,
+        config: String,
+        limits: Limits,
+    ) -> Result<Arc<Policy>, SuiteError> {
+        let key = (PathBuf::from(reference), config, limits);
+        if let Some(loaded) = self.policies.get(&key) {
+            return Ok(loaded.clone());
+        }
+        let failed = |error: ImagePolicyError| SuiteError::Image {
+            path: suite.into(),
+            error: Box::new(error),
+        };
+        let auth =
+            command_line_config(self.registry_auth.as_deref()).map_err(|e| failed(e.into()))?;
+        let loaded = tools::load_blocking(&self.engine, reference, &auth, key.1.clone(), limits)
+            .map_err(failed)?;
         let loaded = Arc::new(loaded);
         self.policies.insert(key, loaded.clone());
         Ok(loaded)
