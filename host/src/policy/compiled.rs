@@ -2,10 +2,13 @@
 //! reload that changed only its settings, an engine rebuilt in the same
 //! process, one file under two names) reuses the machine code instead of
 //! compiling it again, which is most of a load's cost. Bounded: the least
-//! recently used are dropped first.
+//! recently used are dropped first. Beneath it, wasmtime's own cache on disk
+//! (`VCD_CCM_COMPILE_CACHE`, set up in `engine.rs`) outlives the process.
 
 use std::sync::Mutex;
+use std::time::Instant;
 
+use wasmtime::Cache;
 use wasmtime::component::Component;
 
 /// How many compiled components are kept.
@@ -16,9 +19,18 @@ const KEPT: usize = 16;
 pub(super) struct CompiledComponents {
     /// Most recently used last.
     entries: Mutex<Vec<(String, Component)>>,
+    /// The engine's disk cache, for its hit count.
+    disk: Option<Cache>,
 }
 
 impl CompiledComponents {
+    pub(super) fn new(disk: Option<Cache>) -> CompiledComponents {
+        CompiledComponents {
+            entries: Mutex::default(),
+            disk,
+        }
+    }
+
     /// The component of `digest`, compiled by `compile` when not kept. A
     /// failed compile is not kept. Two loads of the same new component at
     /// once may both compile it.
@@ -30,7 +42,21 @@ impl CompiledComponents {
         if let Some(component) = self.take_fresh(digest) {
             return Ok(component);
         }
+        let disk_hits = self.disk_hits();
+        let started = Instant::now();
         let component = compile()?;
+        // Loads rarely overlap; when they do, one may be told the other's source.
+        let source = if self.disk_hits() > disk_hits {
+            "compile cache"
+        } else {
+            "compiler"
+        };
+        tracing::info!(
+            digest,
+            source,
+            took_ms = started.elapsed().as_millis() as u64,
+            "policy code ready"
+        );
         let mut entries = self.lock();
         entries.retain(|(kept, _)| kept != digest);
         if entries.len() >= KEPT {
@@ -38,6 +64,10 @@ impl CompiledComponents {
         }
         entries.push((digest.to_string(), component.clone()));
         Ok(component)
+    }
+
+    fn disk_hits(&self) -> usize {
+        self.disk.as_ref().map_or(0, Cache::cache_hits)
     }
 
     fn take_fresh(&self, digest: &str) -> Option<Component> {

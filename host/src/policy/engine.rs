@@ -2,12 +2,16 @@
 //! that makes running guests yield, and the runtime whose timers bound every
 //! call.
 
+use std::path::Path;
 use std::sync::{Arc, OnceLock};
 use std::thread;
 use std::time::Duration;
 
 use wasmtime::component::Linker;
-use wasmtime::{Config, Engine, EngineWeak, InstanceAllocationStrategy, PoolingAllocationConfig};
+use wasmtime::{
+    Cache, CacheConfig, Config, Engine, EngineWeak, InstanceAllocationStrategy,
+    PoolingAllocationConfig,
+};
 
 use super::capacity::{Capacity, POOL_SLOTS};
 use super::compiled::CompiledComponents;
@@ -22,6 +26,17 @@ pub const EPOCH_TICK: Duration = Duration::from_millis(5);
 
 /// The largest memory cap a policy may ask for (`memoryLimitMiB` ≤ 1024).
 pub const MAX_MEMORY_BYTES: usize = 1 << 30;
+
+/// The environment variable naming a directory where compiled policy code
+/// is kept across restarts, by the component's digest and the engine's
+/// version and settings: a restart or a reload of an unchanged component
+/// reads its code back instead of compiling it again (seconds for a Python
+/// or JavaScript component). Unset or empty: nothing is written to disk.
+/// The directory must be writable by the CCM alone: its code is run as is.
+pub const COMPILE_CACHE_ENV: &str = "VCD_CCM_COMPILE_CACHE";
+
+/// The size the compile cache is trimmed back to, least recently used first.
+const COMPILE_CACHE_BYTES: u64 = 512 << 20;
 
 /// The engine and linker every policy is compiled and instantiated with.
 pub struct PolicyEngine {
@@ -58,6 +73,8 @@ impl PolicyEngine {
             .async_stack_size(2 << 20)
             .strategy(wasmtime::Strategy::Winch)
             .allocation_strategy(InstanceAllocationStrategy::Pooling(instance_pool()));
+        let disk = disk_cache()?;
+        config.cache(disk.clone());
         let engine = Engine::new(&config).map_err(fail)?;
         let mut linker: Linker<Sandbox> = Linker::new(&engine);
         wasmtime_wasi::p2::add_to_linker_async(&mut linker).map_err(fail)?;
@@ -86,7 +103,7 @@ impl PolicyEngine {
             linker,
             metrics: EvaluationMetrics::default(),
             capacity: Capacity::default(),
-            compiled: CompiledComponents::default(),
+            compiled: CompiledComponents::new(disk),
         }))
     }
 
@@ -99,6 +116,23 @@ impl PolicyEngine {
             .expect("the policy runtime started with the engine")
             .block_on(future)
     }
+}
+
+/// The compile cache `VCD_CCM_COMPILE_CACHE` names, if any.
+fn disk_cache() -> Result<Option<Cache>, EngineError> {
+    let Some(dir) = std::env::var_os(COMPILE_CACHE_ENV).filter(|dir| !dir.is_empty()) else {
+        return Ok(None);
+    };
+    let mut config = CacheConfig::new();
+    config
+        .with_directory(&dir)
+        .with_files_total_size_soft_limit(COMPILE_CACHE_BYTES);
+    Cache::new(config).map(Some).map_err(|e| {
+        EngineError(format!(
+            "{COMPILE_CACHE_ENV}={}: {e:#}; name a directory the CCM can create and write, or unset it",
+            Path::new(&dir).display()
+        ))
+    })
 }
 
 /// What one component may hold. A Rust `wasm32-wasip2` component has a

@@ -270,7 +270,9 @@ pub fn component_interfaces(
     engine: &Arc<PolicyEngine>,
     bytes: &[u8],
 ) -> Result<(Vec<String>, Vec<String>), String> {
-    let component = Component::new(&engine.engine, bytes)
+    let component = engine
+        .compiled
+        .get_or_compile(&sha256_hex(bytes), || Component::new(&engine.engine, bytes))
         .map_err(|e| format!("not a valid WebAssembly component: {e:#}"))?;
     let exports = component
         .component_type()
