@@ -19,6 +19,7 @@ pub mod nodes;
 pub mod objects;
 pub mod policies;
 pub mod poll;
+pub mod registry;
 pub mod run;
 pub mod tls;
 pub mod vcd;
