@@ -1,8 +1,9 @@
 //! An image policy under the real `vcd-ccm run`: pulled from a registry
 //! that wants credentials, with the pull Secret read through the API, it
-//! decides a Service; when its registry goes away and the entry names a
-//! new digest, the previous version keeps deciding and the Lease, the log
-//! and `/metrics` say why.
+//! decides a Service; when its registry goes away, new settings on the
+//! same digest load from the pulled copy, and when the entry names a new
+//! digest, the previous version keeps deciding and the Lease, the log and
+//! `/metrics` say why.
 
 use std::time::{Duration, Instant};
 
@@ -146,8 +147,23 @@ async fn an_image_policy_decides_and_outlives_its_registry() {
         "the image policy decided"
     );
 
-    // The registry goes away; the entry moves to a digest never pulled.
+    // The registry goes away. Settings changed on the same digest load
+    // from the pulled copy; then the entry moves to a digest never pulled.
     drop(registry);
+    let retimed = manifest(&first).replace("    selector:", "    timeoutMs: 150\n    selector:");
+    std::fs::write(world.files.policy_dir.join("policies.yaml"), retimed).unwrap();
+    wait_until("the reload from the pulled copy", WAIT, || async {
+        let loads = ccm.stderr().matches("policy loaded").count();
+        (loads >= 2)
+            .then_some(())
+            .ok_or_else(|| format!("{loads} loads logged"))
+    })
+    .await;
+    assert!(
+        !ccm.stderr().contains("cannot be reached"),
+        "{}",
+        ccm.stderr()
+    );
     std::fs::write(
         world.files.policy_dir.join("policies.yaml"),
         manifest(&second),
