@@ -54,6 +54,7 @@ mod policy_authoring;
 mod policy_cli;
 mod policy_contracts;
 mod policy_directory;
+mod policy_languages;
 mod policy_oci;
 mod sandbox;
 mod serve;

@@ -138,3 +138,77 @@ async fn hostile_policies_touch_only_their_own_services() {
         "a policy's escape reached the log"
     );
 }
+
+/// Python and JavaScript hostile policies under `vcd-ccm run`: the sandbox
+/// holds them as it holds Rust ones, and every other Service converges.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn python_and_javascript_hostile_policies_touch_only_their_own_services() {
+    use crate::support::toolchains::{self, Lang};
+    // What the policies try to reach: nothing may connect.
+    let listener = std::net::TcpListener::bind("127.0.0.1:0").expect("a loopback port");
+    listener.set_nonblocking(true).expect("non-blocking");
+    let port = listener.local_addr().expect("bound").port();
+
+    let world = World::start().await;
+    let dir = &world.files.policy_dir;
+    std::fs::create_dir_all(dir).expect("the policy directory is created");
+    let mut manifest = String::from("policies:\n");
+    for lang in [Lang::Python, Lang::Javascript] {
+        let wasm = std::fs::read(toolchains::hostile(lang)).expect("built");
+        let file = format!("hostile-{lang:?}.wasm").to_lowercase();
+        std::fs::write(dir.join(&file), &wasm).expect("copied");
+        let pin = sha256_hex(&wasm);
+        let behaviours: &[&str] = match lang {
+            Lang::Python => &["connect", "loop"],
+            Lang::Javascript => &["fetch", "oom"],
+        };
+        for behaviour in behaviours {
+            manifest += &format!(
+                "- name: {behaviour}
+  file: {file}
+  sha256: {pin}
+  config: {{do: {behaviour}, port: {port}}}
+  timeoutMs: 1000
+  selector: {{allowAnnotation: true}}
+"
+            );
+        }
+    }
+    std::fs::write(dir.join("policies.yaml"), manifest).expect("the manifest is written");
+    world.add_nodes().await;
+    let ccm = world.spawn("hostile-languages", &["--concurrent-service-syncs=1"]);
+    let hostile = ["connect", "loop", "fetch", "oom"];
+    for policy in hostile {
+        world
+            .create_annotated_service(policy, &[80], json!({"vcd-ccm.io/policy": policy}))
+            .await;
+    }
+    for name in ["web", "api"] {
+        world.create_service(name, &[80, 443]).await;
+    }
+    for name in ["web", "api"] {
+        let (ip, took) = wait_until(&format!("{name}'s external IP"), CONVERGE, || {
+            world.external_ip(name)
+        })
+        .await;
+        println!("{name}: {ip} after {took:?}, beside Python and JavaScript hostile policies");
+    }
+    for (name, needle) in [
+        ("connect", "connect denied: PermissionError"),
+        ("loop", "1s deadline"),
+        ("fetch", "fetch pending"),
+        ("oom", "33554432-byte limit"),
+    ] {
+        let warning = warning_containing(&world, name, needle).await;
+        assert!(warning.len() <= 1024, "{} bytes", warning.len());
+        assert!(
+            world.external_ip(name).await.is_err(),
+            "{name} got an address"
+        );
+    }
+    match listener.accept() {
+        Err(e) if e.kind() == std::io::ErrorKind::WouldBlock => {}
+        other => panic!("a policy reached the loopback server: {other:?}"),
+    }
+    drop(ccm);
+}

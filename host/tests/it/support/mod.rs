@@ -22,5 +22,6 @@ pub mod poll;
 pub mod registry;
 pub mod run;
 pub mod tls;
+pub mod toolchains;
 pub mod vcd;
 pub mod wire;
