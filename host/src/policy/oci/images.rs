@@ -137,7 +137,12 @@ impl ImageSource {
             .map_err(|e| {
                 secret_error(format!("cannot be read: {}", sanitize(&e.to_string(), 256)))
             })?
-            .ok_or_else(|| secret_error("does not exist".into()))?;
+            .ok_or_else(|| {
+                secret_error(format!(
+                    "does not exist; create a {PULL_SECRET_TYPE} Secret of that name in namespace {} (kubectl create secret docker-registry {name} --namespace {} --docker-server={registry} …) or change pullSecret",
+                    reader.namespace, reader.namespace
+                ))
+            })?;
         let kind = secret.type_.as_deref().unwrap_or("Opaque");
         if kind != PULL_SECRET_TYPE {
             return Err(secret_error(format!(
@@ -155,7 +160,7 @@ impl ImageSource {
         match config.for_registry(registry)? {
             Some(credentials) => Ok(Some(credentials)),
             None => Err(secret_error(format!(
-                "has no credentials for registry {registry} (it has: {})",
+                "has no credentials for registry {registry} (it has: {}); add an auths entry for {registry} to its {PULL_SECRET_KEY}, or name a Secret that has one",
                 sanitize(&config.registries().join(", "), 256)
             ))),
         }
