@@ -20,6 +20,9 @@ use vcd_ccm::policy::manifest::Manifest;
 use vcd_ccm::policy::{PolicyEngine, directory};
 use vcdsim::world::compute::PowerState;
 
+/// Where the Deployment keeps compiled policy code (an emptyDir).
+const COMPILE_CACHE: &str = "/var/cache/vcd-ccm";
+
 use crate::support::manifests::cluster::{ManagedCluster, eventually};
 use crate::support::manifests::deployment::{Mount, vcd_ccm};
 use crate::support::manifests::documents::{self, Document, find};
@@ -139,6 +142,15 @@ fn the_deployment_runs_vcd_ccm_with_the_upstream_mounts_at_the_default_paths() {
             zones_file.parent().unwrap(),
         ),
         mount("ConfigMap", "vcd-ccm-policies", true, &run.policy_dir),
+        Mount {
+            read_only: false,
+            ..mount(
+                "EmptyDir",
+                "vcd-ccm-compile-cache",
+                false,
+                Path::new(COMPILE_CACHE),
+            )
+        },
     ];
     assert_eq!(ccm.mounts(), expected);
     let paths: Vec<String> = expected.into_iter().map(|m| m.path).collect();
@@ -148,16 +160,22 @@ fn the_deployment_runs_vcd_ccm_with_the_upstream_mounts_at_the_default_paths() {
             "/etc/kubernetes/vcloud",
             "/etc/kubernetes/vcloud/basic-auth",
             "/opt/vmware-cloud-director/ccm",
-            "/etc/vcd-ccm/policies"
+            "/etc/vcd-ccm/policies",
+            COMPILE_CACHE,
         ],
         "upstream's paths are the command's defaults"
     );
 
     let env = ccm.container.env.clone().unwrap_or_default();
-    let [cluster_id] = env.as_slice() else {
-        panic!("one variable");
+    let [cluster_id, compile_cache] = env.as_slice() else {
+        panic!("two variables: {env:?}");
     };
     assert_eq!(cluster_id.name, "CLUSTER_ID");
+    assert_eq!(
+        compile_cache.name,
+        vcd_ccm::policy::engine::COMPILE_CACHE_ENV
+    );
+    assert_eq!(compile_cache.value.as_deref(), Some(COMPILE_CACHE));
     let from = cluster_id
         .value_from
         .as_ref()

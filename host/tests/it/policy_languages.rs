@@ -65,12 +65,10 @@ fn compiled_code_outlives_the_process_in_the_compile_cache() {
     let source = |output: Output| {
         let log = String::from_utf8_lossy(&output.stderr).into_owned();
         assert!(output.status.success(), "{log}");
-        let line = log
-            .lines()
+        log.lines()
             .find(|line| line.contains("policy code ready"))
             .unwrap_or_else(|| panic!("no load logged: {log}"))
-            .to_string();
-        line
+            .to_string()
     };
     let first = source(vcd_ccm_caching_in(
         cache.path(),

@@ -71,7 +71,13 @@ impl CcmDeployment {
                         s.secret_name.clone().unwrap_or_default(),
                         s.optional,
                     ),
-                    _ => panic!("volume {} is neither a ConfigMap nor a Secret", volume.name),
+                    (None, None) if volume.empty_dir.is_some() => {
+                        ("EmptyDir", volume.name.clone(), None)
+                    }
+                    _ => panic!(
+                        "volume {} is neither a ConfigMap, a Secret nor an emptyDir",
+                        volume.name
+                    ),
                 };
                 Mount {
                     kind,
