@@ -23,8 +23,8 @@ use vcd_ccm::policy::{Limits, Policy, PolicyEngine, PolicySource, builtin, loade
 
 /// Fresh engines per language: each load compiles from scratch.
 const LOADS: usize = 3;
-const WARMUP: usize = 50;
-const DECIDES: usize = 1000;
+const WARMUP: usize = 200;
+const DECIDES: usize = 5000;
 
 const INPUT: &str = r#"
 service:
