@@ -94,7 +94,7 @@ pub enum ConfigMapError {
     Refused(#[from] LoadError),
     /// The ConfigMap is larger than the API server accepts.
     #[error(
-        "the ConfigMap would hold {total} bytes of data and binaryData, over the {CONFIGMAP_BYTES}-byte (1 MiB) limit of a Kubernetes ConfigMap; largest: {}: ship fewer or smaller components (a release build with opt-level \"s\", lto, strip and panic = \"abort\")",
+        "the ConfigMap would hold {total} bytes of data and binaryData, over the {CONFIGMAP_BYTES}-byte (1 MiB) limit of a Kubernetes ConfigMap; largest: {}: ship the large ones from an OCI registry (vcd-ccm policy push FILE oci://REGISTRY/REPOSITORY:TAG, then an image: entry; Python and JavaScript components always need it), or make them smaller (for Rust, a release build with opt-level \"s\", lto, strip and panic = \"abort\")",
         largest.iter().map(|(key, bytes)| format!("{key} {bytes} bytes")).collect::<Vec<_>>().join(", ")
     )]
     TooLarge {
