@@ -283,7 +283,17 @@ mod tests {
             let files = toolchain.files.iter().map(|(file, _)| *file);
             for file in files.chain(["tests/suite.yaml", "README.md", "wit/types.wit"]) {
                 let text = std::fs::read_to_string(dir.join(file)).unwrap();
-                assert!(!text.contains("{{"), "{}: {file}", toolchain.lang);
+                // `{{` alone is Rust's escaped brace; a placeholder is a name.
+                let placeholder = text.split("{{").skip(1).find(|rest| {
+                    rest.split_once("}}").is_some_and(|(name, _)| {
+                        !name.is_empty() && name.chars().all(|c| c.is_ascii_lowercase() || c == '-')
+                    })
+                });
+                assert!(
+                    placeholder.is_none(),
+                    "{}: {file}: {{{{{placeholder:?}",
+                    toolchain.lang
+                );
             }
             let readme = std::fs::read_to_string(dir.join("README.md")).unwrap();
             assert!(
