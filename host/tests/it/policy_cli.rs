@@ -258,18 +258,18 @@ fn inspect_reports_interfaces_and_acceptance() {
     let sneaky = dir.path().join("sneaky.wat");
     std::fs::write(
         &sneaky,
-        r#"(component (import "wasi:sockets/tcp@0.2.0" (instance)))"#,
+        r#"(component (import "wasi:http/incoming-handler@0.2.0" (instance)))"#,
     )
     .unwrap();
     let refused = vcd_ccm(&["policy", "inspect", sneaky.to_str().unwrap()]);
     let text = stdout(&refused);
     assert_eq!(refused.status.code(), Some(1), "{text}");
     assert!(
-        text.contains("wasi:sockets/tcp@0.2.0 (FORBIDDEN)"),
+        text.contains("wasi:http/incoming-handler@0.2.0 (FORBIDDEN)"),
         "{text}"
     );
     assert!(
-        text.contains("accepted:  no: policy sneaky: imports wasi:sockets/tcp@0.2.0"),
+        text.contains("accepted:  no: policy sneaky: imports wasi:http/incoming-handler@0.2.0"),
         "{text}"
     );
 

@@ -120,12 +120,13 @@ fn a_log_flood_is_bounded_and_the_call_still_returns() {
 #[test]
 fn a_forbidden_import_is_refused_at_load_by_name() {
     let engine = PolicyEngine::new().unwrap();
-    let wat = r#"(component (import "wasi:http/outgoing-handler@0.2.0" (instance)))"#;
+    // A server's interface: linked for no toolchain, so refused.
+    let wat = r#"(component (import "wasi:http/incoming-handler@0.2.0" (instance)))"#;
     let error = refused("sneaky", wat.as_bytes(), None, "{}");
     match error {
         LoadError::ForbiddenImport { policy, import, .. } => {
             assert_eq!(policy, "sneaky");
-            assert_eq!(import, "wasi:http/outgoing-handler@0.2.0");
+            assert_eq!(import, "wasi:http/incoming-handler@0.2.0");
         }
         other => panic!("expected ForbiddenImport, got {other}"),
     }
