@@ -75,6 +75,19 @@ fn push_with_env(component: &Path, target: &str, extra: &[&str], env: &[(&str, &
     reference
 }
 
+/// The example and the default component pushed to one repository of an
+/// authenticated registry: the two digests an entry moves between.
+pub fn push_two_digests(registry: &TestRegistry) -> (String, String) {
+    let dir = tempfile::tempdir().unwrap();
+    let auth = dir.path().join("config.json");
+    std::fs::write(&auth, registry.docker_config()).unwrap();
+    let flag = format!("--registry-auth={}", auth.display());
+    let target = registry.reference("policies/pools");
+    let first = push(&example(), &target, &[&flag]);
+    let second = push(&default_component(), &target, &[&flag]);
+    (first, second)
+}
+
 /// The example suite with its `policy` pointing at `reference`.
 fn suite_for(dir: &Path, reference: &str) -> PathBuf {
     let original =
@@ -528,16 +541,7 @@ fn a_pull_secret_that_cannot_be_used_refuses_the_entry_and_the_previous_version_
     let Some(registry) = TestRegistry::start_with_auth() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let auth = dir.path().join("config.json");
-    std::fs::write(&auth, registry.docker_config()).unwrap();
-    let flag = format!("--registry-auth={}", auth.display());
-    let first = push(&example(), &registry.reference("policies/pools"), &[&flag]);
-    let second = push(
-        &default_component(),
-        &registry.reference("policies/pools"),
-        &[&flag],
-    );
+    let (first, second) = push_two_digests(&registry);
     let secrets = secret_world(&registry);
 
     let policies = tempfile::tempdir().unwrap();

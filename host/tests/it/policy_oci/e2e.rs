@@ -12,7 +12,7 @@ use kube::Api;
 use kube::api::{Patch, PatchParams, PostParams};
 use serde_json::json;
 
-use super::{default_component, example, push};
+use super::push_two_digests;
 use crate::support::poll::wait_until;
 use crate::support::registry::{PASSWORD, TestRegistry};
 use crate::support::run::{LEASE_NAME, LEASE_NAMESPACE, World};
@@ -112,16 +112,7 @@ async fn an_image_policy_decides_and_outlives_its_registry() {
     let Some(registry) = TestRegistry::start_with_auth() else {
         return;
     };
-    let dir = tempfile::tempdir().unwrap();
-    let auth = dir.path().join("config.json");
-    std::fs::write(&auth, registry.docker_config()).unwrap();
-    let flag = format!("--registry-auth={}", auth.display());
-    let first = push(&example(), &registry.reference("policies/pools"), &[&flag]);
-    let second = push(
-        &default_component(),
-        &registry.reference("policies/pools"),
-        &[&flag],
-    );
+    let (first, second) = push_two_digests(&registry);
 
     let world = World::start().await;
     create_pull_secret(&world, &registry).await;
