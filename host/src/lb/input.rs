@@ -44,6 +44,7 @@ pub fn build(parts: InputParts<'_>) -> DecisionInput {
             ports: Vec::new(),
             warnings: Vec::new(),
             preserve_client_ip: false,
+            traffic: Vec::new(),
         }),
         ready_endpoints: parts.service.ready_endpoints,
     }

@@ -21,7 +21,9 @@ use crate::policy::model::{AppProfile, Decision, HealthMonitor, PortDecision};
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
 use crate::vcd::resources::nat::NatRule;
-use crate::vcd::resources::pool::{HealthMonitor as PoolMonitor, Pool, PoolMember};
+use crate::vcd::resources::pool::{
+    HealthMonitor as PoolMonitor, PersistenceProfile, Pool, PoolMember,
+};
 use crate::vcd::resources::virtual_service::{ApplicationProfile, ServicePort, VirtualService};
 
 /// The service engine group is filled in when a virtual service is written.
@@ -130,6 +132,20 @@ fn monitors(decision: &PortDecision) -> Vec<PoolMonitor> {
     }]
 }
 
+/// The pool's persistence, from the decision's traffic entry for the port.
+fn persistence(decision: &Decision, port: &PortDecision) -> Option<PersistenceProfile> {
+    let entry = decision
+        .traffic
+        .iter()
+        .find(|t| t.service_port == port.service_port && t.protocol == port.protocol)?;
+    let (kind, value) = entry.persistence.vcd_profile()?;
+    Some(PersistenceProfile {
+        profile_type: kind.into(),
+        value: value.map(str::to_owned),
+        extra: Map::new(),
+    })
+}
+
 /// `transparentModeEnabled` only when asked for: the field exists from API
 /// 37.1, and absent means off on every version.
 fn transparent_mode(decision: &Decision) -> Map<String, serde_json::Value> {
@@ -230,6 +246,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
             members,
             member_group_ref,
             health_monitors: monitors(decision),
+            persistence_profile: persistence(target.decision, decision),
             gateway_ref: target.gateway.clone(),
             extra: Map::new(),
         };

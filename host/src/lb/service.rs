@@ -84,6 +84,8 @@ pub struct ServiceSpec {
     pub ip_family_policy: FamilyPolicy,
     /// `spec.loadBalancerSourceRanges`, verbatim (checked by the load balancer).
     pub source_ranges: Vec<String>,
+    /// `spec.sessionAffinity` with its timeout (policy input).
+    pub session_affinity: model::SessionAffinity,
 }
 
 impl ServiceSpec {
@@ -154,6 +156,7 @@ impl ServiceSpec {
             load_balancer_source_ranges: super::source_ranges::source_ranges(self)
                 .map(|ranges| ranges.iter().map(ToString::to_string).collect())
                 .unwrap_or_default(),
+            session_affinity: self.session_affinity,
         };
         let namespace = model::Namespace {
             name: self.namespace.clone(),

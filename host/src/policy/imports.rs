@@ -14,7 +14,7 @@ use wasmtime::component::Component;
 /// Interface families a policy may import, with the version prefix each is
 /// served at; within a family every listed interface is allowed.
 const ALLOWED: &[(&str, &str, &[&str])] = &[
-    ("vcd:lb-policy", "0.1.|0.2.", &["host", "types"]),
+    ("vcd:lb-policy", "0.1.|0.2.|0.3.", &["host", "types"]),
     (
         "wasi:cli",
         "0.2.",
@@ -101,6 +101,7 @@ mod tests {
         for import in [
             "vcd:lb-policy/host@0.1.0",
             "vcd:lb-policy/types@0.2.0",
+            "vcd:lb-policy/types@0.3.0",
             "wasi:cli/environment@0.2.3",
             "wasi:sockets/ip-name-lookup@0.2.9",
             "wasi:http/outgoing-handler@0.2.10",
@@ -108,7 +109,7 @@ mod tests {
             assert!(is_allowed(import), "{import}");
         }
         for import in [
-            "vcd:lb-policy/host@0.3.0",
+            "vcd:lb-policy/host@0.4.0",
             "wasi:http/incoming-handler@0.2.0",
             "wasi:sockets/tcp@0.3.0",
             "wasi:cli/run@0.2.0",
@@ -123,7 +124,7 @@ mod tests {
     fn the_summary_names_each_interface_once() {
         let summary = allowed_summary();
         assert!(
-            summary.starts_with("vcd:lb-policy/{host,types}@0.1.x, 0.2.x; wasi:cli/{"),
+            summary.starts_with("vcd:lb-policy/{host,types}@0.1.x, 0.2.x, 0.3.x; wasi:cli/{"),
             "{summary}"
         );
         for name in ["tcp-create-socket", "outgoing-handler", "preopens"] {

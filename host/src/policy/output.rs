@@ -5,7 +5,7 @@
 //! text can go into logs, Events and the RDE as it is.
 
 use super::errors::CallError;
-use super::model::{AddressChoice, Decision, DecisionError, PolicyInfo};
+use super::model::{AddressChoice, Decision, DecisionError, Persistence, PolicyInfo};
 use crate::text::sanitize;
 
 /// The longest string a policy can put in front of a user (a warning, an
@@ -33,6 +33,12 @@ pub(super) fn decision(mut decision: Decision) -> Result<Decision, CallError> {
     for port in &mut decision.ports {
         if let Some(alias) = &mut port.certificate {
             text(alias);
+        }
+    }
+    for entry in &mut decision.traffic {
+        if let Persistence::HttpCookie(name) | Persistence::AppCookie(name) = &mut entry.persistence
+        {
+            text(name);
         }
     }
     Ok(decision)
@@ -77,6 +83,7 @@ mod tests {
             ports: Vec::new(),
             warnings: vec!["ok\nINFO forged line".into(), "w".repeat(100_000)],
             preserve_client_ip: false,
+            traffic: Vec::new(),
         })
         .unwrap();
         assert_eq!(decided.warnings[0], "ok\\nINFO forged line");
@@ -100,6 +107,7 @@ mod tests {
             ports: Vec::new(),
             warnings: vec![String::new(); MAX_WARNINGS + 1],
             preserve_client_ip: false,
+            traffic: Vec::new(),
         })
         .unwrap_err();
         assert_eq!(

@@ -20,7 +20,8 @@ use super::errors::{CallError, EvalError};
 use super::loader::{Compiled, Exports, Policy};
 use super::metrics::Outcome;
 use super::model::{
-    AddressChoice, Decision, DecisionError, DecisionInput, PolicyInfo, PortDecision, v0_1,
+    AddressChoice, Decision, DecisionError, DecisionInput, Persistence, PolicyInfo, PortDecision,
+    PortTraffic, v0_1, v0_2,
 };
 use super::output;
 use super::sandbox::{CallCost, Limits, OUTPUT_BYTES, Sandbox};
@@ -28,6 +29,8 @@ use super::validate;
 use crate::text::sanitize;
 
 type DecideFn<'a> = TypedFunc<(&'a str, &'a DecisionInput), (Result<Decision, DecisionError>,)>;
+type DecideFnV0_2<'a> =
+    TypedFunc<(&'a str, &'a v0_2::DecisionInput), (Result<v0_2::Decision, DecisionError>,)>;
 type DecideFnV0_1<'a> =
     TypedFunc<(&'a str, &'a v0_1::DecisionInput), (Result<v0_1::Decision, DecisionError>,)>;
 
@@ -131,8 +134,12 @@ impl Compiled {
     ) -> Result<(), CallError> {
         self.run(name, limits, async |store, instance, exports| {
             match exports.contract {
-                Contract::V0_2 => {
+                Contract::V0_3 => {
                     let _: DecideFn<'_> = instance.get_typed_func(&mut *store, exports.decide)?;
+                }
+                Contract::V0_2 => {
+                    let _: DecideFnV0_2<'_> =
+                        instance.get_typed_func(&mut *store, exports.decide)?;
                 }
                 Contract::V0_1 => {
                     let _: DecideFnV0_1<'_> =
@@ -199,10 +206,17 @@ impl Policy {
             .run_measured(&self.name, self.limits, async |store, instance, exports| {
                 let config = self.config.as_str();
                 Ok(match exports.contract {
-                    Contract::V0_2 => {
+                    Contract::V0_3 => {
                         let decide: DecideFn<'_> =
                             instance.get_typed_func(&mut *store, exports.decide)?;
                         decide.call_async(&mut *store, (config, input)).await?.0
+                    }
+                    Contract::V0_2 => {
+                        let input = v0_2::DecisionInput::from(input);
+                        let decide: DecideFnV0_2<'_> =
+                            instance.get_typed_func(&mut *store, exports.decide)?;
+                        let output = decide.call_async(&mut *store, (config, &input)).await?.0;
+                        output.map(Decision::from)
                     }
                     Contract::V0_1 => {
                         let input = v0_1::DecisionInput::from(input);
@@ -264,7 +278,18 @@ fn lifted_bytes(answer: &Result<Decision, DecisionError>) -> usize {
                 .iter()
                 .map(|warning| size_of::<String>() + warning.len())
                 .sum();
-            address + ports + warnings
+            let traffic: usize = decision
+                .traffic
+                .iter()
+                .map(|entry| {
+                    let cookie = match &entry.persistence {
+                        Persistence::HttpCookie(name) | Persistence::AppCookie(name) => name.len(),
+                        _ => 0,
+                    };
+                    size_of::<PortTraffic>() + cookie
+                })
+                .sum();
+            address + ports + warnings + traffic
         }
         Err(error) => match error {
             DecisionError::InvalidAnnotation(field) => field.key.len() + field.message.len(),
@@ -339,6 +364,7 @@ mod tests {
             ],
             warnings: vec!["slow".into()],
             preserve_client_ip: false,
+            traffic: Vec::new(),
         };
         let list_elements = 2 * size_of::<PortDecision>() + size_of::<String>();
         assert_eq!(

@@ -2,6 +2,8 @@
 //! against the input the policy was given. Checks that need VCD's current state
 //! (is the address free?) belong to the load-balancer reconciler.
 
+mod traffic;
+
 use std::collections::HashMap;
 
 use super::model::{
@@ -20,6 +22,7 @@ pub fn check(input: &DecisionInput, decision: &Decision) -> Result<(), String> {
     for port in &decision.ports {
         check_port(input, port, &mut problems);
     }
+    traffic::check(input, decision, &mut problems);
     if decision.preserve_client_ip && !input.cluster.capabilities.transparent_mode {
         problems.push(no_transparent_mode(input));
     }
@@ -237,6 +240,7 @@ mod tests {
             ports: Vec::new(),
             warnings: Vec::new(),
             preserve_client_ip: true,
+            traffic: Vec::new(),
         };
         let problems = check(&input, &decision).unwrap_err();
         problems

@@ -49,6 +49,14 @@ fn demo_once_converges_and_exits_zero() {
         store.contains(", TLS: ") && store.contains("-default-store-tls-"),
         "the Secret's upload serves: {store}"
     );
+    let shop = stdout
+        .lines()
+        .rfind(|l| l.starts_with("default/shop"))
+        .unwrap_or_else(|| panic!("no shop row:\n{stdout}"));
+    assert!(
+        shop.ends_with(", persistence: CLIENT_IP"),
+        "sessionAffinity ClientIP keeps clients on one node: {shop}"
+    );
     let address_of = |service: &str| {
         let row = stdout
             .lines()

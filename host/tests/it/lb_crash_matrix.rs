@@ -1,8 +1,8 @@
 //! Nothing lost at any step: for each of the four address/exposure modes and
 //! each operation (create, port added, port removed, address change, a Node
-//! joining, a move to `externalTrafficPolicy: Local` and back, delete; the
-//! member changes in shared VIP mode, as they write the same objects in
-//! every mode), every VCD write the operation makes is hit in turn by a crash
+//! joining, a move to `externalTrafficPolicy: Local` and back, client-IP
+//! persistence turned on, delete; the member and persistence changes in
+//! shared VIP mode, as they write the same objects in every mode), every VCD write the operation makes is hit in turn by a crash
 //! before it lands (an error) and by a lost answer after it landed (vcdsim's
 //! `loseAnswer`). A restarted engine then repeats the operation: it must
 //! converge to exactly what an undisturbed run leaves (same objects, same
@@ -15,7 +15,7 @@ use std::collections::BTreeSet;
 use std::sync::Arc;
 
 use vcd_ccm::lb::{AllocationJournal, LbConfig, LoadBalancers, ServiceSpec};
-use vcd_ccm::policy::model::TrafficPolicy;
+use vcd_ccm::policy::model::{SessionAffinity, TrafficPolicy};
 use vcdsim::{FaultAction, FaultRule, Scenario, Sim};
 
 use crate::support::crash::{crash_before, engine_with_journal, writes_in_order};
@@ -34,6 +34,7 @@ enum Op {
     NodeJoined,
     BecameLocal,
     BackToCluster,
+    PersistenceOn,
     Delete,
 }
 
@@ -45,9 +46,14 @@ const OPS: [Op; 5] = [
     Op::Delete,
 ];
 
-/// Member changes write the same objects whatever the address mode: they
-/// run in the shared VIP mode only.
-const MEMBER_OPS: [Op; 3] = [Op::NodeJoined, Op::BecameLocal, Op::BackToCluster];
+/// Member and persistence changes write the same objects whatever the
+/// address mode: they run in the shared VIP mode only.
+const MEMBER_OPS: [Op; 4] = [
+    Op::NodeJoined,
+    Op::BecameLocal,
+    Op::BackToCluster,
+    Op::PersistenceOn,
+];
 
 fn ops_of(mode: Mode) -> Vec<Op> {
     let mut ops = OPS.to_vec();
@@ -67,6 +73,11 @@ fn nodes_of(op: Op) -> usize {
 
 fn local(mut spec: ServiceSpec) -> ServiceSpec {
     spec.external_traffic_policy = TrafficPolicy::Local;
+    spec
+}
+
+fn sticky(mut spec: ServiceSpec) -> ServiceSpec {
+    spec.session_affinity = SessionAffinity::ClientIp(300);
     spec
 }
 
@@ -109,6 +120,7 @@ fn specs(op: Op, mode: Mode) -> (Option<ServiceSpec>, ServiceSpec) {
         Op::NodeJoined => (Some(two_ports()), two_ports()),
         Op::BecameLocal => (Some(two_ports()), local(two_ports())),
         Op::BackToCluster => (Some(local(two_ports())), two_ports()),
+        Op::PersistenceOn => (Some(two_ports()), sticky(two_ports())),
         Op::Delete => (Some(two_ports()), two_ports()),
     }
 }
@@ -120,6 +132,8 @@ struct State {
     ours: BTreeSet<(String, String, String)>,
     /// Every member IP set: name and entries.
     groups: BTreeSet<(String, String)>,
+    /// Each pool's persistence type, by pool name.
+    persistence: BTreeSet<(String, String)>,
     allocations: BTreeSet<String>,
     reservations: Vec<(String, String)>,
 }
@@ -134,6 +148,15 @@ fn state(sim: &Sim, reserved: &str) -> State {
             .into_iter()
             .map(|o| (o.name, o.address))
             .collect(),
+        persistence: sim.with_world(|w| {
+            w.pools
+                .iter()
+                .filter_map(|p| {
+                    let profile = p.persistence_profile.as_ref()?;
+                    Some((p.name.clone(), profile.profile_type.clone()))
+                })
+                .collect()
+        }),
         allocations: allocations(sim)
             .into_iter()
             .filter(|(_, d)| d.contains(UID))

@@ -17,6 +17,7 @@ mod e2e_drift;
 mod e2e_firewall;
 mod e2e_ip_families;
 mod e2e_nodes;
+mod e2e_persistence;
 mod e2e_policy_reload;
 mod e2e_policy_shadow;
 mod e2e_run;

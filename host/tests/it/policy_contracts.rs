@@ -1,7 +1,8 @@
 //! Contract versions side by side: the example provider policy, built
-//! against `vcd:lb-policy@0.1.0`, and the built-in default on 0.2.0 serve
-//! from one registry, each called with its own version's record shapes; and
-//! the host refuses `preserve-client-ip` where the gateway cannot honour it.
+//! against `vcd:lb-policy@0.1.0`, a test policy on 0.2.0 and the built-in
+//! default on 0.3.0 serve from one registry, each called with its own
+//! version's record shapes; and the host refuses `preserve-client-ip` where
+//! the gateway cannot honour it.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
@@ -12,7 +13,7 @@ use vcd_ccm::policy::contract::Contract;
 use vcd_ccm::policy::loader::sha256_hex;
 use vcd_ccm::policy::model::{
     AddressChoice, AppProfile, Decision, DecisionInput, HealthMonitor, IpAddress, Namespace,
-    PoolAlgorithm, PortDecision, Protocol,
+    Persistence, PoolAlgorithm, PortDecision, PortTraffic, Protocol, SessionAffinity,
 };
 use vcd_ccm::policy::{EvalError, PolicyEngine, Registry, directory, metrics};
 
@@ -47,15 +48,20 @@ fn gold() -> Namespace {
     }
 }
 
-/// The default policy and, for namespaces labelled `tier: gold`, the example
-/// policy, loaded from a policy directory as a provider ships one.
+/// The default policy, for namespaces labelled `tier: gold` the example
+/// policy (0.1.0), and for the class `vcd-ccm.io/test` the misbehaving test
+/// policy told to behave (0.2.0), loaded from a policy directory as a
+/// provider ships them.
 fn registry(engine: &Arc<PolicyEngine>) -> Registry {
     let example = std::fs::read(format!("{ARTIFACTS_DIR}/namespace_pools.wasm")).unwrap();
+    let behaving = std::fs::read(format!("{ARTIFACTS_DIR}/misbehaving.wasm")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("namespace-pools.wasm"), &example).unwrap();
+    std::fs::write(dir.path().join("behaving.wasm"), &behaving).unwrap();
     let manifest = format!(
-        "policies:\n- name: namespace-pools\n  sha256: {}\n  selector: {{namespaceSelector: {{matchLabels: {{tier: gold}}}}}}\n",
-        sha256_hex(&example)
+        "policies:\n- name: namespace-pools\n  sha256: {}\n  selector: {{namespaceSelector: {{matchLabels: {{tier: gold}}}}}}\n- name: behaving\n  sha256: {}\n  config: ok\n  selector: {{loadBalancerClass: vcd-ccm.io/test}}\n",
+        sha256_hex(&example),
+        sha256_hex(&behaving)
     );
     std::fs::write(dir.path().join("policies.yaml"), manifest).unwrap();
     let default = engine
@@ -81,7 +87,7 @@ fn tcp80(algorithm: PoolAlgorithm) -> PortDecision {
 }
 
 #[test]
-fn one_registry_serves_a_0_1_policy_and_the_0_2_default_side_by_side() {
+fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
     let engine = PolicyEngine::new().unwrap();
     let registry = registry(&engine);
     let set = registry.current();
@@ -93,7 +99,13 @@ fn one_registry_serves_a_0_1_policy_and_the_0_2_default_side_by_side() {
         ports: Vec::new(),
         warnings: Vec::new(),
         preserve_client_ip: true,
+        traffic: vec![PortTraffic {
+            service_port: 80,
+            protocol: Protocol::Tcp,
+            persistence: Persistence::HttpCookie("shop".into()),
+        }],
     });
+    input.service.session_affinity = SessionAffinity::ClientIp(300);
 
     let example = set.select(&input.service, &gold()).unwrap();
     assert_eq!(
@@ -103,7 +115,7 @@ fn one_registry_serves_a_0_1_policy_and_the_0_2_default_side_by_side() {
     let default = set.select(&input.service, &input.namespace).unwrap();
     assert_eq!(
         (default.name(), default.contract()),
-        ("default", Contract::V0_2)
+        ("default", Contract::V0_3)
     );
 
     // The 0.1.0 policy decides from what its version has; it cannot ask for
@@ -117,8 +129,24 @@ fn one_registry_serves_a_0_1_policy_and_the_0_2_default_side_by_side() {
             ports: vec![tcp80(PoolAlgorithm::LeastConnections)],
             warnings: Vec::new(),
             preserve_client_ip: false,
+            traffic: Vec::new(),
         }
     );
+    // The 0.2.0 policy gets its input without the session affinity, and
+    // cannot ask for persistence.
+    let mut tested = input.clone();
+    tested.service.load_balancer_class = Some("vcd-ccm.io/test".into());
+    let behaving = set.select(&tested.service, &tested.namespace).unwrap();
+    assert_eq!(
+        (behaving.name(), behaving.contract()),
+        ("behaving", Contract::V0_2)
+    );
+    let decision = engine.block_on(behaving.decide(&tested));
+    assert!(
+        matches!(&decision, Err(EvalError::InvalidDecision { problem, .. }) if problem.contains("Service port 80/tcp has no entry")),
+        "{decision:?}"
+    );
+    // The 0.3.0 default maps the affinity to client-IP persistence.
     assert_eq!(
         engine.block_on(default.decide(&input)).unwrap(),
         Decision {
@@ -126,6 +154,11 @@ fn one_registry_serves_a_0_1_policy_and_the_0_2_default_side_by_side() {
             ports: vec![tcp80(PoolAlgorithm::RoundRobin)],
             warnings: Vec::new(),
             preserve_client_ip: true,
+            traffic: vec![PortTraffic {
+                service_port: 80,
+                protocol: Protocol::Tcp,
+                persistence: Persistence::ClientIp,
+            }],
         }
     );
 
@@ -134,7 +167,11 @@ fn one_registry_serves_a_0_1_policy_and_the_0_2_default_side_by_side() {
     metrics::register_policy_set(&mut metric_registry, Arc::new(registry));
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, &metric_registry).unwrap();
-    for (policy, contract) in [("default", "0.2.0"), ("namespace-pools", "0.1.0")] {
+    for (policy, contract) in [
+        ("default", "0.3.0"),
+        ("behaving", "0.2.0"),
+        ("namespace-pools", "0.1.0"),
+    ] {
         assert!(
             text.lines().any(|l| l.starts_with("policy_loaded_info{")
                 && l.contains(&format!(r#"policy="{policy}""#))

@@ -3,7 +3,8 @@
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
-use crate::tls_secret::TlsSecrets;
+use crate::tls_secret::{TLS_SECRET, TlsSecrets};
+use crate::traffic::PERSISTENCE;
 use crate::vcd::lb_policy::types::{
     DecisionError, HealthMonitor, InvalidField, PoolAlgorithm, Protocol, Service,
 };
@@ -26,6 +27,33 @@ pub const POOL_ALGORITHM: &str = "vcd-ccm.io/pool-algorithm";
 pub const SHARING_KEY: &str = "vcd-ccm.io/sharing-key";
 /// `"true"`: clients' source addresses reach the pods (NSX ALB transparent mode).
 pub const PRESERVE_CLIENT_IP: &str = "vcd-ccm.io/preserve-client-ip";
+
+/// Every annotation the default policy reads, which `forbiddenAnnotations`
+/// may name.
+pub const READ: [&str; 11] = [
+    SSL_PORTS,
+    SSL_CERT_ALIAS,
+    SSL_NO_TERMINATION,
+    LOAD_BALANCER_IP,
+    ADDRESS_POOL,
+    HEALTH_MONITOR,
+    POOL_ALGORITHM,
+    SHARING_KEY,
+    PRESERVE_CLIENT_IP,
+    TLS_SECRET,
+    PERSISTENCE,
+];
+
+/// A Service that sets an annotation the provider forbids is refused.
+pub fn check_allowed(service: &Service, forbidden: &[String]) -> Result<(), DecisionError> {
+    match forbidden.iter().find(|key| get(service, key).is_some()) {
+        None => Ok(()),
+        Some(key) => Err(invalid(
+            key,
+            "the provider does not allow this annotation here (default policy setting forbiddenAnnotations); remove it".into(),
+        )),
+    }
+}
 
 /// What the annotations ask for, validated.
 pub struct Annotations {
@@ -59,14 +87,14 @@ fn flag(service: &Service, key: &str) -> Result<bool, DecisionError> {
     }
 }
 
-fn invalid(key: &str, message: String) -> DecisionError {
+pub fn invalid(key: &str, message: String) -> DecisionError {
     DecisionError::InvalidAnnotation(InvalidField {
         key: key.into(),
         message,
     })
 }
 
-fn get<'a>(service: &'a Service, key: &str) -> Option<&'a str> {
+pub fn get<'a>(service: &'a Service, key: &str) -> Option<&'a str> {
     service
         .annotations
         .iter()

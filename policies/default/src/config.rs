@@ -2,7 +2,7 @@
 
 use serde::Deserialize;
 
-use crate::annotations::parse_algorithm;
+use crate::annotations::{self, parse_algorithm};
 use crate::vcd::lb_policy::types::PoolAlgorithm;
 
 #[derive(Debug, Default, Deserialize)]
@@ -11,6 +11,7 @@ struct RawConfig {
     cert_alias: Option<String>,
     algorithm: Option<String>,
     share_across_namespaces: Option<bool>,
+    forbidden_annotations: Option<Vec<String>>,
 }
 
 /// Validated settings.
@@ -22,6 +23,9 @@ pub struct Config {
     /// A Service with a sharing key may join another namespace's group when
     /// its own namespace has none.
     pub share_across_namespaces: bool,
+    /// Annotations the provider does not let Services use: a Service that
+    /// sets one is refused, naming it.
+    pub forbidden_annotations: Vec<String>,
 }
 
 impl Config {
@@ -37,10 +41,21 @@ impl Config {
                 .map_err(|message| format!("default policy config: algorithm: {message}"))?,
         };
         let cert_alias = raw.cert_alias.filter(|alias| !alias.is_empty());
+        let forbidden_annotations = raw.forbidden_annotations.unwrap_or_default();
+        if let Some(unknown) = forbidden_annotations
+            .iter()
+            .find(|key| !annotations::READ.contains(&key.as_str()))
+        {
+            return Err(format!(
+                "default policy config: forbiddenAnnotations: {unknown:?} is not an annotation the default policy reads; use any of {}",
+                annotations::READ.join(", ")
+            ));
+        }
         Ok(Config {
             cert_alias,
             algorithm,
             share_across_namespaces: raw.share_across_namespaces.unwrap_or(false),
+            forbidden_annotations,
         })
     }
 }

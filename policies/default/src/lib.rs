@@ -4,8 +4,9 @@
 //! (`appProtocol`, the `service.beta.kubernetes.io/vcloud-avi-ssl-*` annotations,
 //! `spec.loadBalancerIP`, the `certAlias` setting) and adds UDP ports, health
 //! monitors, requested addresses and pools by annotation, a stable address,
-//! certificates from Kubernetes TLS Secrets, and preserved client addresses
-//! by annotation (contract 0.2.0).
+//! certificates from Kubernetes TLS Secrets, preserved client addresses by
+//! annotation (contract 0.2.0), and session persistence from
+//! `spec.sessionAffinity` or an annotation (0.3.0).
 
 wit_bindgen::generate!({ path: "../../wit", world: "lb-policy" });
 
@@ -15,6 +16,7 @@ mod config;
 mod ip;
 mod ports;
 mod tls_secret;
+mod traffic;
 
 use exports::vcd::lb_policy::policy::Guest;
 use vcd::lb_policy::types::{Decision, DecisionError, DecisionInput, PolicyInfo};
@@ -35,15 +37,18 @@ impl Guest for DefaultPolicy {
 
     fn decide(config: String, input: DecisionInput) -> Result<Decision, DecisionError> {
         let config = config::Config::parse(&config).map_err(DecisionError::Other)?;
+        annotations::check_allowed(&input.service, &config.forbidden_annotations)?;
         let annotations = annotations::Annotations::read(&input.service)?;
         let mut warnings = Vec::new();
         let ports = ports::decide(&input, &config, &annotations, &mut warnings)?;
         let address = address::decide(&input, &config, &annotations)?;
+        let traffic = traffic::decide(&input, &ports, &mut warnings)?;
         Ok(Decision {
             address,
             ports,
             warnings,
             preserve_client_ip: annotations.preserve_client_ip,
+            traffic,
         })
     }
 }

@@ -64,6 +64,7 @@ export const policy = {
           })),
           warnings: [],
           preserveClientIp: false,
+          traffic: [],
         };
     }
   },

@@ -74,4 +74,4 @@ class Policy(exports.Policy):
                                   health_monitor=t.HealthMonitor.TCP,
                                   algorithm=t.PoolAlgorithm.LEAST_CONNECTIONS)
                    for p in input.service.ports],
-            warnings=[], preserve_client_ip=False)
+            warnings=[], preserve_client_ip=False, traffic=[])

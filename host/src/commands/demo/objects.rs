@@ -1,6 +1,7 @@
 //! The Kubernetes objects the demo creates: a Node per VM, as a kubelet with
 //! `--cloud-provider=external` registers it, seven Services (one limited to
-//! source ranges, which the managed gateway firewall enforces; one serving
+//! source ranges, which the managed gateway firewall enforces; one keeping
+//! each client on one node by `sessionAffinity: ClientIP`; one serving
 //! HTTPS with the certificate of a `kubernetes.io/tls` Secret; a UDP and a
 //! TCP DNS Service sharing one address by their sharing key; one with an
 //! IPv4 and an IPv6 address) and that Secret, as cert-manager would leave
@@ -64,6 +65,14 @@ fn dual_stack(mut service: Value) -> Value {
     service
 }
 
+/// `service`, keeping each client on one node for NSX ALB's client-IP
+/// persistence timeout (5 minutes), which the Service states.
+fn sticky(mut service: Value) -> Value {
+    service["spec"]["sessionAffinity"] = json!("ClientIP");
+    service["spec"]["sessionAffinityConfig"] = json!({"clientIP": {"timeoutSeconds": 300}});
+    service
+}
+
 /// (namespace, Service).
 pub fn services() -> Vec<(&'static str, Value)> {
     vec![
@@ -80,7 +89,7 @@ pub fn services() -> Vec<(&'static str, Value)> {
         ),
         (
             "default",
-            service(
+            sticky(service(
                 "shop",
                 json!({
                     "service.beta.kubernetes.io/vcloud-avi-ssl-ports": "443",
@@ -90,7 +99,7 @@ pub fn services() -> Vec<(&'static str, Value)> {
                     {"name": "http", "port": 80, "protocol": "TCP"},
                     {"name": "https", "port": 443, "protocol": "TCP"}
                 ]),
-            ),
+            )),
         ),
         (
             "default",

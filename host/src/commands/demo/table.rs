@@ -22,6 +22,8 @@ pub struct ServiceRow {
     pub firewall: Option<String>,
     /// The library aliases of the certificates its virtual services serve.
     pub certificates: Vec<String>,
+    /// The persistence types of its pools (`CLIENT_IP`, …), each once.
+    pub persistence: Vec<String>,
 }
 
 pub struct NodeRow {
@@ -91,7 +93,7 @@ impl Snapshot {
         for s in &self.services {
             let _ = writeln!(
                 out,
-                "{:<16} {:<22} {:<ip_width$} {} virtual service(s), {} pool(s) with {} member(s), firewall: {}{}",
+                "{:<16} {:<22} {:<ip_width$} {} virtual service(s), {} pool(s) with {} member(s), firewall: {}{}{}",
                 s.key,
                 s.ports,
                 dash(&s.ip),
@@ -102,6 +104,10 @@ impl Snapshot {
                 match s.certificates.as_slice() {
                     [] => String::new(),
                     aliases => format!(", TLS: {}", aliases.join(" ")),
+                },
+                match s.persistence.as_slice() {
+                    [] => String::new(),
+                    kinds => format!(", persistence: {}", kinds.join(" ")),
                 }
             );
         }
@@ -217,10 +223,23 @@ fn service_row(service: &Service, sim: &Sim) -> ServiceRow {
             })
             .collect()
     });
+    let persistence = sim.with_world(|w| {
+        let mut kinds: Vec<String> = w
+            .pools
+            .iter()
+            .filter(|p| owned(&p.description))
+            .filter_map(|p| p.persistence_profile.as_ref())
+            .map(|profile| profile.profile_type.clone())
+            .collect();
+        kinds.sort();
+        kinds.dedup();
+        kinds
+    });
     ServiceRow {
         key,
         ports,
         ip,
+        persistence,
         virtual_services,
         pools,
         members,

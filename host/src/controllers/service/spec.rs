@@ -6,7 +6,26 @@ use k8s_openapi::api::core::v1::{LoadBalancerIngress, Node, Service};
 
 use super::predicates::internal_ip;
 use crate::lb::{FamilyPolicy, LbStatus, NodeSpec, PortSpec, ServiceSpec};
-use crate::policy::model::{IpFamily, Protocol, TrafficPolicy};
+use crate::policy::model::{IpFamily, Protocol, SessionAffinity, TrafficPolicy};
+
+/// `sessionAffinityConfig.clientIP.timeoutSeconds` when the Service leaves it
+/// unset (the API server's default).
+const CLIENT_IP_TIMEOUT_SECONDS: u32 = 10_800;
+
+/// `spec.sessionAffinity` and its timeout; anything but `ClientIP` is none.
+fn session_affinity(spec: &k8s_openapi::api::core::v1::ServiceSpec) -> SessionAffinity {
+    if spec.session_affinity.as_deref() != Some("ClientIP") {
+        return SessionAffinity::None;
+    }
+    let timeout = spec
+        .session_affinity_config
+        .as_ref()
+        .and_then(|config| config.client_ip.as_ref())
+        .and_then(|client_ip| client_ip.timeout_seconds)
+        .and_then(|seconds| u32::try_from(seconds).ok())
+        .unwrap_or(CLIENT_IP_TIMEOUT_SECONDS);
+    SessionAffinity::ClientIp(timeout)
+}
 
 /// The Service as the load balancer sees it; `namespace_labels` come from
 /// the Service's Namespace (policy selection).
@@ -19,6 +38,7 @@ pub fn service_spec(service: &Service, namespace_labels: BTreeMap<String, String
         _ => Protocol::Tcp,
     };
     let port = |n: i32| u16::try_from(n).ok().filter(|n| *n > 0);
+    let session_affinity = session_affinity(&spec);
     ServiceSpec {
         namespace: meta.namespace.clone().unwrap_or_default(),
         name: meta.name.clone().unwrap_or_default(),
@@ -50,6 +70,7 @@ pub fn service_spec(service: &Service, namespace_labels: BTreeMap<String, String
         },
         health_check_node_port: spec.health_check_node_port.and_then(port),
         ready_endpoints: 0,
+        session_affinity,
         source_ranges: spec.load_balancer_source_ranges.unwrap_or_default(),
         ip_families: spec
             .ip_families

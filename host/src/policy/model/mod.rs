@@ -1,15 +1,17 @@
-//! The policy contract's types (`wit/types.wit`, 0.2.0) in Rust: the one
+//! The policy contract's types (`wit/types.wit`, 0.3.0) in Rust: the one
 //! model the host works with, whichever version a policy implements.
 //!
 //! Written out rather than generated so they also carry serde in WIT spelling
 //! (kebab-case fields and cases), which test suites and `policy eval` use.
 //! Wasmtime type-checks every type here against the component's WIT when a
 //! policy is loaded, so a drift from `wit/` fails loudly at load time.
-//! `v0_1` holds the records 0.2.0 extended in their 0.1.0 shape, which
-//! policies on that version are called with.
+//! `v0_2` and `v0_1` hold the records later versions extended, in the
+//! shapes policies on those versions are called with.
 
 mod scalars;
+mod traffic;
 pub(super) mod v0_1;
+pub(super) mod v0_2;
 
 use std::net::IpAddr;
 
@@ -20,6 +22,7 @@ pub use scalars::{
     AppProfile, HealthMonitor, IpAddress, IpFamily, LogLevel, PoolAlgorithm, PoolSource, Protocol,
     TrafficPolicy,
 };
+pub use traffic::{Persistence, PortTraffic, SessionAffinity};
 
 /// Key/value pairs (labels, annotations), written as a YAML/JSON mapping.
 pub type Pairs = Vec<(String, String)>;
@@ -111,6 +114,14 @@ pub struct Service {
     #[component(name = "load-balancer-source-ranges")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub load_balancer_source_ranges: Vec<String>,
+    /// `spec.sessionAffinity` and its timeout. Contract 0.3.0.
+    #[component(name = "session-affinity")]
+    #[serde(skip_serializing_if = "is_default")]
+    pub session_affinity: SessionAffinity,
+}
+
+fn is_default<T: Default + PartialEq>(value: &T) -> bool {
+    *value == T::default()
 }
 
 /// The Service's namespace.
@@ -287,6 +298,10 @@ pub struct Decision {
     #[component(name = "preserve-client-ip")]
     #[serde(default, skip_serializing_if = "std::ops::Not::not")]
     pub preserve_client_ip: bool,
+    /// Persistence per port, at most one entry each. Contract 0.3.0; empty
+    /// from earlier policies.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub traffic: Vec<PortTraffic>,
 }
 
 /// Everything a decision may depend on, so a policy never needs to call the host.

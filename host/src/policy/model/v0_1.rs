@@ -1,4 +1,4 @@
-//! The records contract 0.2.0 extended, in their 0.1.0 shape (`wit/0.1.0/`).
+//! The records contracts 0.2.0 and 0.3.0 extended, in their 0.1.0 shape (`wit/0.1.0/`).
 //!
 //! A 0.1.0 policy is called with these: its input is the model without the
 //! fields 0.2.0 added, and its decision comes back with them at their
@@ -137,6 +137,7 @@ impl From<Decision> for super::Decision {
             ports: decision.ports,
             warnings: decision.warnings,
             preserve_client_ip: false,
+            traffic: Vec::new(),
         }
     }
 }

@@ -53,6 +53,20 @@ pub struct HealthMonitor {
     pub extra: Map<String, Value>,
 }
 
+/// How a pool keeps a client on one member (`EdgeLoadBalancerPersistenceProfile`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct PersistenceProfile {
+    /// `CLIENT_IP`, `HTTP_COOKIE`, `CUSTOM_HTTP_HEADER`, `APP_COOKIE` or `TLS`.
+    #[serde(rename = "type")]
+    pub profile_type: String,
+    /// The cookie (or header) name; required by the cookie and header types.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub value: Option<String>,
+    /// Every other field (`name`, read-only), kept when read.
+    #[serde(flatten)]
+    pub extra: Map<String, Value>,
+}
+
 /// An NSX ALB pool (`/cloudapi/1.0.0/loadBalancer/pools/{id}`). Read,
 /// changed and PUT back whole, so fields this client does not model are
 /// kept in `extra`.
@@ -84,6 +98,9 @@ pub struct Pool {
     /// The monitors that probe the members; absent counts as none.
     #[serde(default)]
     pub health_monitors: Vec<HealthMonitor>,
+    /// How a client is kept on one member; absent means none.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub persistence_profile: Option<PersistenceProfile>,
     /// The edge gateway the pool belongs to.
     pub gateway_ref: EntityRef,
     /// Every other field, kept so a PUT sends back what VCD (or another tool) set.

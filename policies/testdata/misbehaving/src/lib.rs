@@ -1,7 +1,9 @@
 //! A policy that misbehaves on request, to prove the sandbox contains it.
-//! The config picks the behaviour: a bare word or a JSON string.
+//! The config picks the behaviour: a bare word or a JSON string. Built
+//! against contract 0.2.0, so the host's calls in that version's shapes are
+//! exercised too.
 
-wit_bindgen::generate!({ path: "../../../wit/0.1.0", world: "lb-policy" });
+wit_bindgen::generate!({ path: "../../../wit/0.2.0", world: "lb-policy" });
 
 use exports::vcd::lb_policy::policy::Guest;
 use vcd::lb_policy::host::{Level, log};
@@ -91,6 +93,7 @@ fn keep_current(warnings: Vec<String>) -> Decision {
         address: AddressChoice::KeepCurrent,
         ports: Vec::new(),
         warnings,
+        preserve_client_ip: false,
     }
 }
 

@@ -10,7 +10,7 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use super::gateways::visible_gateway;
-use super::{Params, list, parse_body};
+use super::{Params, alb_pool_persistence, list, parse_body};
 use crate::auth::Principal;
 use crate::context::api_at_least;
 use crate::error::{ApiError, ApiResult};
@@ -171,6 +171,9 @@ fn validate(world: &World, pool: &Pool) -> ApiResult<()> {
                 "Algorithm {algorithm} is not available on this gateway."
             )));
         }
+    }
+    if let Some(profile) = &pool.persistence_profile {
+        alb_pool_persistence::check(profile, &gateway.load_balancer.supported_feature_set)?;
     }
     if let Some(member) = pool
         .members

@@ -2,6 +2,7 @@
 
 mod admin;
 mod alb_http_policies;
+mod alb_pool_persistence;
 mod alb_pools;
 mod alb_virtual_service_checks;
 mod alb_virtual_service_versions;

@@ -20,6 +20,7 @@ mod ipv6_ip_spaces;
 mod legacy;
 mod nat;
 mod observe;
+mod persistence;
 mod roles;
 mod scenarios;
 mod service_accounts;

@@ -1,0 +1,117 @@
+//! Persistence per port (contract 0.3.0): `spec.sessionAffinity: ClientIP`
+//! keeps a client on one node by its address, and the
+//! `vcd-ccm.io/persistence` annotation chooses any kind NSX ALB offers.
+
+use crate::annotations::{get, invalid};
+use crate::vcd::lb_policy::types::{
+    AppProfile, DecisionError, DecisionInput, Persistence, PortDecision, PortTraffic,
+    SessionAffinity,
+};
+
+/// `none`, `client-ip`, `tls`, `http-cookie:<name>` or `app-cookie:<name>`,
+/// for every port; it overrides `spec.sessionAffinity`.
+pub const PERSISTENCE: &str = "vcd-ccm.io/persistence";
+
+/// How long NSX ALB's system client-IP persistence profile keeps a client
+/// after its last connection: Avi's default `persistence_timeout`, 5
+/// minutes. VCD's API cannot set it.
+const ALB_CLIENT_IP_TIMEOUT_SECONDS: u32 = 300;
+
+/// The `traffic` entries of the decided ports; none when nothing is asked.
+pub fn decide(
+    input: &DecisionInput,
+    ports: &[PortDecision],
+    warnings: &mut Vec<String>,
+) -> Result<Vec<PortTraffic>, DecisionError> {
+    let service = &input.service;
+    let persistence = match get(service, PERSISTENCE).map(str::trim) {
+        Some(value) if !value.is_empty() => parse(value).map_err(|m| invalid(PERSISTENCE, m))?,
+        _ => match service.session_affinity {
+            SessionAffinity::None => return Ok(Vec::new()),
+            SessionAffinity::ClientIp(timeout) => {
+                if timeout != ALB_CLIENT_IP_TIMEOUT_SECONDS {
+                    warnings.push(format!(
+                        "sessionAffinity ClientIP: clients stay on one node until idle for NSX ALB's client-IP persistence timeout ({ALB_CLIENT_IP_TIMEOUT_SECONDS} s unless the provider changed it), not the Service's {timeout} s: VCD's API cannot set the timeout"
+                    ));
+                }
+                Persistence::ClientIp
+            }
+        },
+    };
+    if matches!(persistence, Persistence::None) {
+        return Ok(Vec::new());
+    }
+    let premium = matches!(persistence, Persistence::AppCookie(_) | Persistence::Tls);
+    if premium && !input.cluster.capabilities.premium {
+        return Err(invalid(
+            PERSISTENCE,
+            format!(
+                "app-cookie and tls persistence need the PREMIUM load-balancer feature set, which edge gateway {} lacks; client-ip and http-cookie work on any gateway",
+                input.cluster.gateway
+            ),
+        ));
+    }
+    ports
+        .iter()
+        .map(|port| {
+            check_profile(&persistence, port)?;
+            Ok(PortTraffic {
+                service_port: port.service_port,
+                protocol: port.protocol,
+                persistence: persistence.clone(),
+            })
+        })
+        .collect()
+}
+
+fn parse(value: &str) -> Result<Persistence, String> {
+    let cookie = |name: &str| {
+        let name = name.trim();
+        let token = |c: char| c.is_ascii_alphanumeric() || "!#$%&'*+-.^_`|~".contains(c);
+        if name.is_empty() || name.len() > 64 || !name.chars().all(token) {
+            Err(format!(
+                "cookie name {name:?} must be 1 to 64 letters, digits or !#$%&'*+-.^_`|~"
+            ))
+        } else {
+            Ok(name.to_string())
+        }
+    };
+    match value.split_once(':') {
+        Some(("http-cookie", name)) => cookie(name).map(Persistence::HttpCookie),
+        Some(("app-cookie", name)) => cookie(name).map(Persistence::AppCookie),
+        None if value == "none" => Ok(Persistence::None),
+        None if value == "client-ip" => Ok(Persistence::ClientIp),
+        None if value == "tls" => Ok(Persistence::Tls),
+        _ => Err(format!(
+            "{value:?} is not a persistence: use none, client-ip, tls, http-cookie:<cookie name> or app-cookie:<cookie name>"
+        )),
+    }
+}
+
+/// Cookies need HTTP, a TLS session needs TLS terminated at the load balancer.
+fn check_profile(persistence: &Persistence, port: &PortDecision) -> Result<(), DecisionError> {
+    let http = matches!(port.profile, AppProfile::Http | AppProfile::Https);
+    let tls = matches!(port.profile, AppProfile::Https | AppProfile::L4Tls);
+    let (fits, needs) = match persistence {
+        Persistence::HttpCookie(_) | Persistence::AppCookie(_) => (
+            http,
+            "HTTP (appProtocol http or https, or a vcloud-avi-ssl-ports port)",
+        ),
+        Persistence::Tls => (
+            tls,
+            "TLS terminated at the load balancer (a vcloud-avi-ssl-ports port)",
+        ),
+        Persistence::None | Persistence::ClientIp => (true, ""),
+    };
+    if fits {
+        Ok(())
+    } else {
+        Err(invalid(
+            PERSISTENCE,
+            format!(
+                "port {} needs {needs} for this persistence; use client-ip, which works on every port",
+                port.service_port
+            ),
+        ))
+    }
+}
