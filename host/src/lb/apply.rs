@@ -92,9 +92,12 @@ impl Applier<'_> {
             Op::CreateVirtualService(vs) => {
                 let vs = self.complete(vs, pool_ids).await?;
                 let created = client.create_virtual_service(&vs).await;
-                if created.is_err() {
-                    // The group may be full now; pick again next time.
-                    self.catalog.forget_engine_group();
+                match &created {
+                    // The group may be full now; read the groups again next time.
+                    Err(_) => self.catalog.forget_engine_groups(),
+                    Ok(_) => self
+                        .catalog
+                        .count_virtual_service(&vs.service_engine_group_ref.id),
                 }
                 let id = created
                     .map_err(self.failed(format!("creating virtual service {}", vs.name)))?;
@@ -158,11 +161,16 @@ impl Applier<'_> {
                 },
             )
         })?;
-        vs.service_engine_group_ref = self
-            .catalog
-            .engine_group(self.client, self.gateway_id)
-            .await
-            .map_err(self.failed("choosing a service engine group".to_string()))?;
+        // An update keeps the group the virtual service runs on, unless the
+        // decision names another (the plan filled in either).
+        if vs.service_engine_group_ref.id.is_empty() {
+            let wanted = vs.service_engine_group_ref.name.clone();
+            vs.service_engine_group_ref = self
+                .catalog
+                .engine_group(self.client, self.gateway_id, wanted.as_deref())
+                .await
+                .map_err(self.failed("choosing a service engine group".to_string()))?;
+        }
         Ok(vs)
     }
 }

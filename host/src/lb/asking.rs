@@ -7,6 +7,7 @@ use std::collections::HashSet;
 use std::net::IpAddr;
 
 use super::decide::run_policy;
+use super::engine_groups;
 use super::input::{InputParts, build};
 use super::observe::GatewayView;
 use super::ranges::{family_name, family_of};
@@ -16,6 +17,7 @@ use super::{LbError, LoadBalancers, ServiceSpec};
 use crate::policy::errors::EvalError;
 use crate::policy::model::{AddressPool, Decision, DecisionError, PoolSource};
 use crate::vcd::resources::certificate::CertificateItem;
+use crate::vcd::resources::seg::SegAssignment;
 
 /// A checked decision and what it needs to be planned.
 pub struct Decided {
@@ -26,6 +28,8 @@ pub struct Decided {
     pub secrets: Vec<CheckedSecret>,
     /// The certificate library as the decision saw it.
     pub library: Vec<CertificateItem>,
+    /// The gateway's service engine groups as the decision saw them.
+    pub engine_groups: Vec<SegAssignment>,
 }
 
 fn policy_needs_certificates(error: &LbError) -> bool {
@@ -87,12 +91,14 @@ impl LoadBalancers {
                     "reading the certificate library".into(),
                 ))?;
             let certificates = tls::offered(&library, &secrets);
+            let engine_groups = self.engine_groups(service).await?;
             let input = build(InputParts {
                 service,
                 cluster: &self.cluster,
                 pools: self.offered_pools(&in_use, shared),
                 certificates: &certificates,
                 profiles: &self.features.profiles,
+                engine_groups: engine_groups::offered(&engine_groups),
                 current,
             });
             match run_policy(&self.registry, input).await {
@@ -102,6 +108,7 @@ impl LoadBalancers {
                         certificates,
                         secrets,
                         library,
+                        engine_groups,
                     });
                 }
                 // The library may have gained the certificate since it was read.

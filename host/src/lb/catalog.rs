@@ -1,9 +1,10 @@
 //! Slow-changing facts read from VCD and kept between reconciles: the
 //! certificate library (refreshed after a short time, or at once when a
 //! decision names an alias it lacks; our own uploads and deletes are
-//! applied to it as they happen), the service engine group with room
-//! (forgotten when a virtual service create fails), and the application
-//! profiles the gateway's load balancer offers (read once).
+//! applied to it as they happen), the gateway's service engine group
+//! assignments (refreshed after the same time, or at once when a virtual
+//! service create fails), and the application profiles the gateway's load
+//! balancer offers (read once).
 
 use std::sync::Mutex;
 use std::time::{Duration, Instant};
@@ -11,16 +12,18 @@ use std::time::{Duration, Instant};
 use crate::policy::model::AppProfile;
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
+use crate::vcd::resources::seg::{self, SegAssignment};
 use crate::vcd::version::ApiVersion;
 use crate::vcd::{VcdClient, VcdError};
 
-/// How long a read of the certificate library is trusted.
-const CERTIFICATE_TTL: Duration = Duration::from_secs(30);
+/// How long a read of the certificate library or of the engine group
+/// assignments is trusted.
+const CATALOG_TTL: Duration = Duration::from_secs(30);
 
 #[derive(Debug, Default)]
 pub struct Catalog {
     certificates: Mutex<Option<(Instant, Vec<CertificateItem>)>>,
-    engine_group: Mutex<Option<EntityRef>>,
+    engine_groups: Mutex<Option<(Instant, Vec<SegAssignment>)>>,
 }
 
 /// The first API version with transparent mode.
@@ -85,7 +88,7 @@ impl Catalog {
     ) -> Result<Vec<CertificateItem>, VcdError> {
         let cached = lock(&self.certificates)
             .as_ref()
-            .filter(|(read_at, _)| read_at.elapsed() < CERTIFICATE_TTL)
+            .filter(|(read_at, _)| read_at.elapsed() < CATALOG_TTL)
             .map(|(_, items)| items.clone());
         if let Some(items) = cached.filter(|_| !fresh) {
             return Ok(items);
@@ -111,22 +114,51 @@ impl Catalog {
         }
     }
 
-    /// A service engine group of the gateway with room for a virtual service.
+    /// The service engine groups assigned to the gateway, with their room.
+    pub async fn engine_groups(
+        &self,
+        client: &VcdClient,
+        gateway_id: &str,
+    ) -> Result<Vec<SegAssignment>, VcdError> {
+        let cached = lock(&self.engine_groups)
+            .as_ref()
+            .filter(|(read_at, _)| read_at.elapsed() < CATALOG_TTL)
+            .map(|(_, groups)| groups.clone());
+        if let Some(groups) = cached {
+            return Ok(groups);
+        }
+        let groups = client.seg_assignments(gateway_id).await?;
+        *lock(&self.engine_groups) = Some((Instant::now(), groups.clone()));
+        Ok(groups)
+    }
+
+    /// The group named `wanted`, else the first with room.
     pub async fn engine_group(
         &self,
         client: &VcdClient,
         gateway_id: &str,
+        wanted: Option<&str>,
     ) -> Result<EntityRef, VcdError> {
-        let cached = lock(&self.engine_group).clone();
-        if let Some(group) = cached {
-            return Ok(group);
-        }
-        let group = client.pick_service_engine_group(gateway_id).await?;
-        *lock(&self.engine_group) = Some(group.clone());
-        Ok(group)
+        let groups = self.engine_groups(client, gateway_id).await?;
+        seg::choose(&groups, gateway_id, wanted)
     }
 
-    pub fn forget_engine_group(&self) {
-        *lock(&self.engine_group) = None;
+    /// A virtual service was created in or moved into `group_id`: the
+    /// cached room shrinks until the next read, so the next Service does
+    /// not count on room that is gone.
+    pub fn count_virtual_service(&self, group_id: &str) {
+        if let Some((_, groups)) = lock(&self.engine_groups).as_mut()
+            && let Some(group) = groups
+                .iter_mut()
+                .find(|g| g.service_engine_group_ref.id == group_id)
+        {
+            let deployed = group.num_deployed_virtual_services.unwrap_or(0);
+            group.num_deployed_virtual_services = Some(deployed + 1);
+        }
+    }
+
+    /// A create failed, perhaps for want of room: read the groups again.
+    pub fn forget_engine_groups(&self) {
+        *lock(&self.engine_groups) = None;
     }
 }

@@ -67,6 +67,20 @@ pub enum LbError {
         detail: String,
     },
     #[error(
+        "Service {service}: service engine group {group} has room for {free} more virtual service(s) on this gateway and the Service needs {needed}; choose another group, or ask the provider to raise the group's maxVirtualServices; nothing was changed in VCD"
+    )]
+    /// The group the decision names cannot take the Service's virtual services.
+    EngineGroupFull {
+        /// `namespace/name`.
+        service: String,
+        /// The group's name.
+        group: String,
+        /// How many more virtual services it takes.
+        free: usize,
+        /// How many the Service would add to it.
+        needed: usize,
+    },
+    #[error(
         "Service {service}: the policy chose pool {pool}, which this load balancer does not offer; it offers: {offered}"
     )]
     /// The policy named a pool this load balancer does not offer.

@@ -1,13 +1,13 @@
 //! Builds the policy's `DecisionInput` from the Service, the cluster, the
-//! address pools, the certificate library, the gateway's profiles and the
-//! Service's current address.
+//! address pools, the certificate library, the gateway's profiles and
+//! service engine groups, and the Service's current address.
 
 use std::net::IpAddr;
 
 use super::service::ServiceSpec;
 use crate::policy::model::{
     AddressChoice, AddressPool, AppProfile, Certificate, Cluster, Decision, DecisionInput,
-    IpAddress,
+    IpAddress, ServiceEngineGroup,
 };
 use crate::vcd::resources::certificate::CertificateItem;
 
@@ -17,6 +17,8 @@ pub struct InputParts<'a> {
     pub pools: Vec<AddressPool>,
     pub certificates: &'a [CertificateItem],
     pub profiles: &'a [AppProfile],
+    /// The gateway's service engine groups.
+    pub engine_groups: Vec<ServiceEngineGroup>,
     /// The current address of the Service's first family.
     pub current: Option<IpAddr>,
 }
@@ -45,7 +47,9 @@ pub fn build(parts: InputParts<'_>) -> DecisionInput {
             warnings: Vec::new(),
             preserve_client_ip: false,
             traffic: Vec::new(),
+            service_engine_group: None,
         }),
         ready_endpoints: parts.service.ready_endpoints,
+        service_engine_groups: parts.engine_groups,
     }
 }

@@ -16,6 +16,7 @@ mod current;
 mod decide;
 mod delete;
 mod dual_stack;
+mod engine_groups;
 pub mod errors;
 mod firewall;
 mod hints;

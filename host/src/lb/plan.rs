@@ -26,10 +26,12 @@ use crate::vcd::resources::pool::{
 };
 use crate::vcd::resources::virtual_service::{ApplicationProfile, ServicePort, VirtualService};
 
-/// The service engine group is filled in when a virtual service is written.
-fn engine_group_placeholder() -> EntityRef {
+/// The service engine group the decision names, if any; its id (or, for
+/// an update without a choice, the group the virtual service runs on) is
+/// filled in when the virtual service is written.
+fn engine_group(decision: &Decision) -> EntityRef {
     EntityRef {
-        name: None,
+        name: decision.service_engine_group.clone(),
         id: String::new(),
     }
 }
@@ -279,7 +281,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
                 id: String::new(),
             },
             gateway_ref: target.gateway.clone(),
-            service_engine_group_ref: engine_group_placeholder(),
+            service_engine_group_ref: engine_group(target.decision),
             certificate_ref,
             service_ports: vec![ServicePort {
                 port_start: u32::from(decision.listen_port),
@@ -374,9 +376,15 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
                 if !same_tag(&seen.tag, vs.description.as_deref())
                     || summary_drift::virtual_service_changed(&seen.object, vs)
                 {
+                    let mut vs = vs.clone();
+                    if vs.service_engine_group_ref.name.is_none()
+                        && let Some(current) = &seen.object.service_engine_group_ref
+                    {
+                        vs.service_engine_group_ref = current.clone();
+                    }
                     ops.push(Op::UpdateVirtualService {
                         id: seen.object.id.clone(),
-                        vs: vs.clone(),
+                        vs,
                     });
                 }
             }

@@ -337,11 +337,16 @@ impl LoadBalancers {
             mut certificates,
             secrets,
             library,
+            engine_groups,
         } = self.decide(service, view, first_current, &groups).await?;
         for warning in &decision.warnings {
             tracing::warn!(service = %service.key(), %warning, "policy warning");
         }
         let names = self.names(service);
+        if let Some(wanted) = &decision.service_engine_group {
+            self.check_engine_group_room(service, &names, observed, wanted, &engine_groups)
+                .await?;
+        }
         let seed = format!("{}/{}", self.config.cluster_id, service.uid);
         let context = AddressContext {
             client: &self.client,

@@ -53,7 +53,19 @@ pub fn virtual_service_changed(seen: &VirtualServiceSummary, desired: &VirtualSe
         .as_ref()
         .and_then(|r| r.name.as_deref())
         .is_some_and(|name| Some(name) != desired.load_balancer_pool_ref.name.as_deref());
-    ports_differ || profile_differs || certificate_differs || pool_differs
+    // A group is compared only where the decision names one: otherwise the
+    // virtual service stays where it runs.
+    let group_differs = desired
+        .service_engine_group_ref
+        .name
+        .as_deref()
+        .is_some_and(|wanted| {
+            seen.service_engine_group_ref
+                .as_ref()
+                .and_then(|r| r.name.as_deref())
+                != Some(wanted)
+        });
+    ports_differ || profile_differs || certificate_differs || pool_differs || group_differs
 }
 
 /// Whether the listed NAT rule translates other than `desired` does, or

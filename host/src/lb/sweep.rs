@@ -60,18 +60,18 @@ enum Verdict {
 
 impl LoadBalancers {
     /// Fills the caches every first Service would otherwise pay for (the
-    /// certificate library, the engine group with room); a failure here is
-    /// only a cost moved to that Service.
+    /// certificate library, the engine groups); a failure here is only a
+    /// cost moved to that Service.
     async fn warm_caches(&self) {
         if let Err(error) = self.catalog.certificates(&self.client, false).await {
             tracing::debug!(%error, "the certificate library is read at the first decision instead");
         }
         if let Err(error) = self
             .catalog
-            .engine_group(&self.client, &self.gateway.id)
+            .engine_groups(&self.client, &self.gateway.id)
             .await
         {
-            tracing::debug!(%error, "the engine group is picked at the first virtual service instead");
+            tracing::debug!(%error, "the engine groups are read at the first decision instead");
         }
     }
 

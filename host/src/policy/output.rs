@@ -35,6 +35,9 @@ pub(super) fn decision(mut decision: Decision) -> Result<Decision, CallError> {
             text(alias);
         }
     }
+    if let Some(group) = &mut decision.service_engine_group {
+        text(group);
+    }
     for entry in &mut decision.traffic {
         if let Persistence::HttpCookie(name) | Persistence::AppCookie(name) = &mut entry.persistence
         {
@@ -84,6 +87,7 @@ mod tests {
             warnings: vec!["ok\nINFO forged line".into(), "w".repeat(100_000)],
             preserve_client_ip: false,
             traffic: Vec::new(),
+            service_engine_group: None,
         })
         .unwrap();
         assert_eq!(decided.warnings[0], "ok\\nINFO forged line");
@@ -108,6 +112,7 @@ mod tests {
             warnings: vec![String::new(); MAX_WARNINGS + 1],
             preserve_client_ip: false,
             traffic: Vec::new(),
+            service_engine_group: None,
         })
         .unwrap_err();
         assert_eq!(

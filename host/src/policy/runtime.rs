@@ -289,7 +289,11 @@ fn lifted_bytes(answer: &Result<Decision, DecisionError>) -> usize {
                     size_of::<PortTraffic>() + cookie
                 })
                 .sum();
-            address + ports + warnings + traffic
+            let group = decision
+                .service_engine_group
+                .as_ref()
+                .map_or(0, String::len);
+            address + ports + warnings + traffic + group
         }
         Err(error) => match error {
             DecisionError::InvalidAnnotation(field) => field.key.len() + field.message.len(),
@@ -365,6 +369,7 @@ mod tests {
             warnings: vec!["slow".into()],
             preserve_client_ip: false,
             traffic: Vec::new(),
+            service_engine_group: None,
         };
         let list_elements = 2 * size_of::<PortDecision>() + size_of::<String>();
         assert_eq!(

@@ -23,6 +23,9 @@ pub fn check(input: &DecisionInput, decision: &Decision) -> Result<(), String> {
         check_port(input, port, &mut problems);
     }
     traffic::check(input, decision, &mut problems);
+    if let Some(group) = &decision.service_engine_group {
+        check_engine_group(input, group, &mut problems);
+    }
     if decision.preserve_client_ip && !input.cluster.capabilities.transparent_mode {
         problems.push(no_transparent_mode(input));
     }
@@ -43,6 +46,24 @@ pub fn check(input: &DecisionInput, decision: &Decision) -> Result<(), String> {
         Ok(())
     } else {
         Err(problems.join("; "))
+    }
+}
+
+/// The group must be one the gateway has; whether it has room depends on
+/// what the Service runs there now, which the load balancer checks.
+fn check_engine_group(input: &DecisionInput, group: &str, problems: &mut Vec<String>) {
+    let groups = &input.service_engine_groups;
+    if !groups.iter().any(|g| g.name == group) {
+        let names: Vec<&str> = groups.iter().map(|g| g.name.as_str()).collect();
+        problems.push(format!(
+            "service-engine-group {group:?} is not assigned to edge gateway {}; assigned: {}",
+            input.cluster.gateway,
+            if names.is_empty() {
+                "none".to_string()
+            } else {
+                names.join(", ")
+            }
+        ));
     }
 }
 
@@ -241,6 +262,7 @@ mod tests {
             warnings: Vec::new(),
             preserve_client_ip: true,
             traffic: Vec::new(),
+            service_engine_group: None,
         };
         let problems = check(&input, &decision).unwrap_err();
         problems

@@ -14,6 +14,7 @@ mod e2e_address_errors;
 mod e2e_client_ip;
 mod e2e_conditions;
 mod e2e_drift;
+mod e2e_engine_groups;
 mod e2e_firewall;
 mod e2e_ip_families;
 mod e2e_nodes;

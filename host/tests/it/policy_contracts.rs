@@ -104,6 +104,7 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
             protocol: Protocol::Tcp,
             persistence: Persistence::HttpCookie("shop".into()),
         }],
+        service_engine_group: Some("seg1".into()),
     });
     input.service.session_affinity = SessionAffinity::ClientIp(300);
 
@@ -130,6 +131,7 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
             warnings: Vec::new(),
             preserve_client_ip: false,
             traffic: Vec::new(),
+            service_engine_group: None,
         }
     );
     // The 0.2.0 policy gets its input without the session affinity, and
@@ -159,6 +161,7 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
                 protocol: Protocol::Tcp,
                 persistence: Persistence::ClientIp,
             }],
+            service_engine_group: None,
         }
     );
 

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
+use crate::placement::SERVICE_ENGINE_GROUP;
 use crate::tls_secret::{TLS_SECRET, TlsSecrets};
 use crate::traffic::PERSISTENCE;
 use crate::vcd::lb_policy::types::{
@@ -30,7 +31,7 @@ pub const PRESERVE_CLIENT_IP: &str = "vcd-ccm.io/preserve-client-ip";
 
 /// Every annotation the default policy reads, which `forbiddenAnnotations`
 /// may name.
-pub const READ: [&str; 11] = [
+pub const READ: [&str; 12] = [
     SSL_PORTS,
     SSL_CERT_ALIAS,
     SSL_NO_TERMINATION,
@@ -42,6 +43,7 @@ pub const READ: [&str; 11] = [
     PRESERVE_CLIENT_IP,
     TLS_SECRET,
     PERSISTENCE,
+    SERVICE_ENGINE_GROUP,
 ];
 
 /// A Service that sets an annotation the provider forbids is refused.

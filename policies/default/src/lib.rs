@@ -6,7 +6,8 @@
 //! monitors, requested addresses and pools by annotation, a stable address,
 //! certificates from Kubernetes TLS Secrets, preserved client addresses by
 //! annotation (contract 0.2.0), and session persistence from
-//! `spec.sessionAffinity` or an annotation (0.3.0).
+//! `spec.sessionAffinity` or an annotation and a service engine group by
+//! annotation (0.3.0).
 
 wit_bindgen::generate!({ path: "../../wit", world: "lb-policy" });
 
@@ -14,6 +15,7 @@ mod address;
 mod annotations;
 mod config;
 mod ip;
+mod placement;
 mod ports;
 mod tls_secret;
 mod traffic;
@@ -43,12 +45,14 @@ impl Guest for DefaultPolicy {
         let ports = ports::decide(&input, &config, &annotations, &mut warnings)?;
         let address = address::decide(&input, &config, &annotations)?;
         let traffic = traffic::decide(&input, &ports, &mut warnings)?;
+        let service_engine_group = placement::decide(&input)?;
         Ok(Decision {
             address,
             ports,
             warnings,
             preserve_client_ip: annotations.preserve_client_ip,
             traffic,
+            service_engine_group,
         })
     }
 }

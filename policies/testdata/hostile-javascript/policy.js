@@ -65,6 +65,7 @@ export const policy = {
           warnings: [],
           preserveClientIp: false,
           traffic: [],
+          serviceEngineGroup: undefined,
         };
     }
   },

@@ -74,4 +74,5 @@ class Policy(exports.Policy):
                                   health_monitor=t.HealthMonitor.TCP,
                                   algorithm=t.PoolAlgorithm.LEAST_CONNECTIONS)
                    for p in input.service.ports],
-            warnings=[], preserve_client_ip=False, traffic=[])
+            warnings=[], preserve_client_ip=False, traffic=[],
+            service_engine_group=None)

@@ -8,6 +8,7 @@
 //! `v0_2` and `v0_1` hold the records later versions extended, in the
 //! shapes policies on those versions are called with.
 
+mod placement;
 mod scalars;
 mod traffic;
 pub(super) mod v0_1;
@@ -18,6 +19,7 @@ use std::net::IpAddr;
 use serde::{Deserialize, Serialize};
 use wasmtime::component::{ComponentType, Lift, Lower};
 
+pub use placement::ServiceEngineGroup;
 pub use scalars::{
     AppProfile, HealthMonitor, IpAddress, IpFamily, LogLevel, PoolAlgorithm, PoolSource, Protocol,
     TrafficPolicy,
@@ -302,6 +304,11 @@ pub struct Decision {
     /// from earlier policies.
     #[serde(default, skip_serializing_if = "Vec::is_empty")]
     pub traffic: Vec<PortTraffic>,
+    /// The service engine group, by name; `None` leaves it to the host.
+    /// Contract 0.3.0.
+    #[component(name = "service-engine-group")]
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub service_engine_group: Option<String>,
 }
 
 /// Everything a decision may depend on, so a policy never needs to call the host.
@@ -327,6 +334,10 @@ pub struct DecisionInput {
     /// How many ready endpoints the Service's EndpointSlices list. Contract 0.2.0.
     #[component(name = "ready-endpoints")]
     pub ready_endpoints: u32,
+    /// The service engine groups assigned to the gateway. Contract 0.3.0.
+    #[component(name = "service-engine-groups")]
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub service_engine_groups: Vec<ServiceEngineGroup>,
 }
 
 /// An annotation (or other Service field) whose value the policy cannot use.

@@ -129,7 +129,8 @@ impl From<&super::DecisionInput> for DecisionInput {
     }
 }
 
-/// A 0.1.0 policy cannot ask for client addresses to be preserved.
+/// A 0.1.0 policy cannot ask for client addresses to be preserved, for
+/// persistence or for a service engine group.
 impl From<Decision> for super::Decision {
     fn from(decision: Decision) -> Self {
         Self {
@@ -138,6 +139,7 @@ impl From<Decision> for super::Decision {
             warnings: decision.warnings,
             preserve_client_ip: false,
             traffic: Vec::new(),
+            service_engine_group: None,
         }
     }
 }

@@ -1,8 +1,8 @@
 //! The records contract 0.3.0 extended, in their 0.2.0 shape (`wit/0.2.0/`).
 //!
 //! A 0.2.0 policy is called with these: its input is the model without the
-//! Service's session affinity, and its decision comes back without
-//! persistence. Every other type is the same in both versions and is shared
+//! Service's session affinity and the gateway's service engine groups, and
+//! its decision comes back without persistence or a group. Every other type is the same in both versions and is shared
 //! with the model.
 
 use wasmtime::component::{ComponentType, Lift, Lower};
@@ -97,7 +97,7 @@ impl From<&super::DecisionInput> for DecisionInput {
     }
 }
 
-/// A 0.2.0 policy cannot ask for persistence.
+/// A 0.2.0 policy cannot ask for persistence or a service engine group.
 impl From<Decision> for super::Decision {
     fn from(decision: Decision) -> Self {
         Self {
@@ -106,6 +106,7 @@ impl From<Decision> for super::Decision {
             warnings: decision.warnings,
             preserve_client_ip: decision.preserve_client_ip,
             traffic: Vec::new(),
+            service_engine_group: None,
         }
     }
 }

@@ -105,6 +105,7 @@ mod tests {
             warnings: Vec::new(),
             preserve_client_ip: false,
             traffic,
+            service_engine_group: None,
         }
     }
 

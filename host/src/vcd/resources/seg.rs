@@ -24,12 +24,50 @@ pub struct SegAssignment {
 }
 
 impl SegAssignment {
-    /// Whether another virtual service fits: fewer are deployed than
-    /// `max_virtual_services`.
-    pub fn has_capacity(&self) -> bool {
+    /// How many more virtual services fit: `max_virtual_services` less those
+    /// deployed; 0 without a stated maximum.
+    pub fn free(&self) -> u32 {
         let deployed = self.num_deployed_virtual_services.unwrap_or(0);
-        self.max_virtual_services.is_some_and(|max| deployed < max)
+        self.max_virtual_services
+            .map_or(0, |max| max.saturating_sub(deployed))
     }
+
+    /// Whether another virtual service fits.
+    pub fn has_capacity(&self) -> bool {
+        self.free() > 0
+    }
+
+    /// The group's name (its id when VCD gives none).
+    pub fn name(&self) -> &str {
+        let group = &self.service_engine_group_ref;
+        group.name.as_deref().unwrap_or(&group.id)
+    }
+}
+
+/// The group named `wanted`, else the first with room.
+pub fn choose(
+    assignments: &[SegAssignment],
+    gateway_id: &str,
+    wanted: Option<&str>,
+) -> Result<EntityRef, VcdError> {
+    let found = match wanted {
+        Some(name) => assignments.iter().find(|a| a.name() == name),
+        None => assignments.iter().find(|a| a.has_capacity()),
+    };
+    found
+        .map(|a| a.service_engine_group_ref.clone())
+        .ok_or_else(|| match wanted {
+            Some(name) => VcdError::Missing {
+                what: "service engine group",
+                name: name.to_string(),
+                scope: format!("among the groups assigned to gateway {gateway_id}"),
+            },
+            None => VcdError::Missing {
+                what: "service engine group with room for a virtual service",
+                name: gateway_id.to_string(),
+                scope: "among the groups assigned to the gateway (ask the provider to assign one or raise maxVirtualServices)".to_string(),
+            },
+        })
 }
 
 impl VcdClient {
@@ -49,15 +87,6 @@ impl VcdClient {
     /// The first service engine group on the gateway with room left.
     #[tracing::instrument(skip(self))]
     pub async fn pick_service_engine_group(&self, gateway_id: &str) -> Result<EntityRef, VcdError> {
-        self.seg_assignments(gateway_id)
-            .await?
-            .into_iter()
-            .find(SegAssignment::has_capacity)
-            .map(|a| a.service_engine_group_ref)
-            .ok_or_else(|| VcdError::Missing {
-                what: "service engine group with room for a virtual service",
-                name: gateway_id.to_string(),
-                scope: "among the groups assigned to the gateway (ask the provider to assign one or raise maxVirtualServices)".to_string(),
-            })
+        choose(&self.seg_assignments(gateway_id).await?, gateway_id, None)
     }
 }

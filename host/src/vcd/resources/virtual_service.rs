@@ -132,6 +132,9 @@ pub struct VirtualServiceSummary {
     /// The certificate library item TLS terminates with: which uploads are
     /// still in use is read from here.
     pub certificate_ref: Option<EntityRef>,
+    /// The service engine group it runs on.
+    #[serde(default)]
+    pub service_engine_group_ref: Option<EntityRef>,
 }
 
 /// A `status` given as a string, or as an object holding the state under a
@@ -182,6 +185,7 @@ impl VirtualServiceSummary {
             service_ports: service.service_ports.clone(),
             application_profile_type: Some(service.application_profile.profile_type.clone()),
             certificate_ref: service.certificate_ref.clone(),
+            service_engine_group_ref: Some(service.service_engine_group_ref.clone()),
         }
     }
 }
