@@ -132,7 +132,9 @@ impl Catalog {
         Ok(groups)
     }
 
-    /// The group named `wanted`, else the first with room.
+    /// The group named `wanted`, else the first with room. The cached room
+    /// only shrinks between reads (deletes are not counted), so a choice
+    /// that fails on it is made again on a fresh read.
     pub async fn engine_group(
         &self,
         client: &VcdClient,
@@ -140,7 +142,12 @@ impl Catalog {
         wanted: Option<&str>,
     ) -> Result<EntityRef, VcdError> {
         let groups = self.engine_groups(client, gateway_id).await?;
-        seg::choose(&groups, gateway_id, wanted)
+        if let Ok(group) = seg::choose(&groups, gateway_id, wanted) {
+            return Ok(group);
+        }
+        self.forget_engine_groups();
+        let fresh = self.engine_groups(client, gateway_id).await?;
+        seg::choose(&fresh, gateway_id, wanted)
     }
 
     /// A virtual service was created in or moved into `group_id`: the
