@@ -11,12 +11,20 @@ use std::collections::HashMap;
 use super::LbError;
 use super::catalog::Catalog;
 use super::observe::ServiceObjects;
-use super::plan::Op;
+use super::op::Op;
 use super::snapshot::{Change, GatewaySnapshot};
+use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::nat::NatRule;
 use crate::vcd::resources::pool::PoolSummary;
 use crate::vcd::resources::virtual_service::{VirtualService, VirtualServiceSummary};
 use crate::vcd::{VcdClient, VcdError};
+
+/// The ids of the Service's objects by name: those observed, then those
+/// created; a virtual service created here also keeps its engine group.
+struct Ids {
+    pools: HashMap<String, String>,
+    virtual_services: HashMap<String, (String, Option<EntityRef>)>,
+}
 
 pub struct Applier<'a> {
     pub client: &'a VcdClient,
@@ -29,14 +37,21 @@ pub struct Applier<'a> {
 impl Applier<'_> {
     /// Runs `ops`; returns how many writes it made.
     pub async fn apply(&self, ops: Vec<Op>, observed: &ServiceObjects) -> Result<usize, LbError> {
-        let mut pool_ids: HashMap<String, String> = observed
-            .pools
-            .iter()
-            .map(|(name, pool)| (name.clone(), pool.object.id.clone()))
-            .collect();
+        let mut ids = Ids {
+            pools: observed
+                .pools
+                .iter()
+                .map(|(name, pool)| (name.clone(), pool.object.id.clone()))
+                .collect(),
+            virtual_services: observed
+                .virtual_services
+                .iter()
+                .map(|(name, vs)| (name.clone(), (vs.object.id.clone(), None)))
+                .collect(),
+        };
         let count = ops.len();
         for op in ops {
-            if let Err(error) = self.apply_one(op, &mut pool_ids).await {
+            if let Err(error) = self.apply_one(op, &mut ids).await {
                 self.snapshot.invalidate();
                 return Err(error);
             }
@@ -44,11 +59,7 @@ impl Applier<'_> {
         Ok(count)
     }
 
-    async fn apply_one(
-        &self,
-        op: Op,
-        pool_ids: &mut HashMap<String, String>,
-    ) -> Result<(), LbError> {
+    async fn apply_one(&self, op: Op, ids: &mut Ids) -> Result<(), LbError> {
         let (client, gateway) = (self.client, self.gateway_id);
         let change = match op {
             Op::DeleteNat { id, name } => client
@@ -78,11 +89,11 @@ impl Applier<'_> {
                     .create_pool(&pool)
                     .await
                     .map_err(self.failed(format!("creating pool {}", pool.name)))?;
-                pool_ids.insert(pool.name.clone(), id.clone());
+                ids.pools.insert(pool.name.clone(), id.clone());
                 Change::Pool(PoolSummary::of(id, &pool))
             }
             Op::UpdateVirtualService { id, vs } => {
-                let vs = self.complete(vs, pool_ids).await?;
+                let vs = self.complete(vs, &ids.pools).await?;
                 client
                     .update_virtual_service(&id, &vs)
                     .await
@@ -90,7 +101,7 @@ impl Applier<'_> {
                 Change::VirtualService(VirtualServiceSummary::of(id, &vs))
             }
             Op::CreateVirtualService(vs) => {
-                let vs = self.complete(vs, pool_ids).await?;
+                let vs = self.complete(vs, &ids.pools).await?;
                 let created = client.create_virtual_service(&vs).await;
                 match &created {
                     // The group may be full now; read the groups again next time.
@@ -101,6 +112,48 @@ impl Applier<'_> {
                 }
                 let id = created
                     .map_err(self.failed(format!("creating virtual service {}", vs.name)))?;
+                let group = Some(vs.service_engine_group_ref.clone());
+                ids.virtual_services
+                    .insert(vs.name.clone(), (id.clone(), group));
+                Change::VirtualService(VirtualServiceSummary::of(id, &vs))
+            }
+            Op::PutHttpRules { vs, rules } => {
+                let action = format!(
+                    "writing the {} of virtual service {vs}",
+                    rules.kind().segment()
+                );
+                let (id, _) = ids.virtual_services.get(&vs).cloned().ok_or_else(|| {
+                    self.failed(action.clone())(VcdError::Missing {
+                        what: "virtual service",
+                        name: vs.clone(),
+                        scope: "on the gateway".to_string(),
+                    })
+                })?;
+                client
+                    .put_http_rules(gateway, &id, &vs, &rules)
+                    .await
+                    .map_err(self.failed(action))?;
+                // The summaries do not show rules: nothing to record.
+                return Ok(());
+            }
+            Op::RecordVirtualService { id, mut vs } => {
+                // One created in this plan keeps the group it was created in.
+                let created = ids.virtual_services.get(&vs.name).cloned();
+                let id = match (id, created) {
+                    (Some(id), _) => id,
+                    (None, Some((id, group))) => {
+                        if let Some(group) = group {
+                            vs.service_engine_group_ref = group;
+                        }
+                        id
+                    }
+                    (None, None) => String::new(),
+                };
+                let vs = self.complete(vs, &ids.pools).await?;
+                client
+                    .update_virtual_service(&id, &vs)
+                    .await
+                    .map_err(self.failed(format!("updating virtual service {}", vs.name)))?;
                 Change::VirtualService(VirtualServiceSummary::of(id, &vs))
             }
             Op::UpdateNat { id, mut rule } => {

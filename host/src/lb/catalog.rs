@@ -28,15 +28,19 @@ pub struct Catalog {
 
 /// The first API version with transparent mode.
 const TRANSPARENT_MODE: ApiVersion = ApiVersion::new(37, 1);
+/// The first API version with virtual services' HTTP policies.
+pub const HTTP_RULES: ApiVersion = ApiVersion::new(38, 0);
 
 /// The gateway's load-balancer features: the profiles it offers, whether
 /// PREMIUM (L4 TLS, more algorithms) is on, and whether virtual services
-/// may run in transparent mode (preserving client addresses).
+/// may run in transparent mode (preserving client addresses), and whether
+/// virtual services take HTTP rules.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Features {
     pub profiles: Vec<AppProfile>,
     pub premium: bool,
     pub transparent_mode: bool,
+    pub http_rules: bool,
     /// The gateway's load balancer has an IPv6 service network, so virtual
     /// services can have IPv6 addresses.
     pub ipv6_service_network: bool,
@@ -68,6 +72,7 @@ impl Features {
             profiles,
             premium,
             transparent_mode,
+            http_rules: client.api_version() >= HTTP_RULES,
             ipv6_service_network: config
                 .ipv6_service_network_definition
                 .is_some_and(|d| !d.trim().is_empty()),

@@ -20,6 +20,7 @@ mod engine_groups;
 pub mod errors;
 mod firewall;
 mod hints;
+mod http_rules;
 mod input;
 mod internal;
 mod ipam;
@@ -28,6 +29,7 @@ mod member_groups;
 mod naming;
 mod newer_format;
 mod observe;
+mod op;
 mod operations;
 mod ownership;
 mod plan;
@@ -43,6 +45,7 @@ mod sweep;
 pub mod tls;
 mod upstream;
 mod vips;
+mod virtual_service_diff;
 
 use std::sync::Arc;
 
@@ -143,6 +146,7 @@ impl LoadBalancers {
                 one_arm: config.one_arm.is_some(),
                 premium: features.premium,
                 transparent_mode: features.transparent_mode,
+                http_rules: features.http_rules,
             },
         };
         let rde = RdeStatus::new(client.clone(), &config.cluster_id);

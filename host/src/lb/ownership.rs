@@ -72,6 +72,13 @@ pub struct Tagged {
 }
 
 impl Tagged {
+    /// Whether the tag is what `desired` would write: same spec digest and
+    /// same owner fields (a tag without the cluster identity is rewritten,
+    /// which adopts objects written before it was recorded).
+    pub fn written_as(&self, desired: Option<&str>) -> bool {
+        desired.and_then(OwnerTag::parse).as_ref() == Some(self)
+    }
+
     /// Whether the tag is older than [`FORMAT`] (or lacks the cluster
     /// identity): the Service's next reconcile rewrites it.
     pub fn predates_format(&self) -> bool {

@@ -10,14 +10,17 @@ use std::net::Ipv4Addr;
 use serde_json::{Map, json};
 
 use super::config::Mode;
+use super::http_rules::RuleSet;
 use super::member_groups::{Members, node_addresses};
 use super::naming::{Names, PortKey, short_hash};
 use super::observe::ServiceObjects;
-use super::ownership::{OwnerTag, Tagged};
+use super::op::Op;
+use super::ownership::OwnerTag;
 use super::service::{NodeSpec, ServiceSpec};
 use super::summary_drift;
 use super::vips::Vips;
-use crate::policy::model::{AppProfile, Decision, HealthMonitor, PortDecision};
+use super::virtual_service_diff;
+use crate::policy::model::{AppProfile, Decision, HealthMonitor, PortDecision, PortTraffic};
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
 use crate::vcd::resources::nat::NatRule;
@@ -41,52 +44,9 @@ fn engine_group(decision: &Decision) -> EntityRef {
 pub struct DesiredPort {
     pub pool: Pool,
     pub virtual_service: VirtualService,
+    /// The virtual service's HTTP rules; its tag records their digests.
+    pub rules: RuleSet,
     pub dnat: Option<NatRule>,
-}
-
-/// One write, in the order [`diff`] returns them.
-#[derive(Debug, Clone)]
-pub enum Op {
-    DeleteNat { id: String, name: String },
-    DeleteVirtualService { id: String, name: String },
-    DeletePool { id: String, name: String },
-    UpdatePool { id: String, pool: Pool },
-    CreatePool(Pool),
-    UpdateVirtualService { id: String, vs: VirtualService },
-    CreateVirtualService(VirtualService),
-    UpdateNat { id: String, rule: NatRule },
-    CreateNat(NatRule),
-}
-
-impl Op {
-    /// What the write does, for Events: `created pool <name>`, ….
-    pub fn describe(&self) -> String {
-        match self {
-            Op::DeleteNat { name, .. } => format!("deleted NAT rule {name}"),
-            Op::DeleteVirtualService { name, .. } => format!("deleted virtual service {name}"),
-            Op::DeletePool { name, .. } => format!("deleted pool {name}"),
-            Op::UpdatePool { pool, .. } => format!("updated pool {}", pool.name),
-            Op::CreatePool(pool) => format!("created pool {}", pool.name),
-            Op::UpdateVirtualService { vs, .. } => format!("updated virtual service {}", vs.name),
-            Op::CreateVirtualService(vs) => format!("created virtual service {}", vs.name),
-            Op::UpdateNat { rule, .. } => format!("updated NAT rule {}", rule.name),
-            Op::CreateNat(rule) => format!("created NAT rule {}", rule.name),
-        }
-    }
-
-    fn rank(&self) -> u8 {
-        match self {
-            Op::DeleteNat { .. } => 0,
-            Op::DeleteVirtualService { .. } => 1,
-            Op::DeletePool { .. } => 2,
-            Op::UpdatePool { .. } => 3,
-            Op::CreatePool(_) => 4,
-            Op::UpdateVirtualService { .. } => 5,
-            Op::CreateVirtualService(_) => 6,
-            Op::UpdateNat { .. } => 7,
-            Op::CreateNat(_) => 8,
-        }
-    }
 }
 
 /// Everything the desired objects depend on.
@@ -134,13 +94,17 @@ fn monitors(decision: &PortDecision) -> Vec<PoolMonitor> {
     }]
 }
 
-/// The pool's persistence, from the decision's traffic entry for the port.
-fn persistence(decision: &Decision, port: &PortDecision) -> Option<PersistenceProfile> {
-    let entry = decision
+/// The decision's traffic entry for the port.
+fn traffic<'a>(decision: &'a Decision, port: &PortDecision) -> Option<&'a PortTraffic> {
+    decision
         .traffic
         .iter()
-        .find(|t| t.service_port == port.service_port && t.protocol == port.protocol)?;
-    let (kind, value) = entry.persistence.vcd_profile()?;
+        .find(|t| t.service_port == port.service_port && t.protocol == port.protocol)
+}
+
+/// The pool's persistence, from the decision's traffic entry for the port.
+fn persistence(decision: &Decision, port: &PortDecision) -> Option<PersistenceProfile> {
+    let (kind, value) = traffic(decision, port)?.persistence.vcd_profile()?;
     Some(PersistenceProfile {
         profile_type: kind.into(),
         value: value.map(str::to_owned),
@@ -292,7 +256,11 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
             application_profile,
             extra: transparent_mode(target.decision),
         };
-        virtual_service.description = Some(target.owner.describe(&digest(&virtual_service)));
+        let rules = traffic(target.decision, decision)
+            .map(|t| RuleSet::of(&t.http))
+            .unwrap_or_default();
+        let spec = rules.recorded().spec(&digest(&virtual_service));
+        virtual_service.description = Some(target.owner.describe(&spec));
 
         let dnat = target.mode.uses_nat().then(|| {
             let mut rule = NatRule {
@@ -318,17 +286,11 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
         ports.push(DesiredPort {
             pool,
             virtual_service,
+            rules,
             dnat,
         });
     }
     ports
-}
-
-/// Whether an observed object's tag is what `desired` would write: same
-/// spec digest and same owner fields (a tag without the cluster identity is
-/// rewritten, which adopts objects written before it was recorded).
-fn same_tag(seen: &Tagged, desired: Option<&str>) -> bool {
-    desired.and_then(OwnerTag::parse).as_ref() == Some(seen)
 }
 
 /// The writes that turn `observed` into `desired`, deletes first (NAT,
@@ -350,7 +312,7 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
                             && seen.object.member_count == Some(pool.members.len() as u32)
                     }
                 };
-                let same = same_tag(&seen.tag, pool.description.as_deref()) && same_members;
+                let same = seen.tag.written_as(pool.description.as_deref()) && same_members;
                 if !same {
                     ops.push(Op::UpdatePool {
                         id: seen.object.id.clone(),
@@ -359,41 +321,12 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
                 }
             }
         }
-        let vs = &port.virtual_service;
-        match observed.virtual_services.get(&vs.name) {
-            None => ops.push(Op::CreateVirtualService(vs.clone())),
-            Some(seen)
-                if seen.object.virtual_ip_address != vs.virtual_ip_address
-                    || seen.object.ipv6_virtual_ip_address != vs.ipv6_virtual_ip_address =>
-            {
-                ops.push(Op::DeleteVirtualService {
-                    id: seen.object.id.clone(),
-                    name: seen.object.name.clone(),
-                });
-                ops.push(Op::CreateVirtualService(vs.clone()));
-            }
-            Some(seen) => {
-                if !same_tag(&seen.tag, vs.description.as_deref())
-                    || summary_drift::virtual_service_changed(&seen.object, vs)
-                {
-                    let mut vs = vs.clone();
-                    if vs.service_engine_group_ref.name.is_none()
-                        && let Some(current) = &seen.object.service_engine_group_ref
-                    {
-                        vs.service_engine_group_ref = current.clone();
-                    }
-                    ops.push(Op::UpdateVirtualService {
-                        id: seen.object.id.clone(),
-                        vs,
-                    });
-                }
-            }
-        }
+        virtual_service_diff::diff(port, observed, &mut ops);
         if let Some(rule) = &port.dnat {
             match observed.nat_rules.get(&rule.name) {
                 None => ops.push(Op::CreateNat(rule.clone())),
                 Some(seen) => {
-                    let changed = !same_tag(&seen.tag, rule.description.as_deref())
+                    let changed = !seen.tag.written_as(rule.description.as_deref())
                         || summary_drift::nat_rule_changed(&seen.object, rule);
                     if changed && let Some(id) = &seen.object.id {
                         ops.push(Op::UpdateNat {

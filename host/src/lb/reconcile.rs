@@ -10,6 +10,7 @@ use super::current::{Currents, Found};
 use super::decide::{Address, AddressContext};
 use super::dual_stack::Second;
 use super::member_groups::Members;
+use super::op::Op;
 use super::plan::{self, Target};
 use super::ranges::family_of;
 use super::sharing;
@@ -39,7 +40,7 @@ pub(super) struct Converged {
 
 /// A pass's decision, made before anything is written.
 struct Planned {
-    ops: Vec<plan::Op>,
+    ops: Vec<Op>,
     /// The external addresses: the decided one, then the second family's.
     addresses: Vec<Address>,
     dual_stack_not_served: Option<String>,
@@ -225,7 +226,7 @@ impl LoadBalancers {
             }
         }
         let vips = addresses.iter().map(|a| a.ip).collect::<Vips>();
-        changes.extend(ops.iter().map(plan::Op::describe));
+        changes.extend(ops.iter().map(Op::describe));
         let applied = self.applier(service).apply(ops, &observed).await;
         // A write refused because a racing owner took the address first is
         // a lost claim too, not a failure.

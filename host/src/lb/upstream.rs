@@ -12,8 +12,8 @@ use std::collections::HashSet;
 
 use super::ipam::Space;
 use super::observe::{GatewayView, ServiceObjects};
+use super::op::Op;
 use super::ownership::{NewerTag, OwnerTag};
-use super::plan::Op;
 use super::{LbError, LoadBalancers, ServiceSpec};
 use crate::vcd::VcdClient;
 use crate::vcd::resources::ipspace::IpAllocation;

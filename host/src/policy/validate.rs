@@ -2,6 +2,7 @@
 //! against the input the policy was given. Checks that need VCD's current state
 //! (is the address free?) belong to the load-balancer reconciler.
 
+mod http;
 mod traffic;
 
 use std::collections::HashMap;

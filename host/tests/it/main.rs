@@ -16,6 +16,7 @@ mod e2e_conditions;
 mod e2e_drift;
 mod e2e_engine_groups;
 mod e2e_firewall;
+mod e2e_http_rules;
 mod e2e_ip_families;
 mod e2e_nodes;
 mod e2e_persistence;

@@ -103,6 +103,7 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
             service_port: 80,
             protocol: Protocol::Tcp,
             persistence: Persistence::HttpCookie("shop".into()),
+            http: Default::default(),
         }],
         service_engine_group: Some("seg1".into()),
     });
@@ -160,6 +161,7 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
                 service_port: 80,
                 protocol: Protocol::Tcp,
                 persistence: Persistence::ClientIp,
+                http: Default::default(),
             }],
             service_engine_group: None,
         }

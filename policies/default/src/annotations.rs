@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
+use crate::http_rules::{FORWARDED_HEADERS, HSTS, HTTPS_REDIRECT, RATE_LIMIT};
 use crate::placement::SERVICE_ENGINE_GROUP;
 use crate::tls_secret::{TLS_SECRET, TlsSecrets};
 use crate::traffic::PERSISTENCE;
@@ -31,7 +32,7 @@ pub const PRESERVE_CLIENT_IP: &str = "vcd-ccm.io/preserve-client-ip";
 
 /// Every annotation the default policy reads, which `forbiddenAnnotations`
 /// may name.
-pub const READ: [&str; 12] = [
+pub const READ: [&str; 16] = [
     SSL_PORTS,
     SSL_CERT_ALIAS,
     SSL_NO_TERMINATION,
@@ -44,6 +45,10 @@ pub const READ: [&str; 12] = [
     TLS_SECRET,
     PERSISTENCE,
     SERVICE_ENGINE_GROUP,
+    HTTPS_REDIRECT,
+    FORWARDED_HEADERS,
+    HSTS,
+    RATE_LIMIT,
 ];
 
 /// A Service that sets an annotation the provider forbids is refused.

@@ -6,7 +6,8 @@
 //! monitors, requested addresses and pools by annotation, a stable address,
 //! certificates from Kubernetes TLS Secrets, preserved client addresses by
 //! annotation (contract 0.2.0), and session persistence from
-//! `spec.sessionAffinity` or an annotation and a service engine group by
+//! `spec.sessionAffinity` or an annotation, HTTP rules (HTTPS redirect,
+//! forwarded headers, HSTS, rate limit) and a service engine group by
 //! annotation (0.3.0).
 
 wit_bindgen::generate!({ path: "../../wit", world: "lb-policy" });
@@ -14,6 +15,7 @@ wit_bindgen::generate!({ path: "../../wit", world: "lb-policy" });
 mod address;
 mod annotations;
 mod config;
+mod http_rules;
 mod ip;
 mod placement;
 mod ports;

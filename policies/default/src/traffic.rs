@@ -1,8 +1,10 @@
-//! Persistence per port (contract 0.3.0): `spec.sessionAffinity: ClientIP`
-//! keeps a client on one node by its address, and the
-//! `vcd-ccm.io/persistence` annotation chooses any kind NSX ALB offers.
+//! Traffic per port (contract 0.3.0): persistence, where
+//! `spec.sessionAffinity: ClientIP` keeps a client on one node by its
+//! address and the `vcd-ccm.io/persistence` annotation chooses any kind
+//! NSX ALB offers, and the HTTP rules the annotations of `http_rules` ask for.
 
 use crate::annotations::{get, invalid};
+use crate::http_rules::Asked;
 use crate::vcd::lb_policy::types::{
     AppProfile, DecisionError, DecisionInput, Persistence, PortDecision, PortTraffic,
     SessionAffinity,
@@ -17,17 +19,43 @@ pub const PERSISTENCE: &str = "vcd-ccm.io/persistence";
 /// minutes. VCD's API cannot set it.
 const ALB_CLIENT_IP_TIMEOUT_SECONDS: u32 = 300;
 
-/// The `traffic` entries of the decided ports; none when nothing is asked.
+/// The `traffic` entries of the decided ports that need one.
 pub fn decide(
     input: &DecisionInput,
     ports: &[PortDecision],
     warnings: &mut Vec<String>,
 ) -> Result<Vec<PortTraffic>, DecisionError> {
+    let persistence = persistence(input, ports, warnings)?;
+    let asked = Asked::read(input, ports)?;
+    Ok(ports
+        .iter()
+        .map(|port| PortTraffic {
+            service_port: port.service_port,
+            protocol: port.protocol,
+            persistence: persistence.clone(),
+            http: asked.rules(port),
+        })
+        .filter(|t| {
+            let http = &t.http;
+            !matches!(t.persistence, Persistence::None)
+                || !(http.request.is_empty()
+                    && http.response.is_empty()
+                    && http.security.is_empty())
+        })
+        .collect())
+}
+
+/// The persistence every port gets, checked against each port's profile.
+fn persistence(
+    input: &DecisionInput,
+    ports: &[PortDecision],
+    warnings: &mut Vec<String>,
+) -> Result<Persistence, DecisionError> {
     let service = &input.service;
     let persistence = match get(service, PERSISTENCE).map(str::trim) {
         Some(value) if !value.is_empty() => parse(value).map_err(|m| invalid(PERSISTENCE, m))?,
         _ => match service.session_affinity {
-            SessionAffinity::None => return Ok(Vec::new()),
+            SessionAffinity::None => return Ok(Persistence::None),
             SessionAffinity::ClientIp(timeout) => {
                 if timeout != ALB_CLIENT_IP_TIMEOUT_SECONDS {
                     warnings.push(format!(
@@ -39,7 +67,7 @@ pub fn decide(
         },
     };
     if matches!(persistence, Persistence::None) {
-        return Ok(Vec::new());
+        return Ok(persistence);
     }
     let premium = matches!(persistence, Persistence::AppCookie(_) | Persistence::Tls);
     if premium && !input.cluster.capabilities.premium {
@@ -51,17 +79,10 @@ pub fn decide(
             ),
         ));
     }
-    ports
-        .iter()
-        .map(|port| {
-            check_profile(&persistence, port)?;
-            Ok(PortTraffic {
-                service_port: port.service_port,
-                protocol: port.protocol,
-                persistence: persistence.clone(),
-            })
-        })
-        .collect()
+    for port in ports {
+        check_profile(&persistence, port)?;
+    }
+    Ok(persistence)
 }
 
 fn parse(value: &str) -> Result<Persistence, String> {

@@ -8,6 +8,7 @@
 //! `v0_2` and `v0_1` hold the records later versions extended, in the
 //! shapes policies on those versions are called with.
 
+mod http;
 mod placement;
 mod scalars;
 mod traffic;
@@ -19,6 +20,11 @@ use std::net::IpAddr;
 use serde::{Deserialize, Serialize};
 use wasmtime::component::{ComponentType, Lift, Lower};
 
+pub use http::{
+    Header, HeaderAction, HeaderMatch, HttpMatch, HttpMethod, HttpRules, RateLimit,
+    RateLimitAction, Redirect, RedirectCode, RequestAction, RequestModification, RequestRule,
+    ResponseRule, Scheme, SecurityAction, SecurityRule, TextCriteria, TextMatch, UrlRewrite,
+};
 pub use placement::ServiceEngineGroup;
 pub use scalars::{
     AppProfile, HealthMonitor, IpAddress, IpFamily, LogLevel, PoolAlgorithm, PoolSource, Protocol,
@@ -162,6 +168,9 @@ pub struct Capabilities {
     /// Contract 0.2.0.
     #[component(name = "transparent-mode")]
     pub transparent_mode: bool,
+    /// Virtual services take HTTP rules (VCD API 38.0 and later). Contract 0.3.0.
+    #[component(name = "http-rules")]
+    pub http_rules: bool,
 }
 
 /// The cluster and the VCD objects it lives in.

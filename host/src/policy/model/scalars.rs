@@ -97,6 +97,7 @@ macro_rules! wit_enum {
         })?
     };
 }
+pub(super) use wit_enum;
 
 wit_enum!(
     /// An IP family, as listed in a Service's `spec.ipFamilies`.

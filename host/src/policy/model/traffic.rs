@@ -6,6 +6,7 @@ use serde::{Deserialize, Serialize};
 use wasmtime::component::{ComponentType, Lift, Lower};
 
 use super::Protocol;
+use super::http::HttpRules;
 
 /// A Service's `spec.sessionAffinity`, with its timeout.
 #[derive(
@@ -85,4 +86,7 @@ pub struct PortTraffic {
     /// The pool's persistence.
     #[serde(default)]
     pub persistence: Persistence,
+    /// The virtual service's HTTP rules.
+    #[serde(default, skip_serializing_if = "HttpRules::is_empty")]
+    pub http: HttpRules,
 }

@@ -1,15 +1,16 @@
 //! The records contract 0.3.0 extended, in their 0.2.0 shape (`wit/0.2.0/`).
 //!
 //! A 0.2.0 policy is called with these: its input is the model without the
-//! Service's session affinity and the gateway's service engine groups, and
-//! its decision comes back without persistence or a group. Every other type is the same in both versions and is shared
-//! with the model.
+//! Service's session affinity, the `http-rules` capability and the
+//! gateway's service engine groups, and its decision comes back without
+//! persistence, HTTP rules or a group. Every other type is the same in both
+//! versions and is shared with the model.
 
 use wasmtime::component::{ComponentType, Lift, Lower};
 
 use super::{
-    AddressChoice, AddressPool, AppProfile, Certificate, Cluster, IpFamily, Namespace, Pairs,
-    PortDecision, ServicePort, TrafficPolicy,
+    AddressChoice, AddressPool, AppProfile, Certificate, IpFamily, Namespace, Pairs, PortDecision,
+    ServicePort, TrafficPolicy,
 };
 
 /// `service` as 0.2.0 has it: no `session-affinity`.
@@ -34,6 +35,35 @@ pub struct Service {
     ip_families: Vec<IpFamily>,
     #[component(name = "load-balancer-source-ranges")]
     load_balancer_source_ranges: Vec<String>,
+}
+
+/// `capabilities` as 0.2.0 has it: no `http-rules`.
+#[derive(ComponentType, Lower, Clone, Copy, Debug)]
+#[component(record)]
+pub struct Capabilities {
+    #[component(name = "shared-vip")]
+    shared_vip: bool,
+    #[component(name = "ip-spaces")]
+    ip_spaces: bool,
+    #[component(name = "one-arm")]
+    one_arm: bool,
+    premium: bool,
+    #[component(name = "transparent-mode")]
+    transparent_mode: bool,
+}
+
+/// `cluster` as 0.2.0 has it, with its 0.2.0 capabilities.
+#[derive(ComponentType, Lower, Clone, Debug)]
+#[component(record)]
+pub struct Cluster {
+    #[component(name = "cluster-id")]
+    cluster_id: String,
+    org: String,
+    vdc: String,
+    gateway: String,
+    #[component(name = "vcd-api-version")]
+    vcd_api_version: String,
+    capabilities: Capabilities,
 }
 
 /// `decision` as 0.2.0 has it: no `traffic`. Lowered as the input's current
@@ -65,7 +95,8 @@ pub struct DecisionInput {
 
 impl From<&super::DecisionInput> for DecisionInput {
     fn from(input: &super::DecisionInput) -> Self {
-        let s = &input.service;
+        let (s, c) = (&input.service, &input.cluster);
+        let k = c.capabilities;
         Self {
             service: Service {
                 namespace: s.namespace.clone(),
@@ -82,7 +113,20 @@ impl From<&super::DecisionInput> for DecisionInput {
                 load_balancer_source_ranges: s.load_balancer_source_ranges.clone(),
             },
             namespace: input.namespace.clone(),
-            cluster: input.cluster.clone(),
+            cluster: Cluster {
+                cluster_id: c.cluster_id.clone(),
+                org: c.org.clone(),
+                vdc: c.vdc.clone(),
+                gateway: c.gateway.clone(),
+                vcd_api_version: c.vcd_api_version.clone(),
+                capabilities: Capabilities {
+                    shared_vip: k.shared_vip,
+                    ip_spaces: k.ip_spaces,
+                    one_arm: k.one_arm,
+                    premium: k.premium,
+                    transparent_mode: k.transparent_mode,
+                },
+            },
             pools: input.pools.clone(),
             certificates: input.certificates.clone(),
             profiles: input.profiles.clone(),
@@ -97,7 +141,7 @@ impl From<&super::DecisionInput> for DecisionInput {
     }
 }
 
-/// A 0.2.0 policy cannot ask for persistence or a service engine group.
+/// A 0.2.0 policy cannot ask for persistence, HTTP rules or a service engine group.
 impl From<Decision> for super::Decision {
     fn from(decision: Decision) -> Self {
         Self {

@@ -1,6 +1,6 @@
 //! The contract's rules for `traffic` (0.3.0): each entry names a port the
 //! decision serves, once, and asks only for what that port's profile and the
-//! gateway can do.
+//! gateway can do; its HTTP rules are checked in `http`.
 
 use std::collections::HashSet;
 
@@ -25,7 +25,10 @@ pub fn check(input: &DecisionInput, decision: &Decision, problems: &mut Vec<Stri
             .find(|p| p.service_port == entry.service_port && p.protocol == entry.protocol);
         match served {
             None => problems.push(format!("{at}: matches no Service port")),
-            Some(port) => check_persistence(input, entry, port.profile, &at, problems),
+            Some(port) => {
+                check_persistence(input, entry, port.profile, &at, problems);
+                super::http::check(input, &entry.http, port.profile, &at, problems);
+            }
         }
     }
 }
@@ -114,6 +117,7 @@ mod tests {
             service_port: port,
             protocol: Protocol::Tcp,
             persistence,
+            http: Default::default(),
         }
     }
 

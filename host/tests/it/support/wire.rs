@@ -1,12 +1,14 @@
 //! Wire truth: every request body a test sent vcdsim, checked strictly
 //! (unknown property = failure) against the CloudAPI spec of the API
-//! version it was sent under (the 37.2 file plus what later versions add).
+//! version it was sent under (the 37.2 file plus what later versions add);
+//! the operations later versions add without a published schema are left
+//! to vcdsim's handlers, which check them field by field.
 
 use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use vcdsim::Sim;
-use vcdsim::openapi::Spec;
+use vcdsim::openapi::{Spec, UNPUBLISHED_AFTER_37_2};
 
 fn spec() -> Option<&'static Spec> {
     static SPEC: OnceLock<Option<Spec>> = OnceLock::new();
@@ -33,6 +35,14 @@ pub fn violations(sim: &Sim) -> Vec<String> {
     let mut by_version = BTreeMap::new();
     for entry in sim.requests() {
         if !entry.template.starts_with("/cloudapi/") || entry.request_body.is_null() {
+            continue;
+        }
+        // No published schema to check against: vcdsim's handler checked it.
+        let operation = format!("{} {}", entry.method, entry.template);
+        if UNPUBLISHED_AFTER_37_2
+            .iter()
+            .any(|(since, op)| *op == operation && entry.api_version.as_str() >= *since)
+        {
             continue;
         }
         let spec = by_version

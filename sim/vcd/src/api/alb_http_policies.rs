@@ -64,6 +64,14 @@ impl Rules {
         })
     }
 
+    fn is_empty(&self) -> bool {
+        match self {
+            Self::Request(rules) => rules.is_empty(),
+            Self::Response(rules) => rules.is_empty(),
+            Self::Security(rules) => rules.is_empty(),
+        }
+    }
+
     fn store(self, policies: &mut HttpPolicies) {
         match self {
             Self::Request(rules) => policies.request_rules = rules,
@@ -113,6 +121,21 @@ fn visible(
     Ok((vs_id, vs.name.clone(), vs.gateway_ref.id.clone(), org))
 }
 
+/// Rules apply to HTTP traffic only; any virtual service takes an empty list.
+fn takes_rules(world: &World, vs_id: &str, has_rules: bool) -> ApiResult<()> {
+    let Some(vs) = find(&world.virtual_services, vs_id) else {
+        return Err(ApiError::forbidden(vs_id));
+    };
+    let profile = &vs.application_profile.profile_type;
+    if has_rules && !["HTTP", "HTTPS"].contains(&profile.as_str()) {
+        return Err(ApiError::bad_request(format!(
+            "HTTP policies apply to virtual services with an HTTP or HTTPS application profile; {} has {profile}.",
+            vs.name
+        )));
+    }
+    Ok(())
+}
+
 async fn get_rules(
     State(state): State<AppState>,
     principal: Principal,
@@ -151,6 +174,7 @@ async fn put_rules(
         },
         org_id,
     };
+    let (checked_id, has_rules) = (vs_id.clone(), !rules.is_empty());
     let effect: tasks::Effect = Box::new(move |world| {
         if find(&world.virtual_services, &vs_id).is_none() {
             return Err(ApiError::forbidden(&vs_id));
@@ -166,6 +190,7 @@ async fn put_rules(
         }
         Ok(None)
     });
-    let task_id = tasks::submit(&state, &principal, request, |_| Ok(()), effect).await?;
+    let check = move |world: &World| takes_rules(world, &checked_id, has_rules);
+    let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
     Ok(respond::accepted(&state, &task_id))
 }

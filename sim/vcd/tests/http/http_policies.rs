@@ -27,7 +27,9 @@ async fn rule_lists_are_replaced_whole_and_checked() {
     client.api_version = "38.0";
     let alb = Alb::discover(&client, "edge1").await;
     let pool = alb.create_pool(&client, "web").await;
-    let vs = alb.virtual_service("web", &pool, "203.0.113.20", 80);
+    let mut vs = alb.virtual_service("web", &pool, "203.0.113.20", 80);
+    vs["applicationProfile"] =
+        json!({"systemDefined": true, "name": "System-HTTP", "type": "HTTP"});
     let id = client
         .write_ok(Method::POST, "/loadBalancer/virtualServices", Some(&vs))
         .await;
@@ -108,6 +110,33 @@ async fn rule_lists_are_replaced_whole_and_checked() {
         client.get(&url("otherRules")).await.status,
         StatusCode::NOT_FOUND
     );
+
+    // An L4 virtual service takes no rules, only an empty list.
+    let tcp_pool = alb.create_pool(&client, "tcp").await;
+    let tcp = alb.virtual_service("tcp", &tcp_pool, "203.0.113.20", 5432);
+    let tcp_id = client
+        .write_ok(Method::POST, "/loadBalancer/virtualServices", Some(&tcp))
+        .await;
+    let tcp_url =
+        format!("{CLOUDAPI}/loadBalancer/virtualServices/{tcp_id}/httpPolicy/requestRules");
+    refused(
+        &client.put(&tcp_url, &request_rules()).await,
+        &["HTTP or HTTPS application profile", "tcp has L4"],
+    );
+    client
+        .write_ok(
+            Method::PUT,
+            &format!("/loadBalancer/virtualServices/{tcp_id}/httpPolicy/requestRules"),
+            Some(&json!({"values": []})),
+        )
+        .await;
+    client
+        .write_ok(
+            Method::DELETE,
+            &format!("/loadBalancer/virtualServices/{tcp_id}"),
+            None,
+        )
+        .await;
 
     // Before 38.0 the endpoints do not exist.
     refused(&v37.get(&url("requestRules")).await, &["38.0", "37.2"]);
