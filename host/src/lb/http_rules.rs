@@ -17,7 +17,7 @@ use crate::vcd::resources::http_policy::{
 };
 
 /// The digest of a list with no rules.
-const EMPTY: &str = "-";
+pub const EMPTY: &str = "-";
 
 /// The three lists of one virtual service, in VCD's form.
 #[derive(Debug, Clone, Default, PartialEq)]
@@ -29,7 +29,7 @@ pub struct RuleSet {
 
 /// What a tag records of the lists: a digest per list.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Recorded([String; 3]);
+pub struct Recorded(pub [String; 3]);
 
 impl Default for Recorded {
     fn default() -> Self {

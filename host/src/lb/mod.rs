@@ -15,6 +15,7 @@ pub mod config;
 mod current;
 mod decide;
 mod delete;
+mod desired;
 mod dual_stack;
 mod engine_groups;
 pub mod errors;

@@ -10,6 +10,7 @@ use std::net::Ipv4Addr;
 use serde_json::{Map, json};
 
 use super::config::Mode;
+use super::desired::DesiredPort;
 use super::http_rules::RuleSet;
 use super::member_groups::{Members, node_addresses};
 use super::naming::{Names, PortKey, short_hash};
@@ -19,7 +20,7 @@ use super::ownership::OwnerTag;
 use super::service::{NodeSpec, ServiceSpec};
 use super::summary_drift;
 use super::vips::Vips;
-use super::virtual_service_diff;
+use super::virtual_service_diff::{self, EditedList};
 use crate::policy::model::{AppProfile, Decision, HealthMonitor, PortDecision, PortTraffic};
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
@@ -37,16 +38,6 @@ fn engine_group(decision: &Decision) -> EntityRef {
         name: decision.service_engine_group.clone(),
         id: String::new(),
     }
-}
-
-/// The objects of one Service port.
-#[derive(Debug, Clone)]
-pub struct DesiredPort {
-    pub pool: Pool,
-    pub virtual_service: VirtualService,
-    /// The virtual service's HTTP rules; its tag records their digests.
-    pub rules: RuleSet,
-    pub dnat: Option<NatRule>,
 }
 
 /// Everything the desired objects depend on.
@@ -297,7 +288,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
 /// virtual services, pools), then pools, virtual services and NAT rules.
 /// A virtual service whose VIP changes is replaced: VCD refuses to move a
 /// VIP other virtual services share.
-pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
+pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects, edited: &[EditedList]) -> Vec<Op> {
     let mut ops = Vec::new();
     for port in desired {
         let pool = &port.pool;
@@ -321,7 +312,7 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
                 }
             }
         }
-        virtual_service_diff::diff(port, observed, &mut ops);
+        virtual_service_diff::diff(port, observed, edited, &mut ops);
         if let Some(rule) = &port.dnat {
             match observed.nat_rules.get(&rule.name) {
                 None => ops.push(Op::CreateNat(rule.clone())),
@@ -380,5 +371,5 @@ pub fn diff(desired: &[DesiredPort], observed: &ServiceObjects) -> Vec<Op> {
 
 /// Every write that removes what `observed` holds, in order.
 pub fn teardown(observed: &ServiceObjects) -> Vec<Op> {
-    diff(&[], observed)
+    diff(&[], observed, &[])
 }

@@ -17,6 +17,7 @@ use super::sharing;
 use super::tls::{self, Leftovers, Pinned};
 use super::upstream::UpstreamObjects;
 use super::vips::Vips;
+use super::virtual_service_diff;
 use super::{LbError, LoadBalancers, NodeSpec, ServiceSpec};
 
 /// How often a reconcile moves to another address after losing one to a
@@ -400,8 +401,17 @@ impl LoadBalancers {
             internal_ips: &internal_ips,
         };
         let desired = plan::desired(&target);
+        let edited = match service.read_unsummarised {
+            true => virtual_service_diff::edited_lists(&self.client, &desired, observed)
+                .await
+                .map_err(LbError::vcd(
+                    &service.key(),
+                    "reading the HTTP rule lists for the drift check".into(),
+                ))?,
+            false => Vec::new(),
+        };
         Ok(Planned {
-            ops: plan::diff(&desired, observed),
+            ops: plan::diff(&desired, observed, &edited),
             addresses,
             dual_stack_not_served,
             unreserved: unreserved.into_iter().map(IpAddr::V4).collect(),

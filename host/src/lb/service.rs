@@ -86,6 +86,10 @@ pub struct ServiceSpec {
     pub source_ranges: Vec<String>,
     /// `spec.sessionAffinity` with its timeout (policy input).
     pub session_affinity: model::SessionAffinity,
+    /// A drift check: also read what the gateway's summaries do not show
+    /// (the HTTP rule lists of virtual services that have rules) and
+    /// restore what was changed by hand.
+    pub read_unsummarised: bool,
 }
 
 impl ServiceSpec {

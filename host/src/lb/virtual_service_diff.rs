@@ -3,14 +3,63 @@
 //! service's tag records, after the virtual service (an L4 one may need to
 //! become HTTP first), and the tag is written last: a crash in between
 //! leaves the old digests recorded, so the next reconcile writes the lists
-//! again. A virtual service without rules is written as it always was.
+//! again. A virtual service without rules is written as it always was. A
+//! drift check reads the lists of the virtual services whose tags record
+//! rules and writes back a list edited by hand.
 
-use super::http_rules::Recorded;
+use super::desired::DesiredPort;
+use super::http_rules::{EMPTY, Recorded};
 use super::observe::ServiceObjects;
 use super::op::Op;
-use super::plan::DesiredPort;
 use super::summary_drift;
+use crate::vcd::resources::http_policy::RuleKind;
 use crate::vcd::resources::virtual_service::VirtualService;
+use crate::vcd::{VcdClient, VcdError};
+
+/// A rule list VCD holds that is not what the virtual service's tag
+/// records: edited by hand.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EditedList {
+    pub virtual_service: String,
+    pub kind: RuleKind,
+}
+
+/// The lists with rules of the virtual services whose tags record the
+/// desired lists, read back and compared (a drift check: the summaries do
+/// not show rules). A virtual service whose tag records other lists is
+/// written anyway, and one without rules is not read, so a drift check
+/// costs a read per list only where rules are.
+pub async fn edited_lists(
+    client: &VcdClient,
+    desired: &[DesiredPort],
+    observed: &ServiceObjects,
+) -> Result<Vec<EditedList>, VcdError> {
+    let mut edited = Vec::new();
+    for port in desired {
+        let name = &port.virtual_service.name;
+        let Some(seen) = observed.virtual_services.get(name) else {
+            continue;
+        };
+        let want = port.rules.recorded();
+        let had = seen.tag.spec.as_deref().map(|s| Recorded::split(s).1);
+        if had.as_ref() != Some(&want) {
+            continue;
+        }
+        for (i, kind) in RuleKind::ALL.into_iter().enumerate() {
+            if want.0[i] == EMPTY {
+                continue;
+            }
+            let held = client.http_rules(&seen.object.id, kind).await?;
+            if held != port.rules.list(kind) {
+                edited.push(EditedList {
+                    virtual_service: name.clone(),
+                    kind,
+                });
+            }
+        }
+    }
+    Ok(edited)
+}
 
 /// `vs` with its tag's `spec` word recording `lists` instead.
 fn recording(vs: &VirtualService, lists: &Recorded) -> VirtualService {
@@ -60,7 +109,14 @@ fn put_lists(
 
 /// Adds the writes that turn the observed virtual service of `port` (if
 /// any) into the desired one.
-pub fn diff(port: &DesiredPort, observed: &ServiceObjects, ops: &mut Vec<Op>) {
+/// `edited` are lists a drift check found changed by hand: written again
+/// as the tag records them.
+pub fn diff(
+    port: &DesiredPort,
+    observed: &ServiceObjects,
+    edited: &[EditedList],
+    ops: &mut Vec<Op>,
+) {
     let vs = &port.virtual_service;
     let Some(seen) = observed.virtual_services.get(&vs.name) else {
         return create(port, ops);
@@ -103,6 +159,12 @@ pub fn diff(port: &DesiredPort, observed: &ServiceObjects, ops: &mut Vec<Op>) {
             vs: first,
         });
     }
+    let repairs: Vec<_> = edited
+        .iter()
+        .filter(|e| e.virtual_service == vs.name && !lists.contains(&e.kind))
+        .map(|e| e.kind)
+        .collect();
+    put_lists(port, &repairs, ops);
     if !lists.is_empty() {
         put_lists(port, &lists, ops);
         ops.push(Op::RecordVirtualService {

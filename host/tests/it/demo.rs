@@ -54,8 +54,8 @@ fn demo_once_converges_and_exits_zero() {
         .rfind(|l| l.starts_with("default/shop"))
         .unwrap_or_else(|| panic!("no shop row:\n{stdout}"));
     assert!(
-        shop.ends_with(", persistence: CLIENT_IP"),
-        "sessionAffinity ClientIP keeps clients on one node: {shop}"
+        shop.ends_with(", persistence: CLIENT_IP, HTTP rules: https-redirect"),
+        "sessionAffinity ClientIP keeps clients on one node, plain HTTP is redirected: {shop}"
     );
     let address_of = |service: &str| {
         let row = stdout

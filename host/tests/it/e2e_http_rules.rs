@@ -1,7 +1,8 @@
 //! HTTP rules (contract 0.3.0) through the service controller: the default
 //! policy's annotations become each virtual service's request, response
 //! and security rules; a change writes only the lists it changes; bad
-//! values and a VCD older than API 38.0 are refused before any write.
+//! values and a VCD older than API 38.0 are refused before any write; the
+//! drift check restores a list edited by hand.
 
 use std::collections::BTreeMap;
 use std::time::Duration;
@@ -9,7 +10,9 @@ use std::time::Duration;
 use kube::api::{Patch, PatchParams};
 use serde_json::{Value, json};
 
-use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
+use crate::support::cluster::{
+    Cluster, ServiceControllerConfig, fast_config, lb_service, wait_for,
+};
 use crate::support::lb::blocks_scenario;
 use crate::support::poll::holds_for;
 
@@ -208,4 +211,43 @@ async fn rules_on_a_vcd_before_api_38_are_refused_naming_the_version() {
             .with_world(|w| w.virtual_services.is_empty() && w.pools.is_empty())
     })
     .await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_rule_list_edited_by_hand_is_restored_by_the_drift_check() {
+    let config = ServiceControllerConfig {
+        drift_period: Some(Duration::from_millis(400)),
+        ..fast_config()
+    };
+    let cluster = Cluster::start_with(config, |_| {}).await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    cluster.create_service("default", web()).await;
+    cluster.wait_for_ip("default", "web").await;
+    wait_for("the rules written", || async {
+        (lists(&cluster)[&80][2].len() == 2).then_some(())
+    })
+    .await;
+    let written = security(&cluster, 80);
+    // Someone drops the redirect in VCD.
+    cluster.vcd.with_world(|w| {
+        let vs = w
+            .virtual_services
+            .iter()
+            .find(|vs| vs.service_ports[0].port_start == 80)
+            .and_then(|vs| vs.id.clone());
+        let policies = w
+            .http_policies
+            .iter_mut()
+            .find(|p| Some(&p.virtual_service_id) == vs.as_ref())
+            .unwrap();
+        policies.security_rules.remove(0);
+    });
+    let repaired = cluster
+        .wait_for_event("default", "web", "LoadBalancerRepaired")
+        .await;
+    assert!(repaired.contains("wrote securityRules"), "{repaired}");
+    assert_eq!(security(&cluster, 80), written);
+    // The other lists were read, found as written, and left alone.
+    assert_eq!(puts(&cluster, "requestRules"), 2);
+    assert_eq!(puts(&cluster, "responseRules"), 1);
 }

@@ -1,8 +1,10 @@
 //! Nothing lost at any step: for each of the four address/exposure modes and
 //! each operation (create, port added, port removed, address change, a Node
 //! joining, a move to `externalTrafficPolicy: Local` and back, client-IP
-//! persistence turned on, delete; the member and persistence changes in
-//! shared VIP mode, as they write the same objects in every mode), every VCD write the operation makes is hit in turn by a crash
+//! persistence turned on, HTTP rules added, a Service created with HTTP
+//! rules, delete; the member, persistence and rule changes in shared VIP
+//! mode, as they write the same objects in every mode), every VCD write the
+//! operation makes is hit in turn by a crash
 //! before it lands (an error) and by a lost answer after it landed (vcdsim's
 //! `loseAnswer`). A restarted engine then repeats the operation: it must
 //! converge to exactly what an undisturbed run leaves (same objects, same
@@ -35,6 +37,8 @@ enum Op {
     BecameLocal,
     BackToCluster,
     PersistenceOn,
+    RulesOn,
+    CreatedWithRules,
     Delete,
 }
 
@@ -46,13 +50,15 @@ const OPS: [Op; 5] = [
     Op::Delete,
 ];
 
-/// Member and persistence changes write the same objects whatever the
-/// address mode: they run in the shared VIP mode only.
-const MEMBER_OPS: [Op; 4] = [
+/// Member, persistence and rule changes write the same objects whatever
+/// the address mode: they run in the shared VIP mode only.
+const MEMBER_OPS: [Op; 6] = [
     Op::NodeJoined,
     Op::BecameLocal,
     Op::BackToCluster,
     Op::PersistenceOn,
+    Op::RulesOn,
+    Op::CreatedWithRules,
 ];
 
 fn ops_of(mode: Mode) -> Vec<Op> {
@@ -102,6 +108,36 @@ fn two_ports() -> ServiceSpec {
     service("shop", "web", UID, vec![tcp(80, 30080), tcp(443, 30443)])
 }
 
+/// HTTP on 80, HTTPS on 443 with a library certificate.
+fn web_ports() -> ServiceSpec {
+    let mut spec = two_ports();
+    spec.ports[0].app_protocol = Some("http".into());
+    spec.ports[1].app_protocol = Some("https".into());
+    for (key, value) in [
+        ("service.beta.kubernetes.io/vcloud-avi-ssl-ports", "443"),
+        (
+            "service.beta.kubernetes.io/vcloud-avi-ssl-cert-alias",
+            "my-cert",
+        ),
+    ] {
+        spec.annotations.insert(key.into(), value.into());
+    }
+    spec
+}
+
+/// `spec` with HTTP rules: a redirect and forwarded headers on the HTTP
+/// virtual service, forwarded headers and HSTS on the HTTPS one.
+fn with_rules(mut spec: ServiceSpec) -> ServiceSpec {
+    for (key, value) in [
+        ("vcd-ccm.io/https-redirect", "true"),
+        ("vcd-ccm.io/forwarded-headers", "true"),
+        ("vcd-ccm.io/hsts", "max-age=600"),
+    ] {
+        spec.annotations.insert(key.into(), value.into());
+    }
+    spec
+}
+
 fn one_port() -> ServiceSpec {
     service("shop", "web", UID, vec![tcp(80, 30080)])
 }
@@ -121,6 +157,8 @@ fn specs(op: Op, mode: Mode) -> (Option<ServiceSpec>, ServiceSpec) {
         Op::BecameLocal => (Some(two_ports()), local(two_ports())),
         Op::BackToCluster => (Some(local(two_ports())), two_ports()),
         Op::PersistenceOn => (Some(two_ports()), sticky(two_ports())),
+        Op::RulesOn => (Some(web_ports()), with_rules(web_ports())),
+        Op::CreatedWithRules => (None, with_rules(web_ports())),
         Op::Delete => (Some(two_ports()), two_ports()),
     }
 }
@@ -134,6 +172,8 @@ struct State {
     groups: BTreeSet<(String, String)>,
     /// Each pool's persistence type, by pool name.
     persistence: BTreeSet<(String, String)>,
+    /// Each virtual service's rule names, per list.
+    rules: BTreeSet<(String, Vec<String>, Vec<String>, Vec<String>)>,
     allocations: BTreeSet<String>,
     reservations: Vec<(String, String)>,
 }
@@ -154,6 +194,23 @@ fn state(sim: &Sim, reserved: &str) -> State {
                 .filter_map(|p| {
                     let profile = p.persistence_profile.as_ref()?;
                     Some((p.name.clone(), profile.profile_type.clone()))
+                })
+                .collect()
+        }),
+        rules: sim.with_world(|w| {
+            w.http_policies
+                .iter()
+                .filter_map(|p| {
+                    let vs = w
+                        .virtual_services
+                        .iter()
+                        .find(|v| v.id.as_ref() == Some(&p.virtual_service_id))?;
+                    Some((
+                        vs.name.clone(),
+                        p.request_rules.iter().map(|r| r.name.clone()).collect(),
+                        p.response_rules.iter().map(|r| r.name.clone()).collect(),
+                        p.security_rules.iter().map(|r| r.name.clone()).collect(),
+                    ))
                 })
                 .collect()
         }),

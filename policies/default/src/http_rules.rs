@@ -35,10 +35,11 @@ pub struct Asked {
     rate: Option<(u32, u32)>,
 }
 
+/// The annotation's value; empty or `false` (any case) asks for nothing.
 fn value<'a>(input: &'a DecisionInput, key: &str) -> Option<&'a str> {
     get(&input.service, key)
         .map(str::trim)
-        .filter(|v| !v.is_empty())
+        .filter(|v| !v.is_empty() && !v.eq_ignore_ascii_case("false"))
 }
 
 fn is_http(port: &PortDecision) -> bool {
@@ -47,9 +48,7 @@ fn is_http(port: &PortDecision) -> bool {
 
 impl Asked {
     pub fn read(input: &DecisionInput, ports: &[PortDecision]) -> Result<Self, DecisionError> {
-        let asked = KEYS
-            .iter()
-            .find(|key| value(input, key).is_some_and(|v| !v.eq_ignore_ascii_case("false")));
+        let asked = KEYS.iter().find(|key| value(input, key).is_some());
         let Some(first) = asked else {
             return Ok(Self {
                 redirect_to: None,
@@ -75,10 +74,9 @@ impl Asked {
         }
         Ok(Self {
             redirect_to: redirect_to(input, ports)?,
-            forwarded: match value(input, FORWARDED_HEADERS).map(str::to_ascii_lowercase) {
+            forwarded: match value(input, FORWARDED_HEADERS) {
                 None => false,
-                Some(flag) if flag == "false" => false,
-                Some(flag) if flag == "true" => true,
+                Some(flag) if flag.eq_ignore_ascii_case("true") => true,
                 Some(other) => {
                     return Err(invalid(
                         FORWARDED_HEADERS,
@@ -191,7 +189,6 @@ fn redirect_to(
         }
     };
     let port = match asked.to_ascii_lowercase().as_str() {
-        "false" => return Ok(None),
         "true" => match https.as_slice() {
             [only] => *only,
             _ => {

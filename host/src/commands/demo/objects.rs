@@ -1,7 +1,8 @@
 //! The Kubernetes objects the demo creates: a Node per VM, as a kubelet with
 //! `--cloud-provider=external` registers it, seven Services (one limited to
 //! source ranges, which the managed gateway firewall enforces; one keeping
-//! each client on one node by `sessionAffinity: ClientIP`; one serving
+//! each client on one node by `sessionAffinity: ClientIP` and redirecting
+//! plain HTTP to its HTTPS port by `vcd-ccm.io/https-redirect`; one serving
 //! HTTPS with the certificate of a `kubernetes.io/tls` Secret; a UDP and a
 //! TCP DNS Service sharing one address by their sharing key; one with an
 //! IPv4 and an IPv6 address) and that Secret, as cert-manager would leave
@@ -93,11 +94,12 @@ pub fn services() -> Vec<(&'static str, Value)> {
                 "shop",
                 json!({
                     "service.beta.kubernetes.io/vcloud-avi-ssl-ports": "443",
-                    "service.beta.kubernetes.io/vcloud-avi-ssl-cert-alias": "my-cert"
+                    "service.beta.kubernetes.io/vcloud-avi-ssl-cert-alias": "my-cert",
+                    "vcd-ccm.io/https-redirect": "true"
                 }),
                 json!([
-                    {"name": "http", "port": 80, "protocol": "TCP"},
-                    {"name": "https", "port": 443, "protocol": "TCP"}
+                    {"name": "http", "port": 80, "protocol": "TCP", "appProtocol": "http"},
+                    {"name": "https", "port": 443, "protocol": "TCP", "appProtocol": "https"}
                 ]),
             )),
         ),

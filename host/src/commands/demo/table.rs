@@ -24,6 +24,8 @@ pub struct ServiceRow {
     pub certificates: Vec<String>,
     /// The persistence types of its pools (`CLIENT_IP`, …), each once.
     pub persistence: Vec<String>,
+    /// The names of its virtual services' HTTP rules, each once.
+    pub http_rules: Vec<String>,
 }
 
 pub struct NodeRow {
@@ -93,7 +95,7 @@ impl Snapshot {
         for s in &self.services {
             let _ = writeln!(
                 out,
-                "{:<16} {:<22} {:<ip_width$} {} virtual service(s), {} pool(s) with {} member(s), firewall: {}{}{}",
+                "{:<16} {:<22} {:<ip_width$} {} virtual service(s), {} pool(s) with {} member(s), firewall: {}{}{}{}",
                 s.key,
                 s.ports,
                 dash(&s.ip),
@@ -108,6 +110,10 @@ impl Snapshot {
                 match s.persistence.as_slice() {
                     [] => String::new(),
                     kinds => format!(", persistence: {}", kinds.join(" ")),
+                },
+                match s.http_rules.as_slice() {
+                    [] => String::new(),
+                    names => format!(", HTTP rules: {}", names.join(" ")),
                 }
             );
         }
@@ -235,11 +241,34 @@ fn service_row(service: &Service, sim: &Sim) -> ServiceRow {
         kinds.dedup();
         kinds
     });
+    let http_rules = sim.with_world(|w| {
+        let mut names: Vec<String> = w
+            .virtual_services
+            .iter()
+            .filter(|v| owned(&v.description))
+            .filter_map(|v| {
+                w.http_policies
+                    .iter()
+                    .find(|p| Some(&p.virtual_service_id) == v.id.as_ref())
+            })
+            .flat_map(|p| {
+                let request = p.request_rules.iter().map(|r| r.name.clone());
+                let response = p.response_rules.iter().map(|r| r.name.clone());
+                request
+                    .chain(response)
+                    .chain(p.security_rules.iter().map(|r| r.name.clone()))
+            })
+            .collect();
+        names.sort();
+        names.dedup();
+        names
+    });
     ServiceRow {
         key,
         ports,
         ip,
         persistence,
+        http_rules,
         virtual_services,
         pools,
         members,

@@ -71,6 +71,8 @@ pub fn service_spec(service: &Service, namespace_labels: BTreeMap<String, String
         health_check_node_port: spec.health_check_node_port.and_then(port),
         ready_endpoints: 0,
         session_affinity,
+        // Set by the drift check alone.
+        read_unsummarised: false,
         source_ranges: spec.load_balancer_source_ranges.unwrap_or_default(),
         ip_families: spec
             .ip_families

@@ -230,7 +230,10 @@ impl Shared {
         }
         let key = service_key(service);
         self.last_synced().insert(key, NodeSetDigest::of(&nodes));
-        let spec = self.spec_of(service);
+        let spec = ServiceSpec {
+            read_unsummarised: drift_check,
+            ..self.spec_of(service)
+        };
         let node_specs: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
         tracing::debug!(service = %service_key(service), "ensuring the load balancer");
         let status = self

@@ -1,0 +1,16 @@
+//! What a plan wants of one Service port in VCD.
+
+use super::http_rules::RuleSet;
+use crate::vcd::resources::nat::NatRule;
+use crate::vcd::resources::pool::Pool;
+use crate::vcd::resources::virtual_service::VirtualService;
+
+/// The objects of one Service port.
+#[derive(Debug, Clone)]
+pub struct DesiredPort {
+    pub pool: Pool,
+    pub virtual_service: VirtualService,
+    /// The virtual service's HTTP rules; its tag records their digests.
+    pub rules: RuleSet,
+    pub dnat: Option<NatRule>,
+}
