@@ -163,6 +163,9 @@ fn specs(op: Op, mode: Mode) -> (Option<ServiceSpec>, ServiceSpec) {
     }
 }
 
+/// A virtual service's request, response and security rule names.
+type RuleNames = [Vec<String>; 3];
+
 /// What the gateway and the IP Spaces hold of the Service, for comparing
 /// runs, and someone's reservation.
 #[derive(Debug, PartialEq, Eq)]
@@ -173,7 +176,7 @@ struct State {
     /// Each pool's persistence type, by pool name.
     persistence: BTreeSet<(String, String)>,
     /// Each virtual service's rule names, per list.
-    rules: BTreeSet<(String, Vec<String>, Vec<String>, Vec<String>)>,
+    rules: BTreeSet<(String, RuleNames)>,
     allocations: BTreeSet<String>,
     reservations: Vec<(String, String)>,
 }
@@ -207,9 +210,11 @@ fn state(sim: &Sim, reserved: &str) -> State {
                         .find(|v| v.id.as_ref() == Some(&p.virtual_service_id))?;
                     Some((
                         vs.name.clone(),
-                        p.request_rules.iter().map(|r| r.name.clone()).collect(),
-                        p.response_rules.iter().map(|r| r.name.clone()).collect(),
-                        p.security_rules.iter().map(|r| r.name.clone()).collect(),
+                        [
+                            p.request_rules.iter().map(|r| r.name.clone()).collect(),
+                            p.response_rules.iter().map(|r| r.name.clone()).collect(),
+                            p.security_rules.iter().map(|r| r.name.clone()).collect(),
+                        ],
                     ))
                 })
                 .collect()

@@ -37,10 +37,9 @@ pub fn decide(
         })
         .filter(|t| {
             let http = &t.http;
-            !matches!(t.persistence, Persistence::None)
-                || !(http.request.is_empty()
-                    && http.response.is_empty()
-                    && http.security.is_empty())
+            let nothing =
+                http.request.is_empty() && http.response.is_empty() && http.security.is_empty();
+            !(matches!(t.persistence, Persistence::None) && nothing)
         })
         .collect())
 }
