@@ -12,5 +12,7 @@ pub struct DesiredPort {
     pub virtual_service: VirtualService,
     /// The virtual service's HTTP rules; its tag records their digests.
     pub rules: RuleSet,
+    /// How long a leaving node's member stays, disabled, before removal.
+    pub drain_seconds: u32,
     pub dnat: Option<NatRule>,
 }

@@ -370,8 +370,22 @@ impl super::LoadBalancers {
         service: &super::ServiceSpec,
         nodes: &[NodeSpec],
         owner: &OwnerTag,
+        drains: bool,
     ) -> Result<Members, LbError> {
         let addresses = node_addresses(nodes);
+        // An IP set has no member to disable: a drain needs listed members.
+        if drains {
+            if addresses.len() > MAX_LISTED_MEMBERS {
+                return Err(LbError::InvalidService {
+                    service: service.key(),
+                    problem: format!(
+                        "a drain period disables leaving Nodes in the pools, which then list their members, at most {MAX_LISTED_MEMBERS}, and {} Nodes would serve this Service: drop the drain period, or keep Nodes out with the label node.kubernetes.io/exclude-from-external-load-balancers",
+                        addresses.len()
+                    ),
+                });
+            }
+            return Ok(Members::Listed);
+        }
         let version = self.client.api_version();
         let why_listed = match self.member_groups.refused() {
             _ if version < MEMBER_GROUPS_SINCE => Some(format!(

@@ -16,6 +16,7 @@ mod current;
 mod decide;
 mod delete;
 mod desired;
+mod drain;
 mod dual_stack;
 mod engine_groups;
 pub mod errors;

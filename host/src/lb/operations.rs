@@ -4,6 +4,7 @@
 
 use std::net::IpAddr;
 use std::sync::Arc;
+use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use super::apply::Applier;
 use super::firewall::Exposure;
@@ -102,14 +103,20 @@ impl LoadBalancers {
             changes: done.changes,
             source_ranges_unenforced: !ranges.is_empty() && !self.config.manage_firewall,
             dual_stack_not_served: done.dual_stack_not_served,
+            recheck_after: done.drain_ends.map(until_unix),
             ..LbStatus::at(&done.vips.ordered(service.first_family()))
         })
     }
 
     /// The node set changed: the same reconcile, which then rewrites only
-    /// the pools' members.
-    pub async fn update(&self, service: &ServiceSpec, nodes: &[NodeSpec]) -> Result<(), LbError> {
-        self.ensure(service, nodes).await.map(|_| ())
+    /// the pools' members. Returns when to reconcile again, when a drain
+    /// has started or is under way.
+    pub async fn update(
+        &self,
+        service: &ServiceSpec,
+        nodes: &[NodeSpec],
+    ) -> Result<Option<Duration>, LbError> {
+        self.ensure(service, nodes).await.map(|s| s.recheck_after)
     }
 
     /// Reads the gateway's load-balancer objects again now, for every
@@ -169,4 +176,13 @@ impl LoadBalancers {
         let observed = view.owned_by(&owner);
         Ok((view, observed))
     }
+}
+
+/// How long until `deadline` (Unix seconds), a second past it so the
+/// reconcile then finds the drain over.
+fn until_unix(deadline: u64) -> Duration {
+    let now = SystemTime::now()
+        .duration_since(UNIX_EPOCH)
+        .unwrap_or_default();
+    Duration::from_secs(deadline + 1).saturating_sub(now)
 }

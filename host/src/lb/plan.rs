@@ -103,6 +103,13 @@ fn persistence(decision: &Decision, port: &PortDecision) -> Option<PersistencePr
     })
 }
 
+/// The pool's graceful timeout for a drain period: whole minutes, at
+/// least the period; none without one, as VCD's default closes a disabled
+/// member's connections at once.
+fn drain_minutes(seconds: u32) -> Option<i32> {
+    (seconds > 0).then(|| i32::try_from(seconds.div_ceil(60)).unwrap_or(i32::MAX))
+}
+
 /// `transparentModeEnabled` only when asked for: the field exists from API
 /// 37.1, and absent means off on every version.
 fn transparent_mode(decision: &Decision) -> Map<String, serde_json::Value> {
@@ -193,6 +200,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
         };
         let pool_name = target.names.pool(key);
         let (members, member_group_ref) = members(target, node_port);
+        let drain_seconds = traffic(target.decision, decision).map_or(0, |t| t.drain_seconds);
         let mut pool = Pool {
             id: None,
             name: pool_name.clone(),
@@ -204,6 +212,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
             member_group_ref,
             health_monitors: monitors(decision),
             persistence_profile: persistence(target.decision, decision),
+            graceful_timeout_period: drain_minutes(drain_seconds),
             gateway_ref: target.gateway.clone(),
             extra: Map::new(),
         };
@@ -278,6 +287,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
             pool,
             virtual_service,
             rules,
+            drain_seconds,
             dnat,
         });
     }

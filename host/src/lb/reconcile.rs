@@ -3,11 +3,13 @@
 
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
+use std::time::{SystemTime, UNIX_EPOCH};
 
 use super::allocations;
 use super::asking::Decided;
 use super::current::{Currents, Found};
 use super::decide::{Address, AddressContext};
+use super::drain;
 use super::dual_stack::Second;
 use super::member_groups::Members;
 use super::op::Op;
@@ -37,6 +39,8 @@ pub(super) struct Converged {
     pub warnings: Vec<String>,
     /// Why a Service preferring two families has one address.
     pub dual_stack_not_served: Option<String>,
+    /// When a drain under way ends (Unix seconds): reconcile again then.
+    pub drain_ends: Option<u64>,
 }
 
 /// A pass's decision, made before anything is written.
@@ -52,6 +56,8 @@ struct Planned {
     warnings: Vec<String>,
     /// Where the pools take their members from.
     members: Members,
+    /// When a drain under way ends (Unix seconds).
+    drain_ends: Option<u64>,
     /// Uploads the virtual services will use; unpinned when the pass ends.
     _pins: Vec<Pinned>,
 }
@@ -67,6 +73,7 @@ enum Pass {
         /// The policy's warnings, for Events on the Service.
         warnings: Vec<String>,
         dual_stack_not_served: Option<String>,
+        drain_ends: Option<u64>,
     },
     /// Another owner holds `ip` too; start over without it.
     Contested {
@@ -120,6 +127,7 @@ impl LoadBalancers {
                     changes,
                     warnings,
                     dual_stack_not_served,
+                    drain_ends,
                 } => {
                     return Ok(Converged {
                         vips,
@@ -129,6 +137,7 @@ impl LoadBalancers {
                         existed: existed.unwrap_or(false),
                         warnings,
                         dual_stack_not_served,
+                        drain_ends,
                     });
                 }
                 Pass::Contested {
@@ -208,6 +217,7 @@ impl LoadBalancers {
             internal,
             warnings,
             members,
+            drain_ends,
             _pins,
         } = planned;
         let mut changes: Vec<String> = Vec::new();
@@ -297,6 +307,7 @@ impl LoadBalancers {
             changes,
             warnings,
             dual_stack_not_served,
+            drain_ends,
         })
     }
 
@@ -318,7 +329,6 @@ impl LoadBalancers {
             excluded,
             ..
         } = *found;
-        let members = self.members_for(service, nodes, owner)?;
         // An address of a family that cannot be served here (IPv6 after a
         // change to one-arm mode) is not kept: the Service moves off it.
         let current = currents
@@ -344,6 +354,8 @@ impl LoadBalancers {
         for warning in &decision.warnings {
             tracing::warn!(service = %service.key(), %warning, "policy warning");
         }
+        let drains = decision.traffic.iter().any(|t| t.drain_seconds > 0);
+        let members = self.members_for(service, nodes, owner, drains)?;
         let names = self.names(service);
         if let Some(wanted) = &decision.service_engine_group {
             self.check_engine_group_room(service, &names, observed, wanted, &engine_groups)
@@ -400,7 +412,17 @@ impl LoadBalancers {
             external,
             internal_ips: &internal_ips,
         };
-        let desired = plan::desired(&target);
+        let mut desired = plan::desired(&target);
+        let now = SystemTime::now()
+            .duration_since(UNIX_EPOCH)
+            .unwrap_or_default()
+            .as_secs();
+        let drain_ends = drain::hold_leaving(&self.client, &mut desired, observed, now)
+            .await
+            .map_err(LbError::vcd(
+                &service.key(),
+                "reading the pool members of a drain".into(),
+            ))?;
         let edited = match service.read_unsummarised {
             true => virtual_service_diff::edited_lists(&self.client, &desired, observed)
                 .await
@@ -418,6 +440,7 @@ impl LoadBalancers {
             internal: internal_ips.values().copied().collect(),
             warnings: decision.warnings,
             members,
+            drain_ends,
             _pins: pins,
         })
     }

@@ -235,6 +235,9 @@ pub struct LbStatus {
     /// Why a Service whose `ipFamilyPolicy` prefers two families has one
     /// address (a Warning Event, not status).
     pub dual_stack_not_served: Option<String>,
+    /// A drain under way ends after this long: reconcile the Service again
+    /// then, to remove the drained members.
+    pub recheck_after: Option<std::time::Duration>,
 }
 
 impl LbStatus {
@@ -251,6 +254,7 @@ impl LbStatus {
             changes: Vec::new(),
             source_ranges_unenforced: false,
             dual_stack_not_served: None,
+            recheck_after: None,
         }
     }
 }

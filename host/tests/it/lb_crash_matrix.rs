@@ -2,8 +2,10 @@
 //! each operation (create, port added, port removed, address change, a Node
 //! joining, a move to `externalTrafficPolicy: Local` and back, client-IP
 //! persistence turned on, HTTP rules added, a Service created with HTTP
-//! rules, delete; the member, persistence and rule changes in shared VIP
-//! mode, as they write the same objects in every mode), every VCD write the
+//! rules, a move to another service engine group, a Node leaving with a
+//! drain period (its member disabled), delete; the member,
+//! persistence, rule and group changes in shared VIP mode, as they write
+//! the same objects in every mode), every VCD write the
 //! operation makes is hit in turn by a crash
 //! before it lands (an error) and by a lost answer after it landed (vcdsim's
 //! `loseAnswer`). A restarted engine then repeats the operation: it must
@@ -18,6 +20,7 @@ use std::sync::Arc;
 
 use vcd_ccm::lb::{AllocationJournal, LbConfig, LoadBalancers, ServiceSpec};
 use vcd_ccm::policy::model::{SessionAffinity, TrafficPolicy};
+use vcdsim::world::alb::{SegAssignment, ServiceEngineGroup};
 use vcdsim::{FaultAction, FaultRule, Scenario, Sim};
 
 use crate::support::crash::{crash_before, engine_with_journal, writes_in_order};
@@ -39,6 +42,8 @@ enum Op {
     PersistenceOn,
     RulesOn,
     CreatedWithRules,
+    EngineGroupMoved,
+    NodeLeftDraining,
     Delete,
 }
 
@@ -50,15 +55,17 @@ const OPS: [Op; 5] = [
     Op::Delete,
 ];
 
-/// Member, persistence and rule changes write the same objects whatever
-/// the address mode: they run in the shared VIP mode only.
-const MEMBER_OPS: [Op; 6] = [
+/// Member, persistence, rule and group changes write the same objects
+/// whatever the address mode: they run in the shared VIP mode only.
+const MEMBER_OPS: [Op; 8] = [
     Op::NodeJoined,
     Op::BecameLocal,
     Op::BackToCluster,
     Op::PersistenceOn,
     Op::RulesOn,
     Op::CreatedWithRules,
+    Op::EngineGroupMoved,
+    Op::NodeLeftDraining,
 ];
 
 fn ops_of(mode: Mode) -> Vec<Op> {
@@ -75,6 +82,21 @@ fn nodes_of(op: Op) -> usize {
         Op::NodeJoined => 3,
         _ => 2,
     }
+}
+
+/// The Nodes serving the Service before the operation.
+fn nodes_before(op: Op) -> usize {
+    match op {
+        Op::NodeLeftDraining => 3,
+        _ => 2,
+    }
+}
+
+/// `spec` with a drain period longer than the test.
+fn draining(mut spec: ServiceSpec) -> ServiceSpec {
+    spec.annotations
+        .insert("vcd-ccm.io/drain-period".into(), "10m".into());
+    spec
 }
 
 fn local(mut spec: ServiceSpec) -> ServiceSpec {
@@ -159,6 +181,14 @@ fn specs(op: Op, mode: Mode) -> (Option<ServiceSpec>, ServiceSpec) {
         Op::PersistenceOn => (Some(two_ports()), sticky(two_ports())),
         Op::RulesOn => (Some(web_ports()), with_rules(web_ports())),
         Op::CreatedWithRules => (None, with_rules(web_ports())),
+        Op::NodeLeftDraining => (Some(draining(two_ports())), draining(two_ports())),
+        Op::EngineGroupMoved => {
+            let mut moved = two_ports();
+            moved
+                .annotations
+                .insert("vcd-ccm.io/service-engine-group".into(), GOLD.into());
+            (Some(two_ports()), moved)
+        }
         Op::Delete => (Some(two_ports()), two_ports()),
     }
 }
@@ -177,6 +207,10 @@ struct State {
     persistence: BTreeSet<(String, String)>,
     /// Each virtual service's rule names, per list.
     rules: BTreeSet<(String, RuleNames)>,
+    /// The service engine group each virtual service runs on.
+    engine_groups: BTreeSet<(String, String)>,
+    /// Every listed pool member: pool, address, enabled.
+    members: BTreeSet<(String, String, bool)>,
     allocations: BTreeSet<String>,
     reservations: Vec<(String, String)>,
 }
@@ -219,6 +253,29 @@ fn state(sim: &Sim, reserved: &str) -> State {
                 })
                 .collect()
         }),
+        engine_groups: sim.with_world(|w| {
+            w.virtual_services
+                .iter()
+                .map(|vs| {
+                    let group = w
+                        .service_engine_groups
+                        .iter()
+                        .find(|g| g.id == vs.service_engine_group_ref.id)
+                        .map_or_else(String::new, |g| g.name.clone());
+                    (vs.name.clone(), group)
+                })
+                .collect()
+        }),
+        members: sim.with_world(|w| {
+            w.pools
+                .iter()
+                .flat_map(|p| {
+                    p.members
+                        .iter()
+                        .map(|m| (p.name.clone(), m.ip_address.clone(), m.enabled))
+                })
+                .collect()
+        }),
         allocations: allocations(sim)
             .into_iter()
             .filter(|(_, d)| d.contains(UID))
@@ -244,8 +301,32 @@ struct World {
     config: LbConfig,
 }
 
-async fn world(mode: Mode, before: Option<&ServiceSpec>) -> World {
+/// A second service engine group on the gateway, after `seg1`.
+const GOLD: &str = "gold-seg";
+
+fn add_gold_group(sim: &Sim) {
+    sim.with_world(|w| {
+        let gateway_id = w.gateways[0].id.clone();
+        w.service_engine_groups.push(ServiceEngineGroup {
+            id: "urn:vcloud:serviceEngineGroup:gold".into(),
+            name: GOLD.into(),
+            reservation_type: "SHARED".into(),
+            ha_mode: "ELASTIC_N_PLUS_M_BUFFER".into(),
+            supported_feature_set: "PREMIUM".into(),
+        });
+        w.seg_assignments.push(SegAssignment {
+            id: "urn:vcloud:serviceEngineGroupAssignment:gold".into(),
+            seg_id: "urn:vcloud:serviceEngineGroup:gold".into(),
+            gateway_id,
+            max_virtual_services: Some(10),
+            min_virtual_services: None,
+        });
+    });
+}
+
+async fn world(mode: Mode, before: Option<&ServiceSpec>, before_nodes: usize) -> World {
     let sim = vcd::sim_from(scenario(mode)).await;
+    add_gold_group(&sim);
     let config = config(CLUSTER, mode.kind);
     let other = other_cluster_engine(&sim, config.clone()).await;
     let foreign = service("shop", "web", FOREIGN_UID, vec![tcp(80, 31080)]);
@@ -268,7 +349,7 @@ async fn world(mode: Mode, before: Option<&ServiceSpec>) -> World {
     let mut reported = None;
     if let Some(before) = before {
         let status = lb
-            .ensure(before, &nodes(2))
+            .ensure(before, &nodes(before_nodes))
             .await
             .expect("the Service before");
         reported = Some(status.ingress[0].ip.clone());
@@ -307,7 +388,7 @@ async fn run(
 /// The writes an undisturbed run of `op` makes, as (method, route, occurrence).
 async fn writes_of(mode: Mode, op: Op) -> (Vec<(String, String, u32)>, State) {
     let (before, spec) = specs(op, mode);
-    let w = world(mode, before.as_ref()).await;
+    let w = world(mode, before.as_ref(), nodes_before(op)).await;
     run(&w.lb, op, &spec, &w.reported)
         .await
         .expect("an undisturbed run");
@@ -326,7 +407,7 @@ async fn every_step(mode: Mode) -> Vec<String> {
                     mode.name
                 );
                 let (before, spec) = specs(op, mode);
-                let w = world(mode, before.as_ref()).await;
+                let w = world(mode, before.as_ref(), nodes_before(op)).await;
                 w.sim.add_fault(
                     FaultRule::new(Some(method), route, action)
                         .skip(*occurrence)

@@ -311,7 +311,7 @@ async fn a_later_versions_objects_are_left_alone(
     };
     let refusals = [
         newer(lb.ensure(&web, &nodes(2)).await.map(|_| ())),
-        newer(lb.update(&web, &nodes(3)).await),
+        newer(lb.update(&web, &nodes(3)).await.map(drop)),
         newer(lb.delete(&web).await),
     ];
     lb.refresh_gateway().await.unwrap();

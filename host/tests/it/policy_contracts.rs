@@ -104,6 +104,7 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
             protocol: Protocol::Tcp,
             persistence: Persistence::HttpCookie("shop".into()),
             http: Default::default(),
+            drain_seconds: 0,
         }],
         service_engine_group: Some("seg1".into()),
     });
@@ -162,6 +163,7 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
                 protocol: Protocol::Tcp,
                 persistence: Persistence::ClientIp,
                 http: Default::default(),
+                drain_seconds: 0,
             }],
             service_engine_group: None,
         }

@@ -6,7 +6,7 @@ use std::net::IpAddr;
 use crate::http_rules::{FORWARDED_HEADERS, HSTS, HTTPS_REDIRECT, RATE_LIMIT};
 use crate::placement::SERVICE_ENGINE_GROUP;
 use crate::tls_secret::{TLS_SECRET, TlsSecrets};
-use crate::traffic::PERSISTENCE;
+use crate::traffic::{DRAIN_PERIOD, PERSISTENCE};
 use crate::vcd::lb_policy::types::{
     DecisionError, HealthMonitor, InvalidField, PoolAlgorithm, Protocol, Service,
 };
@@ -32,7 +32,7 @@ pub const PRESERVE_CLIENT_IP: &str = "vcd-ccm.io/preserve-client-ip";
 
 /// Every annotation the default policy reads, which `forbiddenAnnotations`
 /// may name.
-pub const READ: [&str; 16] = [
+pub const READ: [&str; 17] = [
     SSL_PORTS,
     SSL_CERT_ALIAS,
     SSL_NO_TERMINATION,
@@ -49,6 +49,7 @@ pub const READ: [&str; 16] = [
     FORWARDED_HEADERS,
     HSTS,
     RATE_LIMIT,
+    DRAIN_PERIOD,
 ];
 
 /// A Service that sets an annotation the provider forbids is refused.

@@ -1,7 +1,8 @@
 //! Traffic per port (contract 0.3.0): persistence, where
 //! `spec.sessionAffinity: ClientIP` keeps a client on one node by its
 //! address and the `vcd-ccm.io/persistence` annotation chooses any kind
-//! NSX ALB offers, and the HTTP rules the annotations of `http_rules` ask for.
+//! NSX ALB offers, the HTTP rules the annotations of `http_rules` ask for,
+//! and the drain period of `vcd-ccm.io/drain-period`.
 
 use crate::annotations::{get, invalid};
 use crate::http_rules::Asked;
@@ -13,6 +14,34 @@ use crate::vcd::lb_policy::types::{
 /// `none`, `client-ip`, `tls`, `http-cookie:<name>` or `app-cookie:<name>`,
 /// for every port; it overrides `spec.sessionAffinity`.
 pub const PERSISTENCE: &str = "vcd-ccm.io/persistence";
+
+/// How long a Node leaving the Service's pools keeps its open
+/// connections: `<n>s` or `<n>m`, at most an hour; `0` removes it at once.
+pub const DRAIN_PERIOD: &str = "vcd-ccm.io/drain-period";
+
+/// The drain period in seconds.
+fn drain_period(value: &str) -> Result<u32, String> {
+    let usage = || {
+        format!(
+            "{value:?} is not a drain period: use <n>s or <n>m up to 3600s or 60m, such as 30s or 5m, or 0 to remove leaving Nodes at once"
+        )
+    };
+    if value == "0" {
+        return Ok(0);
+    }
+    let (digits, unit) = value.split_at(value.len().saturating_sub(1));
+    let scale = match unit {
+        "s" => 1,
+        "m" => 60,
+        _ => return Err(usage()),
+    };
+    digits
+        .parse::<u32>()
+        .ok()
+        .and_then(|n| n.checked_mul(scale))
+        .filter(|seconds| *seconds <= 3600)
+        .ok_or_else(usage)
+}
 
 /// How long NSX ALB's system client-IP persistence profile keeps a client
 /// after its last connection: Avi's default `persistence_timeout`, 5
@@ -27,6 +56,10 @@ pub fn decide(
 ) -> Result<Vec<PortTraffic>, DecisionError> {
     let persistence = persistence(input, ports, warnings)?;
     let asked = Asked::read(input, ports)?;
+    let drain_seconds = match get(&input.service, DRAIN_PERIOD).map(str::trim) {
+        None | Some("") => 0,
+        Some(value) => drain_period(value).map_err(|m| invalid(DRAIN_PERIOD, m))?,
+    };
     Ok(ports
         .iter()
         .map(|port| PortTraffic {
@@ -34,11 +67,14 @@ pub fn decide(
             protocol: port.protocol,
             persistence: persistence.clone(),
             http: asked.rules(port),
+            drain_seconds,
         })
         .filter(|t| {
             let http = &t.http;
-            let nothing =
-                http.request.is_empty() && http.response.is_empty() && http.security.is_empty();
+            let nothing = http.request.is_empty()
+                && http.response.is_empty()
+                && http.security.is_empty()
+                && t.drain_seconds == 0;
             !(matches!(t.persistence, Persistence::None) && nothing)
         })
         .collect())

@@ -80,14 +80,17 @@ impl Shared {
             .update_host_latency
             .observe(started.elapsed().as_secs_f64());
         let reference = object_ref(&service);
+        if let Ok(Some(after)) = result {
+            self.queue.add_after(key.clone(), after);
+        }
         match result {
-            Ok(()) if nodes.is_empty() => {
+            Ok(_) if nodes.is_empty() => {
                 if let Some((reason, message)) = self.no_members(&service, &nodes) {
                     self.event(&reference, Warning, reason, message).await;
                 }
                 None
             }
-            Ok(()) => {
+            Ok(_) => {
                 let message = "Updated load balancer with new hosts";
                 self.event(&reference, Normal, "UpdatedLoadBalancer", message)
                     .await;

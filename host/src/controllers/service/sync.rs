@@ -257,6 +257,10 @@ impl Shared {
             )
             .await;
         }
+        if let Some(after) = status.recheck_after {
+            tracing::debug!(service = %service_key(service), after_s = after.as_secs(), "a drain is under way; reconciling again when it ends");
+            self.queue.add_after(service_key(service), after);
+        }
         match (drift_check, rotation_check, status.changes.is_empty()) {
             (true, _, true) | (false, true, true) => {}
             (true, _, false) => self.report_repair(&reference, &status.changes).await,

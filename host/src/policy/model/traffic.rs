@@ -1,6 +1,6 @@
 //! How traffic flows beyond the address, profile and algorithm: the
-//! Service's session affinity in the input, a port's persistence in the
-//! decision. Contract 0.3.0.
+//! Service's session affinity in the input, a port's persistence, HTTP
+//! rules and drain period in the decision. Contract 0.3.0.
 
 use serde::{Deserialize, Serialize};
 use wasmtime::component::{ComponentType, Lift, Lower};
@@ -89,4 +89,13 @@ pub struct PortTraffic {
     /// The virtual service's HTTP rules.
     #[serde(default, skip_serializing_if = "HttpRules::is_empty")]
     pub http: HttpRules,
+    /// How long a leaving node's member is kept disabled before it is
+    /// removed; 0 removes it at once.
+    #[component(name = "drain-seconds")]
+    #[serde(default, skip_serializing_if = "is_zero")]
+    pub drain_seconds: u32,
+}
+
+fn is_zero(value: &u32) -> bool {
+    *value == 0
 }

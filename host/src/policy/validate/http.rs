@@ -290,3 +290,110 @@ fn is_address_or_cidr(text: &str) -> bool {
         },
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::model::{
+        Header, RateLimit, RequestModification, RequestRule, SecurityRule, TextCriteria,
+    };
+
+    fn input(api: &str, http_rules: bool) -> DecisionInput {
+        let mut input = DecisionInput::default();
+        input.cluster.vcd_api_version = api.into();
+        input.cluster.capabilities.http_rules = http_rules;
+        input
+    }
+
+    fn problems(input: &DecisionInput, rules: &HttpRules) -> Vec<String> {
+        let mut problems = Vec::new();
+        check(input, rules, AppProfile::Http, "port 80", &mut problems);
+        problems
+    }
+
+    fn security(name: &str, action: SecurityAction) -> SecurityRule {
+        SecurityRule {
+            name: name.into(),
+            when: HttpMatch::default(),
+            action,
+        }
+    }
+
+    #[test]
+    fn rules_below_api_38_are_refused_naming_the_version() {
+        let rules = HttpRules {
+            security: vec![security("https", SecurityAction::RedirectToHttps(443))],
+            ..HttpRules::default()
+        };
+        assert_eq!(
+            problems(&input("37.2", false), &rules),
+            [
+                "port 80: HTTP rules need VCD API 38.0 (VCD 10.5) or later, and this VCD speaks 37.2; leave the lists empty on this installation"
+            ]
+        );
+        assert!(problems(&input("38.0", true), &rules).is_empty());
+    }
+
+    #[test]
+    fn each_bad_part_is_named_with_what_works() {
+        let mut when = HttpMatch {
+            client_addresses: vec!["10.0.0.0/33".into()],
+            ..HttpMatch::default()
+        };
+        when.path = Some(TextMatch {
+            criteria: TextCriteria::BeginsWith,
+            values: vec![],
+        });
+        let rules = HttpRules {
+            request: vec![RequestRule {
+                name: "fwd".into(),
+                when,
+                action: RequestAction::Modify(RequestModification {
+                    headers: vec![HeaderAction::Add(Header {
+                        name: "Bad Name".into(),
+                        value: "x".into(),
+                    })],
+                    rewrite: None,
+                }),
+            }],
+            security: vec![
+                security(
+                    "limit",
+                    SecurityAction::RateLimit(RateLimit {
+                        requests: 0,
+                        period_seconds: 1,
+                        then: RateLimitAction::Respond(500),
+                    }),
+                ),
+                security("limit", SecurityAction::Respond(302)),
+            ],
+            ..HttpRules::default()
+        };
+        assert_eq!(
+            problems(&input("38.0", true), &rules),
+            [
+                "port 80: request rule \"fwd\": client address \"10.0.0.0/33\" is not an address or CIDR such as 192.0.2.0/24",
+                "port 80: request rule \"fwd\": path: needs 1 to 16 values",
+                "port 80: security rule \"limit\": two security rules have this name",
+                "port 80: request rule \"fwd\": header name \"Bad Name\" is not 1 to 64 letters, digits and !#$%&'*+-.^_`|~",
+                "port 80: security rule \"limit\": requests 0 is not 1 to 1000000",
+                "port 80: security rule \"limit\": status 500 is not one of 403, 404, 429",
+                "port 80: security rule \"limit\": status 302 is not one of 200, 204, 403, 404, 429, 501",
+            ]
+        );
+    }
+
+    #[test]
+    fn more_than_32_rules_in_a_list_are_refused() {
+        let rules = HttpRules {
+            security: (0..33)
+                .map(|i| security(&format!("r{i}"), SecurityAction::Allow))
+                .collect(),
+            ..HttpRules::default()
+        };
+        assert_eq!(
+            problems(&input("38.0", true), &rules),
+            ["port 80: 33 security rules; at most 32 per list"]
+        );
+    }
+}

@@ -10,6 +10,10 @@ use crate::policy::model::{AppProfile, Decision, DecisionInput, Persistence, Por
 /// and real session cookies (`JSESSIONID`, `PHPSESSID`) are far shorter.
 pub const MAX_COOKIE_NAME: usize = 64;
 
+/// The longest drain period: AWS's deregistration delay has the same limit,
+/// and nodes leave for upgrades that should not wait longer.
+pub const MAX_DRAIN_SECONDS: u32 = 3600;
+
 /// Every rule `decision.traffic` breaks, added to `problems`.
 pub fn check(input: &DecisionInput, decision: &Decision, problems: &mut Vec<String>) {
     let mut seen = HashSet::new();
@@ -26,6 +30,12 @@ pub fn check(input: &DecisionInput, decision: &Decision, problems: &mut Vec<Stri
         match served {
             None => problems.push(format!("{at}: matches no Service port")),
             Some(port) => {
+                if entry.drain_seconds > MAX_DRAIN_SECONDS {
+                    problems.push(format!(
+                        "{at}: drain-seconds {} is over {MAX_DRAIN_SECONDS} (an hour)",
+                        entry.drain_seconds
+                    ));
+                }
                 check_persistence(input, entry, port.profile, &at, problems);
                 super::http::check(input, &entry.http, port.profile, &at, problems);
             }
@@ -118,6 +128,7 @@ mod tests {
             protocol: Protocol::Tcp,
             persistence,
             http: Default::default(),
+            drain_seconds: 0,
         }
     }
 
@@ -173,6 +184,29 @@ mod tests {
             [
                 "traffic for port 80/tcp: cookie name \"a b\" has ' ': use letters, digits and !#$%&'*+-.^_`|~"
             ]
+        );
+    }
+
+    #[test]
+    fn a_drain_over_an_hour_and_rules_on_an_l4_port_are_refused() {
+        let mut long = on(80, Persistence::None);
+        long.drain_seconds = 3601;
+        assert_eq!(
+            problems(false, &decision(AppProfile::L4Tcp, vec![long])),
+            ["traffic for port 80/tcp: drain-seconds 3601 is over 3600 (an hour)"]
+        );
+        let mut ruled = on(80, Persistence::None);
+        ruled
+            .http
+            .security
+            .push(crate::policy::model::SecurityRule {
+                name: "deny".into(),
+                when: Default::default(),
+                action: crate::policy::model::SecurityAction::Close,
+            });
+        assert_eq!(
+            problems(false, &decision(AppProfile::L4Tcp, vec![ruled])),
+            ["traffic for port 80/tcp: HTTP rules need an http or https port, not profile l4-tcp"]
         );
     }
 

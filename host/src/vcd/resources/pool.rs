@@ -101,6 +101,10 @@ pub struct Pool {
     /// How a client is kept on one member; absent means none.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub persistence_profile: Option<PersistenceProfile>,
+    /// How many minutes a disabled member keeps its open connections (-1
+    /// to 7200; 0, VCD's default, closes them at once).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub graceful_timeout_period: Option<i32>,
     /// The edge gateway the pool belongs to.
     pub gateway_ref: EntityRef,
     /// Every other field, kept so a PUT sends back what VCD (or another tool) set.
