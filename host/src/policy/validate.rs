@@ -30,6 +30,13 @@ pub fn check(input: &DecisionInput, decision: &Decision) -> Result<(), String> {
     if decision.preserve_client_ip && !input.cluster.capabilities.transparent_mode {
         problems.push(no_transparent_mode(input));
     }
+    // Transparent mode needs the pools' members as an IP set, which has no
+    // member to disable.
+    if decision.preserve_client_ip && decision.traffic.iter().any(|t| t.drain_seconds > 0) {
+        problems.push(
+            "preserve-client-ip and a drain period cannot go together: NSX ALB's transparent mode takes pool members from an IP set, and a drain disables members one by one in a member list; keep one of them".to_string(),
+        );
+    }
     if decision.warnings.len() > MAX_WARNINGS {
         problems.push(format!(
             "{} warnings (at most {MAX_WARNINGS})",
@@ -271,6 +278,31 @@ mod tests {
             .find(|p| p.starts_with("preserve-client-ip"))
             .expect("preserve-client-ip is refused")
             .to_string()
+    }
+
+    #[test]
+    fn a_drain_and_preserved_client_addresses_are_refused_together() {
+        let mut input = DecisionInput::default();
+        input.cluster.capabilities.transparent_mode = true;
+        let decision = Decision {
+            address: AddressChoice::KeepCurrent,
+            ports: Vec::new(),
+            warnings: Vec::new(),
+            preserve_client_ip: true,
+            traffic: vec![crate::policy::model::PortTraffic {
+                service_port: 80,
+                protocol: Protocol::Tcp,
+                persistence: Default::default(),
+                http: Default::default(),
+                drain_seconds: 30,
+            }],
+            service_engine_group: None,
+        };
+        let refusal = check(&input, &decision).unwrap_err();
+        assert!(
+            refusal.contains("preserve-client-ip and a drain period cannot go together"),
+            "{refusal}"
+        );
     }
 
     #[test]

@@ -47,6 +47,15 @@ impl Guest for DefaultPolicy {
         let ports = ports::decide(&input, &config, &annotations, &mut warnings)?;
         let address = address::decide(&input, &config, &annotations)?;
         let traffic = traffic::decide(&input, &ports, &mut warnings)?;
+        if annotations.preserve_client_ip && traffic.iter().any(|t| t.drain_seconds > 0) {
+            return Err(annotations::invalid(
+                traffic::DRAIN_PERIOD,
+                format!(
+                    "cannot go with {}: NSX ALB's transparent mode takes pool members from an IP set, and a drain disables members one by one in a member list; remove one of the two",
+                    annotations::PRESERVE_CLIENT_IP
+                ),
+            ));
+        }
         let service_engine_group = placement::decide(&input)?;
         Ok(Decision {
             address,
