@@ -147,7 +147,17 @@ impl Applier<'_> {
                         }
                         id
                     }
-                    (None, None) => String::new(),
+                    (None, None) => {
+                        return Err(
+                            self.failed(format!("updating virtual service {}", vs.name))(
+                                VcdError::Missing {
+                                    what: "virtual service",
+                                    name: vs.name.clone(),
+                                    scope: "on the gateway".to_string(),
+                                },
+                            ),
+                        );
+                    }
                 };
                 let vs = self.complete(vs, &ids.pools).await?;
                 client

@@ -5,9 +5,9 @@
 
 use kube::api::{Patch, PatchParams};
 use serde_json::json;
-use vcdsim::world::alb::{SegAssignment, ServiceEngineGroup};
 
 use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
+use crate::support::lb::add_engine_group;
 use crate::support::poll::holds_for;
 
 const GROUP: &str = "vcd-ccm.io/service-engine-group";
@@ -15,26 +15,7 @@ const GROUP: &str = "vcd-ccm.io/service-engine-group";
 /// The edge gateway gets a second group, `gold-seg`, with room for one
 /// virtual service beside the scenario's `seg1`.
 async fn cluster_with_gold() -> Cluster {
-    Cluster::start_with(fast_config(), |c| {
-        c.vcd.with_world(|w| {
-            let gateway_id = w.gateways[0].id.clone();
-            w.service_engine_groups.push(ServiceEngineGroup {
-                id: "urn:vcloud:serviceEngineGroup:gold".into(),
-                name: "gold-seg".into(),
-                reservation_type: "SHARED".into(),
-                ha_mode: "ELASTIC_N_PLUS_M_BUFFER".into(),
-                supported_feature_set: "PREMIUM".into(),
-            });
-            w.seg_assignments.push(SegAssignment {
-                id: "urn:vcloud:serviceEngineGroupAssignment:gold".into(),
-                seg_id: "urn:vcloud:serviceEngineGroup:gold".into(),
-                gateway_id,
-                max_virtual_services: Some(1),
-                min_virtual_services: None,
-            });
-        });
-    })
-    .await
+    Cluster::start_with(fast_config(), |c| add_engine_group(&c.vcd, "gold-seg", 1)).await
 }
 
 /// The group each virtual service of the Service `name` runs on.

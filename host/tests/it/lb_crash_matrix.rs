@@ -20,7 +20,6 @@ use std::sync::Arc;
 
 use vcd_ccm::lb::{AllocationJournal, LbConfig, LoadBalancers, ServiceSpec};
 use vcd_ccm::policy::model::{SessionAffinity, TrafficPolicy};
-use vcdsim::world::alb::{SegAssignment, ServiceEngineGroup};
 use vcdsim::{FaultAction, FaultRule, Scenario, Sim};
 
 use crate::support::crash::{crash_before, engine_with_journal, writes_in_order};
@@ -266,16 +265,7 @@ fn state(sim: &Sim, reserved: &str) -> State {
                 })
                 .collect()
         }),
-        members: sim.with_world(|w| {
-            w.pools
-                .iter()
-                .flat_map(|p| {
-                    p.members
-                        .iter()
-                        .map(|m| (p.name.clone(), m.ip_address.clone(), m.enabled))
-                })
-                .collect()
-        }),
+        members: pool_members(sim),
         allocations: allocations(sim)
             .into_iter()
             .filter(|(_, d)| d.contains(UID))
@@ -304,29 +294,9 @@ struct World {
 /// A second service engine group on the gateway, after `seg1`.
 const GOLD: &str = "gold-seg";
 
-fn add_gold_group(sim: &Sim) {
-    sim.with_world(|w| {
-        let gateway_id = w.gateways[0].id.clone();
-        w.service_engine_groups.push(ServiceEngineGroup {
-            id: "urn:vcloud:serviceEngineGroup:gold".into(),
-            name: GOLD.into(),
-            reservation_type: "SHARED".into(),
-            ha_mode: "ELASTIC_N_PLUS_M_BUFFER".into(),
-            supported_feature_set: "PREMIUM".into(),
-        });
-        w.seg_assignments.push(SegAssignment {
-            id: "urn:vcloud:serviceEngineGroupAssignment:gold".into(),
-            seg_id: "urn:vcloud:serviceEngineGroup:gold".into(),
-            gateway_id,
-            max_virtual_services: Some(10),
-            min_virtual_services: None,
-        });
-    });
-}
-
 async fn world(mode: Mode, before: Option<&ServiceSpec>, before_nodes: usize) -> World {
     let sim = vcd::sim_from(scenario(mode)).await;
-    add_gold_group(&sim);
+    add_engine_group(&sim, GOLD, 10);
     let config = config(CLUSTER, mode.kind);
     let other = other_cluster_engine(&sim, config.clone()).await;
     let foreign = service("shop", "web", FOREIGN_UID, vec![tcp(80, 31080)]);

@@ -69,16 +69,7 @@ impl CrashCase for DrainEnded {
     }
 
     fn ours(&self, sim: &Sim) -> Self::State {
-        sim.with_world(|w| {
-            w.pools
-                .iter()
-                .flat_map(|p| {
-                    p.members
-                        .iter()
-                        .map(|m| (p.name.clone(), m.ip_address.clone(), m.enabled))
-                })
-                .collect()
-        })
+        pool_members(sim)
     }
 
     fn foreign(&self, _: &Sim) -> Self::State {

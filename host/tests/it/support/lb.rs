@@ -495,3 +495,41 @@ pub fn tag_in_a_later_format(sim: &Sim, uid: &str) {
         }
     });
 }
+
+/// Assigns the gateway a second service engine group, `name`, with room
+/// for `max` virtual services, after the scenario's `seg1`.
+pub fn add_engine_group(sim: &Sim, name: &str, max: u32) {
+    use vcdsim::world::alb::{SegAssignment, ServiceEngineGroup};
+    sim.with_world(|w| {
+        let gateway_id = w.gateways[0].id.clone();
+        let id = format!("urn:vcloud:serviceEngineGroup:{name}");
+        w.service_engine_groups.push(ServiceEngineGroup {
+            id: id.clone(),
+            name: name.into(),
+            reservation_type: "SHARED".into(),
+            ha_mode: "ELASTIC_N_PLUS_M_BUFFER".into(),
+            supported_feature_set: "PREMIUM".into(),
+        });
+        w.seg_assignments.push(SegAssignment {
+            id: format!("urn:vcloud:serviceEngineGroupAssignment:{name}"),
+            seg_id: id,
+            gateway_id,
+            max_virtual_services: Some(max),
+            min_virtual_services: None,
+        });
+    });
+}
+
+/// Every listed pool member as (pool, address, enabled).
+pub fn pool_members(sim: &Sim) -> std::collections::BTreeSet<(String, String, bool)> {
+    sim.with_world(|w| {
+        w.pools
+            .iter()
+            .flat_map(|p| {
+                p.members
+                    .iter()
+                    .map(|m| (p.name.clone(), m.ip_address.clone(), m.enabled))
+            })
+            .collect()
+    })
+}
