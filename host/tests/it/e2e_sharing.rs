@@ -11,7 +11,9 @@ use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
 use vcd_ccm::policy::loader::sha256_hex;
 
 use crate::support::CLUSTER;
-use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
+use crate::support::cluster::{
+    Cluster, ServiceControllerConfig, fast_config, lb_service, wait_for,
+};
 use crate::support::lb::{self, ModeKind};
 use crate::support::objects::ServiceEdits;
 
@@ -92,6 +94,42 @@ async fn services_with_one_key_share_an_address_until_the_last_goes() {
         lb::objects(&cluster.vcd).iter().all(|o| o.address != ip),
         "the address is free once the last sharer is gone"
     );
+}
+
+/// Sharers synced at the same moment by different workers, while VCD takes
+/// its time over each write: one address from the first, not one each
+/// that a later sync would have to move.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn sharers_created_together_take_one_address_from_the_start() {
+    let config = ServiceControllerConfig {
+        workers: 4,
+        ..fast_config()
+    };
+    let cluster = Cluster::start_on(lb::blocks_scenario(), config, |c| {
+        c.lb_config = lb::config(CLUSTER, ModeKind::SharedVip);
+    })
+    .await;
+    cluster.add_node("worker-0", "10.0.0.11").await;
+    cluster.vcd.set_knobs(|k| k.task_duration_ms = 150);
+    let names = ["a", "b", "c", "d"];
+    let mut uids = Vec::new();
+    for (i, name) in (0i32..).zip(names) {
+        let body = keyed(name, &[(80 + i, 30080 + i)], "together");
+        uids.push(cluster.create_service("default", body).await);
+    }
+    let mut first_seen = Vec::new();
+    for name in names {
+        first_seen.push(cluster.wait_for_ip("default", name).await);
+    }
+    first_seen.dedup();
+    assert_eq!(
+        first_seen.len(),
+        1,
+        "one address from the start: {first_seen:?}"
+    );
+    for uid in &uids {
+        assert_eq!(addresses_of(&cluster, uid), first_seen);
+    }
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

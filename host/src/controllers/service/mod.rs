@@ -8,6 +8,7 @@ mod config;
 mod drift;
 mod endpoints;
 mod journal;
+mod locks;
 mod loops;
 mod marks;
 mod metrics;
@@ -78,8 +79,8 @@ pub(crate) struct Shared {
     /// The members each Service's load balancer was last given.
     last_nodes: Mutex<HashMap<String, NodeSetDigest>>,
     /// A Service's sync and its node update never run at the same time:
-    /// both write the same VCD objects.
-    in_progress: Mutex<HashMap<String, Arc<tokio::sync::Mutex<()>>>>,
+    /// both write the same VCD objects; nor do the syncs of one sharing group.
+    locks: locks::WriteLocks,
     gate: SyncGate,
     /// Services queued by the drift check and not synced since.
     drift_marks: Marks,
@@ -92,9 +93,10 @@ pub(crate) struct Shared {
     metrics: ServiceMetrics,
 }
 
-/// One Service's write access: its own lock, inside the process's gate.
+/// One Service's write access: its own lock (after its sharing group's),
+/// inside the process's gate.
 struct Exclusive {
-    _key: tokio::sync::OwnedMutexGuard<()>,
+    _locks: locks::Held,
     _permit: SyncPermit,
 }
 
@@ -211,7 +213,7 @@ impl ServiceController {
             endpoint_slices: slice_store,
             synced: Mutex::default(),
             last_nodes: Mutex::default(),
-            in_progress: Mutex::default(),
+            locks: locks::WriteLocks::default(),
             gate: config.gate.clone(),
             drift_marks: Marks::default(),
             drift_period: config.drift_period,
@@ -382,34 +384,21 @@ impl Shared {
         self.last_synced().remove(key);
     }
 
-    /// Held while the Service's load balancer is being written; waits
-    /// for ever once the process is stopping.
-    async fn exclusive(&self, key: &str) -> Exclusive {
+    /// Held while the Service's load balancer is being written, and while
+    /// it chooses an address if it has a sharing key; waits for ever once
+    /// the process is stopping.
+    async fn exclusive(&self, key: &str, sharing_key: Option<&str>) -> Exclusive {
         let permit = self.gate.enter().await;
-        let lock = self
-            .in_progress
-            .lock()
-            .unwrap_or_else(|p| p.into_inner())
-            .entry(key.to_string())
-            .or_default()
-            .clone();
         Exclusive {
-            _key: lock.lock_owned().await,
+            _locks: self.locks.hold(key, sharing_key).await,
             _permit: permit,
         }
     }
 
     /// Drops the lock of a Service no longer synced, once nobody holds it.
     fn drop_lock_if_unused(&self, key: &str) {
-        if self.cache().contains_key(key) {
-            return;
-        }
-        let mut locks = self.in_progress.lock().unwrap_or_else(|p| p.into_inner());
-        if locks
-            .get(key)
-            .is_some_and(|lock| Arc::strong_count(lock) == 1)
-        {
-            locks.remove(key);
+        if !self.cache().contains_key(key) {
+            self.locks.forget_unused(key);
         }
     }
 

@@ -47,7 +47,7 @@ impl Shared {
     /// Returns the Service's key when it must be retried.
     pub(super) async fn sync_service_nodes(&self, service: &Service) -> Option<String> {
         let key = service_key(service);
-        let _exclusive = self.exclusive(&key).await;
+        let _exclusive = self.exclusive(&key, None).await;
         // As its last sync saw it, which may be newer than the pass's copy.
         let service = self.cache().get(&key).cloned()?; // gone: deleted meanwhile
         if !self.class.wants_load_balancer(&service) || needs_cleanup(&service) {

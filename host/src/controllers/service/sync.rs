@@ -7,8 +7,8 @@ use std::sync::Arc;
 use std::time::Instant;
 
 use k8s_openapi::api::core::v1::{ObjectReference, Service};
-use kube::Resource;
 use kube::runtime::reflector::ObjectRef;
+use kube::{Resource, ResourceExt};
 
 use super::Shared;
 use super::condition::{self, Readiness};
@@ -16,7 +16,7 @@ use super::metrics::ReconcileLabels;
 use super::predicates::{has_finalizer, needs_cleanup};
 use super::spec::{NodeKey, NodeSetDigest, current_ingress, ingress_of, service_spec};
 use crate::controllers::EventType::{Normal, Warning};
-use crate::lb::{LbError, ServiceSpec};
+use crate::lb::{LbError, SHARING_KEY_ANNOTATION, ServiceSpec};
 
 /// The Event (and condition) reason of a Service whose load balancer matches it.
 const ENSURED: &str = "EnsuredLoadBalancer";
@@ -62,8 +62,14 @@ impl Shared {
         let (namespace, name) = key
             .split_once('/')
             .ok_or_else(|| SyncError::Key(key.to_string()))?;
-        let _exclusive = self.exclusive(key).await;
-        let found = self.services.get(&ObjectRef::new(name).within(namespace));
+        let at = ObjectRef::new(name).within(namespace);
+        let sharing_key = self
+            .services
+            .get(&at)
+            .or_else(|| self.cached(key))
+            .and_then(|service| service.annotations().get(SHARING_KEY_ANNOTATION).cloned());
+        let _exclusive = self.exclusive(key, sharing_key.as_deref()).await;
+        let found = self.services.get(&at);
         match found {
             None => self.process_deletion(key).await,
             Some(service) => self.process_create_or_update(key, service).await,
