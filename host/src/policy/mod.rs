@@ -24,6 +24,7 @@ pub mod directory;
 pub mod engine;
 pub mod errors;
 pub mod imports;
+mod lift_charge;
 pub mod loader;
 pub mod manifest;
 pub mod metrics;

@@ -17,12 +17,10 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::contract::Contract;
 use super::errors::{CallError, EvalError};
+use super::lift_charge::LiftCharge;
 use super::loader::{Compiled, Exports, Policy};
 use super::metrics::Outcome;
-use super::model::{
-    AddressChoice, Decision, DecisionError, DecisionInput, Persistence, PolicyInfo, PortDecision,
-    PortTraffic, v0_1, v0_2,
-};
+use super::model::{Decision, DecisionError, DecisionInput, PolicyInfo, v0_1, v0_2};
 use super::output;
 use super::sandbox::{CallCost, Limits, OUTPUT_BYTES, Sandbox};
 use super::validate;
@@ -169,7 +167,7 @@ impl Policy {
         let result = self
             .decide_observed(input, |measured| {
                 cost = CallCost {
-                    output_bytes: measured.answer.map(lifted_bytes),
+                    output_bytes: measured.answer.map(LiftCharge::lift_charge),
                     ..measured.cost
                 };
             })
@@ -253,60 +251,6 @@ struct Measured<'a> {
     cost: CallCost,
 }
 
-/// The hostcall fuel lifting `answer` consumed. Wasmtime keeps the remaining
-/// fuel inside the lift (`Store::hostcall_fuel` only returns the amount each
-/// lift starts with), so the charge is counted again the way wasmtime makes
-/// it: every string its UTF-8 bytes, every list its length × the size of the
-/// host type it is lifted into; records, variants and scalars cost nothing.
-/// A 0.1.0 decision is lifted with the same list element types.
-fn lifted_bytes(answer: &Result<Decision, DecisionError>) -> usize {
-    match answer {
-        Ok(decision) => {
-            let address = match &decision.address {
-                AddressChoice::FromPool(pool) => pool.len(),
-                AddressChoice::Specific(_) | AddressChoice::KeepCurrent => 0,
-            };
-            let ports: usize = decision
-                .ports
-                .iter()
-                .map(|port| {
-                    size_of::<PortDecision>() + port.certificate.as_ref().map_or(0, String::len)
-                })
-                .sum();
-            let warnings: usize = decision
-                .warnings
-                .iter()
-                .map(|warning| size_of::<String>() + warning.len())
-                .sum();
-            let traffic: usize = decision
-                .traffic
-                .iter()
-                .map(|entry| {
-                    let cookie = match &entry.persistence {
-                        Persistence::HttpCookie(name) | Persistence::AppCookie(name) => name.len(),
-                        _ => 0,
-                    };
-                    size_of::<PortTraffic>() + cookie
-                })
-                .sum();
-            let group = decision
-                .service_engine_group
-                .as_ref()
-                .map_or(0, String::len);
-            address + ports + warnings + traffic + group
-        }
-        Err(error) => match error {
-            DecisionError::InvalidAnnotation(field) => field.key.len() + field.message.len(),
-            DecisionError::UnsupportedPort(port) => port.message.len(),
-            DecisionError::CertificateNotFound(text) | DecisionError::Other(text) => text.len(),
-            DecisionError::RequestedAddressUnavailable(_)
-            | DecisionError::UnsupportedIpFamily(_)
-            | DecisionError::NoAddressAvailable
-            | DecisionError::ProfileUnavailable(_) => 0,
-        },
-    }
-}
-
 fn classify(store: &Store<Sandbox>, error: wasmtime::Error, limits: Limits) -> CallError {
     if store.data().memory.exceeded {
         return CallError::OutOfMemory {
@@ -339,44 +283,4 @@ fn is_output_bound(error: &wasmtime::Error) -> bool {
     error
         .chain()
         .any(|cause| cause.to_string().contains("fuel allocated for hostcalls"))
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::policy::model::{AppProfile, HealthMonitor, PoolAlgorithm, Protocol};
-
-    #[test]
-    fn output_is_counted_as_the_hostcall_fuel_charges_it() {
-        let port = PortDecision {
-            service_port: 443,
-            protocol: Protocol::Tcp,
-            listen_port: 443,
-            profile: AppProfile::Https,
-            certificate: Some("web-cert".into()),
-            health_monitor: HealthMonitor::Http,
-            algorithm: PoolAlgorithm::RoundRobin,
-        };
-        let decision = Decision {
-            address: AddressChoice::FromPool("public".into()),
-            ports: vec![
-                port.clone(),
-                PortDecision {
-                    certificate: None,
-                    ..port
-                },
-            ],
-            warnings: vec!["slow".into()],
-            preserve_client_ip: false,
-            traffic: Vec::new(),
-            service_engine_group: None,
-        };
-        let list_elements = 2 * size_of::<PortDecision>() + size_of::<String>();
-        assert_eq!(
-            lifted_bytes(&Ok(decision)),
-            list_elements + "public".len() + "web-cert".len() + "slow".len()
-        );
-        assert_eq!(lifted_bytes(&Err(DecisionError::Other("no".into()))), 2);
-        assert_eq!(lifted_bytes(&Err(DecisionError::NoAddressAvailable)), 0);
-    }
 }

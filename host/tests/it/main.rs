@@ -61,6 +61,7 @@ mod policy_contracts;
 mod policy_directory;
 mod policy_languages;
 mod policy_oci;
+mod policy_output_charge;
 mod sandbox;
 mod serve;
 mod serve_access;
