@@ -10,6 +10,10 @@
 //! `cargo test -p vcd-ccm --test it policy_languages` first; a language not
 //! built is reported as such).
 //!
+//! Last, how far past its deadline an endless loop runs before the epoch
+//! ticker stops it (the `misbehaving` test policy, 100 ms deadline): the
+//! sandbox tests assert only that the deadline stops it.
+//!
 //! `cargo bench --bench decide` prints the figures; it asserts nothing.
 
 use std::hint::black_box;
@@ -150,6 +154,44 @@ fn cached_load(subject: &Subject) -> String {
     )
 }
 
+/// Calls of the endless loop, each stopped by its deadline.
+const OVERRUNS: usize = 20;
+const LOOP_DEADLINE: Duration = Duration::from_millis(100);
+
+/// How long past [`LOOP_DEADLINE`] an endless loop runs, over [`OVERRUNS`] calls.
+fn deadline_overrun(input: &DecisionInput) {
+    let bytes = std::fs::read(format!("{}/misbehaving.wasm", builtin::ARTIFACTS_DIR))
+        .expect("build.rs builds the misbehaving test policy");
+    let engine = PolicyEngine::new().expect("engine");
+    let source = PolicySource {
+        name: "misbehaving",
+        bytes: &bytes,
+        pin: None,
+        config: "loop".into(),
+        limits: Limits {
+            timeout: LOOP_DEADLINE,
+            ..Limits::default()
+        },
+    };
+    let policy = engine
+        .block_on(loader::load(&engine, source))
+        .expect("the misbehaving policy loads");
+    let mut overruns: Vec<Duration> = (0..OVERRUNS)
+        .map(|_| {
+            let started = Instant::now();
+            let result = engine.block_on(policy.decide(input));
+            assert!(result.is_err(), "an endless loop returned");
+            started.elapsed().saturating_sub(LOOP_DEADLINE)
+        })
+        .collect();
+    overruns.sort();
+    println!(
+        "endless loop, {LOOP_DEADLINE:?} deadline, {OVERRUNS} calls: stopped past it by p50 {:?}, max {:?}",
+        percentile(&overruns, 0.5),
+        overruns[OVERRUNS - 1]
+    );
+}
+
 fn main() {
     let input: DecisionInput = vcd_ccm::policy::yaml::from_str(INPUT).expect("bench input");
     for subject in subjects() {
@@ -220,4 +262,5 @@ fn main() {
             decides[DECIDES - 1]
         );
     }
+    deadline_overrun(&input);
 }

@@ -44,6 +44,8 @@ use crate::controllers::{CacheSync, Drained, EventRecorder, Informer, SyncGate};
 use crate::policy::oci::SecretReader;
 use crate::ratelimit::ThrottleMetrics;
 use crate::serve::{self, Authorize, Check, Probes, Server, SharedRegistry};
+use crate::vcd::rotation::Rotation;
+use crate::vcd::token_memory::MemoryTokenStore;
 use cloud::{CloudSide, Components};
 use lb_side::LbOwnership;
 
@@ -114,14 +116,21 @@ impl Manager {
         // account's, which works once. The Secret is written with a client
         // of its own, never held up by --kube-api-qps.
         let (leading, leading_now) = watch::channel(elector.is_none());
-        let rotation = match settings.credentials_secret.clone() {
-            Some(secret) => Some(token_secret::rotation(
-                access_client(&settings)?,
-                secret,
-                leading_now,
-            )),
-            None => None,
-        };
+        // Without a Secret to write to, a one-time token still rotates, in
+        // memory: dropping VCD's new token would void the only one left.
+        let rotation = Some(match settings.credentials_secret.clone() {
+            Some(secret) => token_secret::rotation(access_client(&settings)?, secret, leading_now),
+            None => {
+                let source = settings
+                    .cloud
+                    .client_config(&settings.secret_dir)?
+                    .credentials;
+                Arc::new(Rotation::new(
+                    Arc::new(MemoryTokenStore::new(source)),
+                    leading_now,
+                ))
+            }
+        });
         if let (Some(rotation), Some(secret)) = (&rotation, settings.credentials_secret.clone()) {
             tokio::spawn(token_secret::report_refusals(
                 rotation.health(),

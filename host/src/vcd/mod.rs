@@ -30,6 +30,7 @@ pub mod secret;
 mod serialize;
 mod task_timing;
 pub mod tasks;
+pub mod token_memory;
 mod transport;
 pub mod version;
 

@@ -8,7 +8,7 @@ use serde_json::json;
 
 use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
 use crate::support::lb::add_engine_group;
-use crate::support::poll::holds_for;
+use crate::support::poll::holds_across;
 
 const GROUP: &str = "vcd-ccm.io/service-engine-group";
 
@@ -76,9 +76,10 @@ async fn a_service_runs_in_the_group_its_policy_names() {
                     .any(|v| v.name.contains("default.api-"))
         })
     };
-    holds_for(
+    holds_across(
         "nothing written for api",
-        std::time::Duration::from_secs(1),
+        1,
+        || cluster.syncs(),
         || !api_objects(),
     )
     .await;
@@ -89,9 +90,10 @@ async fn a_service_runs_in_the_group_its_policy_names() {
 
     // Without its annotation web stays where it runs; naming seg1 moves it.
     annotate(&cluster, "web", None).await;
-    holds_for(
+    holds_across(
         "web stays in gold-seg",
-        std::time::Duration::from_secs(1),
+        1,
+        || cluster.syncs(),
         || groups_of(&cluster, "web") == ["gold-seg"],
     )
     .await;

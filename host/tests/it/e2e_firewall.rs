@@ -9,6 +9,7 @@ use vcdsim::world::{Ref, World};
 
 use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
 use crate::support::dual_stack;
+use crate::support::faults::assert_fired;
 use crate::support::objects::ServiceEdits;
 
 /// The firewall's IP sets (pools' member sets left out).
@@ -297,6 +298,7 @@ async fn a_rule_edited_during_the_list_write_is_kept_and_the_write_tried_again()
         rule.clone()
     });
     let ours = wait_for("the Service's rule", || async { seen(&cluster, &uid) }).await;
+    assert_fired(&cluster.vcd, "the delayed rule list write");
     assert_eq!(
         cluster.vcd.count(&format!("PUT {RULES}")),
         2,
@@ -331,6 +333,7 @@ async fn lost_answers_to_firewall_writes_leave_no_duplicate_and_nothing_behind()
     let uid = cluster.create_service("default", body).await;
     cluster.wait_for_ip("default", "web").await;
     let rule = wait_for("the Service's rule", || async { seen(&cluster, &uid) }).await;
+    assert_fired(&cluster.vcd, "lost answers to the firewall writes");
     assert_eq!(
         user_rules(&cluster),
         [foreign.body.name.clone(), rule.rule.name]

@@ -14,7 +14,7 @@ use crate::support::cluster::{
     Cluster, ServiceControllerConfig, fast_config, lb_service, wait_for,
 };
 use crate::support::lb::blocks_scenario;
-use crate::support::poll::holds_for;
+use crate::support::poll::holds_across;
 
 /// Each virtual service's rules by listen port: the names in each list.
 type Lists = BTreeMap<u32, [Vec<String>; 3]>;
@@ -168,9 +168,12 @@ async fn annotations_become_rule_lists_and_a_change_writes_only_its_list() {
         "{refusal}"
     );
     let before = lists(&cluster);
-    holds_for("the rules kept", Duration::from_millis(600), || {
-        lists(&cluster) == before
-    })
+    holds_across(
+        "the rules kept",
+        1,
+        || cluster.syncs(),
+        || lists(&cluster) == before,
+    )
     .await;
 
     // No annotations: every list emptied, the virtual services kept.
@@ -205,11 +208,16 @@ async fn rules_on_a_vcd_before_api_38_are_refused_naming_the_version() {
         message.contains("API 38.0") && message.contains("37.2"),
         "{message}"
     );
-    holds_for("nothing written", Duration::from_secs(1), || {
-        cluster
-            .vcd
-            .with_world(|w| w.virtual_services.is_empty() && w.pools.is_empty())
-    })
+    holds_across(
+        "nothing written",
+        1,
+        || cluster.syncs(),
+        || {
+            cluster
+                .vcd
+                .with_world(|w| w.virtual_services.is_empty() && w.pools.is_empty())
+        },
+    )
     .await;
 }
 

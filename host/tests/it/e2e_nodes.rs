@@ -2,8 +2,6 @@
 //! the real controllers against kubesim (the Kubernetes API) and vcdsim (the
 //! VMs of vApp `cluster1`).
 
-use std::time::Duration;
-
 use crate::support::nodes::*;
 use serde_json::json;
 use vcd_ccm::instances::HostnameSource;
@@ -129,10 +127,16 @@ async fn a_provided_node_ip_picks_the_address_and_a_foreign_one_keeps_the_taint(
         ]
     );
 
-    holds_for("worker-1 keeps the taint", Duration::from_secs(1), || {
-        h.node("worker-1")
-            .is_some_and(|n| has_taint(&n, UNINITIALIZED))
-    })
+    // Two failed syncs: the first, and a retry after its backoff.
+    holds_across(
+        "worker-1 keeps the taint",
+        2,
+        || h.sync_failures(),
+        || {
+            h.node("worker-1")
+                .is_some_and(|n| has_taint(&n, UNINITIALIZED))
+        },
+    )
     .await;
     assert_eq!(h.requests("PUT", "/api/v1/nodes/worker-1"), 0);
     assert!(
@@ -161,9 +165,10 @@ async fn a_provided_node_ip_picks_the_address_and_a_foreign_one_keeps_the_taint(
 async fn a_node_without_a_vm_stays_tainted_and_is_retried_until_the_vm_appears() {
     let h = Harness::start(instances_config(HostnameSource::None)).await;
     h.create(kubelet_node("worker-9", true, true));
-    holds_for(
+    holds_across(
         "worker-9 keeps the taint",
-        Duration::from_millis(500),
+        2,
+        || h.sync_failures(),
         || {
             h.node("worker-9")
                 .is_some_and(|n| has_taint(&n, UNINITIALIZED))
@@ -232,9 +237,12 @@ async fn a_not_ready_node_whose_vm_is_gone_is_deleted_but_a_ready_one_is_kept() 
         true,
     ));
     // Both VMs exist: nothing happens to either node.
-    holds_for("both nodes stay", MONITOR_PERIOD * 3, || {
-        h.node("worker-0").is_some() && h.node("worker-1").is_some()
-    })
+    holds_across(
+        "both nodes stay",
+        3,
+        || h.lifecycle_passes(),
+        || h.node("worker-0").is_some() && h.node("worker-1").is_some(),
+    )
     .await;
 
     h.remove_vm("worker-0");
@@ -262,9 +270,12 @@ async fn a_not_ready_node_whose_vm_is_gone_is_deleted_but_a_ready_one_is_kept() 
     );
     assert_eq!(h.requests("DELETE", "/api/v1/nodes/worker-0"), 1);
 
-    holds_for("the Ready worker-1 is kept", MONITOR_PERIOD * 5, || {
-        h.node("worker-1").is_some()
-    })
+    holds_across(
+        "the Ready worker-1 is kept",
+        3,
+        || h.lifecycle_passes(),
+        || h.node("worker-1").is_some(),
+    )
     .await;
     assert_eq!(h.requests("DELETE", "/api/v1/nodes/worker-1"), 0);
 
@@ -312,9 +323,12 @@ async fn a_shut_down_vm_taints_its_not_ready_node_until_it_is_ready_again() {
 
     // Powered on but still NotReady: the taint stays.
     h.set_power("worker-0", PowerState::PoweredOn);
-    holds_for("the taint stays while NotReady", MONITOR_PERIOD * 4, || {
-        h.node("worker-0").is_some_and(|n| has_taint(&n, SHUTDOWN))
-    })
+    holds_across(
+        "the taint stays while NotReady",
+        3,
+        || h.lifecycle_passes(),
+        || h.node("worker-0").is_some_and(|n| has_taint(&n, SHUTDOWN)),
+    )
     .await;
 
     h.set_ready("worker-0", true).await;
@@ -325,8 +339,13 @@ async fn a_shut_down_vm_taints_its_not_ready_node_until_it_is_ready_again() {
     assert_eq!(taint_keys(&node), ["dedicated"], "other taints stay");
     // Ready without the taint: no more taint writes.
     let patches = h.requests("PATCH", "/api/v1/nodes/worker-0");
-    tokio::time::sleep(MONITOR_PERIOD * 3).await;
-    assert_eq!(h.requests("PATCH", "/api/v1/nodes/worker-0"), patches);
+    holds_across(
+        "no more taint writes",
+        3,
+        || h.lifecycle_passes(),
+        || h.requests("PATCH", "/api/v1/nodes/worker-0") == patches,
+    )
+    .await;
     assert_eq!(h.requests("PATCH", "/api/v1/nodes/worker-1"), 0);
 }
 

@@ -10,6 +10,7 @@
 mod default_rules;
 mod degraded;
 mod distributed_only;
+mod flags;
 mod handover;
 mod hostile_policies;
 mod logs;

@@ -1,12 +1,14 @@
 //! The service controller's failure paths end to end: VCD faults, API
 //! server faults, deletions that cannot finish yet, no nodes.
 
-use crate::support::lb;
 use crate::support::objects::ServiceEdits;
-use std::time::Duration;
+use crate::support::poll::DEADLINE;
+use crate::support::{lb, vcd};
+use std::time::{Duration, Instant};
 
 use crate::support::cluster::{Cluster, lb_service, wait_for};
-use crate::support::poll::holds_for;
+use crate::support::faults::assert_fired;
+use crate::support::poll::holds_across;
 use kubesim::{WriteFault, WriteVerb};
 use serde_json::json;
 use vcd_ccm::controllers::service::CLEANUP_FINALIZER;
@@ -85,6 +87,10 @@ async fn without_the_finalizer_nothing_is_created_in_vcd() {
         lb::objects_of(&cluster.vcd, &uid).is_empty(),
         "the finalizer comes first"
     );
+    assert!(
+        cluster.kube.faults().writes_failed() > 0,
+        "a patch was refused"
+    );
     cluster.kube.faults().clear();
     cluster.wait_for_ip("default", "web").await;
     let service = cluster.service("default", "web").await.unwrap();
@@ -131,7 +137,7 @@ async fn a_deletion_waits_for_vcd_and_keeps_the_finalizer_meanwhile() {
         terminating.metadata.finalizers.unwrap_or_default(),
         [CLEANUP_FINALIZER]
     );
-    cluster.vcd.clear_faults();
+    assert_fired(&cluster.vcd, "the held deletion");
     cluster.wait_for_gone("default", "web").await;
     assert!(lb::objects_of(&cluster.vcd, &uid).is_empty());
     // As upstream, DeletedLoadBalancer is recorded after the finalizer is
@@ -166,7 +172,10 @@ async fn a_cluster_without_nodes_still_gets_its_address_and_a_warning() {
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn retries_back_off_exponentially() {
-    // Base 200 ms, cap 2 s (fast_config): failures at about 0, 0.2, 0.6, 1.4, 3.0 s.
+    // Base 200 ms, cap 2 s (fast_config): after the first failure the next
+    // attempts wait 200, 400 and 800 ms. A retry can only come late, never
+    // early, so the gaps between failures are held to those waits from
+    // below; the doubling itself is `Backoff`'s unit test.
     let cluster = Cluster::start().await;
     cluster.add_node("worker-0", "10.0.0.11").await;
     let mut body = lb_service("tls", &[(443, 30443)]);
@@ -174,21 +183,45 @@ async fn retries_back_off_exponentially() {
         "service.beta.kubernetes.io/vcloud-avi-ssl-ports": "443",
         "service.beta.kubernetes.io/vcloud-avi-ssl-cert-alias": "missing-cert"
     });
+    let retries = || {
+        vcd::metric_sum(
+            &cluster.registry,
+            "workqueue_retries_total",
+            &["name=\"service\""],
+        ) as usize
+    };
     cluster.create_service("default", body).await;
+    // When the count of failures was first seen at 1, 2, 3 and 4.
+    let mut seen: Vec<Instant> = Vec::new();
+    let started = Instant::now();
+    while seen.len() < 4 {
+        let failures = retries();
+        assert!(failures <= seen.len() + 1, "a burst of {failures} failures");
+        if failures > seen.len() {
+            seen.push(Instant::now());
+        }
+        assert!(
+            started.elapsed() < DEADLINE,
+            "failures seen: {}",
+            seen.len()
+        );
+        tokio::time::sleep(Duration::from_millis(5)).await;
+    }
+    // A failure is seen a poll after it happened, or later on a loaded
+    // machine: half of each backoff is room for that, and still tells a
+    // backoff from none.
+    for (k, wait) in [200, 400, 800].into_iter().enumerate() {
+        let gap = seen[k + 1] - seen[k];
+        assert!(
+            gap >= Duration::from_millis(wait / 2),
+            "retry {} came {gap:?} after failure {}, before its {wait} ms backoff",
+            k + 1,
+            k + 1
+        );
+    }
     cluster
         .wait_for_event("default", "tls", "SyncLoadBalancerFailed")
         .await;
-    tokio::time::sleep(Duration::from_millis(2500)).await;
-    // Attempts at about 0, 0.2, 0.6, 1.4 s (5th at 3.0 s): at least three
-    // even on a loaded machine, never a burst.
-    let count = cluster
-        .events_with_counts("default", "tls")
-        .await
-        .into_iter()
-        .filter(|(reason, _)| reason == "SyncLoadBalancerFailed")
-        .map(|(_, count)| count)
-        .sum::<i32>();
-    assert!((3..=5).contains(&count), "attempts within 2.5 s: {count}");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
@@ -205,9 +238,11 @@ async fn a_service_being_deleted_gets_no_node_updates() {
 
     // A node joins: the half-deleted load balancer must not be rebuilt.
     cluster.add_node("worker-1", "10.0.0.12").await;
-    holds_for(
+    // The node update and the deletion's retries both sync.
+    holds_across(
         "only the pool the deletion could not remove",
-        Duration::from_secs(1),
+        2,
+        || cluster.syncs(),
         || kinds(&uid) == ["pool"],
     )
     .await;
@@ -225,7 +260,7 @@ async fn a_service_being_deleted_gets_no_node_updates() {
         "{reasons:?}"
     );
 
-    cluster.vcd.clear_faults();
+    assert_fired(&cluster.vcd, "the held deletion");
     cluster.wait_for_gone("default", "web").await;
     assert!(lb::objects_of(&cluster.vcd, &uid).is_empty());
 }

@@ -14,6 +14,7 @@ use crate::support::cluster::{
     Cluster, ServiceControllerConfig, fast_config, lb_service, wait_for,
 };
 use crate::support::objects::ServiceEdits;
+use crate::support::poll::holds_across;
 use crate::support::tls::{KeyPair, TLS_SECRET, https_service};
 use crate::support::{CLUSTER, lb};
 
@@ -73,13 +74,15 @@ async fn a_secret_is_uploaded_once_served_rotated_everywhere_and_its_old_upload_
     assert_eq!(names, vec![alias.clone(); 2]);
 
     // A periodic check of an unchanged Secret writes nothing.
+    // Two checks queue both Services twice.
     let writes = cluster.vcd_writes();
-    tokio::time::sleep(Duration::from_millis(1200)).await;
-    assert_eq!(
-        cluster.vcd_writes(),
-        writes,
-        "no VCD write without a change"
-    );
+    holds_across(
+        "no VCD write without a change",
+        4,
+        || cluster.syncs(),
+        || cluster.vcd_writes() == writes,
+    )
+    .await;
 
     // cert-manager renews the Secret: a new upload, both virtual services
     // switch to it, then the old upload is deleted.
@@ -271,13 +274,12 @@ async fn a_service_refused_after_its_decision_uploads_nothing() {
     cluster.put_tls_secret("default", "late-tls", &pair).await;
     let mut late = https_service("late", 30443, "late-tls");
     late["spec"]["loadBalancerIP"] = json!(taken);
-    // web's last writes (its RDE entry, say) may land after its address.
-    let writes = wait_for("web's writes to settle", || async {
-        let before = cluster.vcd_writes();
-        tokio::time::sleep(Duration::from_millis(500)).await;
-        (cluster.vcd_writes() == before).then_some(before)
-    })
-    .await;
+    // web's last writes may land after its address, never after the
+    // Event that ends its sync.
+    cluster
+        .wait_for_event("default", "web", "EnsuredLoadBalancer")
+        .await;
+    let writes = cluster.vcd_writes();
     let uid = cluster.create_service("default", late).await;
     let refused = cluster
         .wait_for_event("default", "late", "SyncLoadBalancerFailed")

@@ -7,6 +7,7 @@ use vcdsim::{FaultAction, FaultRule};
 
 use crate::support::cluster::{Cluster, fast_config, wait_for};
 use crate::support::crash::crash_before;
+use crate::support::faults::assert_fired;
 use crate::support::tls::{KeyPair, https_service};
 
 const LIBRARY: &str = "/cloudapi/1.0.0/ssl/certificateLibrary";
@@ -31,6 +32,7 @@ async fn upload_interrupted_then_restarted(action: FaultAction) {
         posted.then_some(())
     })
     .await;
+    assert_fired(&cluster.vcd, "the certificate upload's fault");
     // The process stops there; another one takes over.
     cluster.start_controller(fast_config()).await;
     cluster.wait_for_ip("default", "web").await;

@@ -83,9 +83,10 @@ async fn an_empty_inventory_deletes_no_node_until_the_vms_are_visible_again() {
     for name in all {
         h.create(initialized_node(name, &h.provider_id(name), false));
     }
-    holds_for(
+    holds_across(
         "NotReady Nodes whose VMs exist stay",
-        MONITOR_PERIOD * 3,
+        3,
+        || h.lifecycle_passes(),
         || exist(&h, &all),
     )
     .await;
@@ -97,7 +98,13 @@ async fn an_empty_inventory_deletes_no_node_until_the_vms_are_visible_again() {
     })
     .await;
     let passes = metric(&h, HELD_PASSES);
-    holds_for("no Node is deleted", MONITOR_PERIOD * 5, || exist(&h, &all)).await;
+    holds_across(
+        "no Node is deleted",
+        3,
+        || h.lifecycle_passes(),
+        || exist(&h, &all),
+    )
+    .await;
     assert!(metric(&h, HELD_PASSES) >= passes + 3, "every pass is held");
     assert_eq!(metric(&h, HELD_GAUGE), 3);
     assert_eq!(deletes(&h, &all), 0);
@@ -115,9 +122,12 @@ async fn an_empty_inventory_deletes_no_node_until_the_vms_are_visible_again() {
     })
     .await;
     let passes = metric(&h, HELD_PASSES);
-    holds_for("Nodes whose VMs are back stay", MONITOR_PERIOD * 5, || {
-        exist(&h, &all)
-    })
+    holds_across(
+        "Nodes whose VMs are back stay",
+        3,
+        || h.lifecycle_passes(),
+        || exist(&h, &all),
+    )
     .await;
     assert_eq!(metric(&h, HELD_PASSES), passes, "no pass is held any more");
     assert_eq!(deletes(&h, &all), 0);
@@ -166,9 +176,12 @@ async fn more_than_the_fraction_of_the_nodes_at_once_is_not_deleted() {
         (metric(&h, HELD_GAUGE) == 3 && held_events(&h) == names(&GONE)).then_some(())
     })
     .await;
-    holds_for("no Node is deleted", MONITOR_PERIOD * 5, || {
-        exist(&h, &GONE) && exist(&h, &["control-plane-0"])
-    })
+    holds_across(
+        "no Node is deleted",
+        3,
+        || h.lifecycle_passes(),
+        || exist(&h, &GONE) && exist(&h, &["control-plane-0"]),
+    )
     .await;
     assert_eq!(deletes(&h, &GONE), 0);
     assert!(metric(&h, HELD_PASSES) >= 3);
@@ -201,9 +214,10 @@ async fn a_single_not_ready_node_whose_vm_is_gone_is_deleted_as_before() {
     for name in all {
         h.create(initialized_node(name, &h.provider_id(name), false));
     }
-    holds_for(
+    holds_across(
         "NotReady Nodes whose VMs exist stay",
-        MONITOR_PERIOD * 3,
+        3,
+        || h.lifecycle_passes(),
         || exist(&h, &all),
     )
     .await;
@@ -212,9 +226,12 @@ async fn a_single_not_ready_node_whose_vm_is_gone_is_deleted_as_before() {
         h.node("worker-0").is_none().then_some(())
     })
     .await;
-    holds_for("the others stay", MONITOR_PERIOD * 3, || {
-        exist(&h, &["control-plane-0", "worker-1"])
-    })
+    holds_across(
+        "the others stay",
+        3,
+        || h.lifecycle_passes(),
+        || exist(&h, &["control-plane-0", "worker-1"]),
+    )
     .await;
     assert!(h.events(HELD_REASON).is_empty());
     assert_eq!(metric(&h, HELD_PASSES), 0);
@@ -228,9 +245,10 @@ async fn the_only_node_is_deleted_while_the_inventory_sees_other_vms() {
         &h.provider_id("worker-0"),
         false,
     ));
-    holds_for(
+    holds_across(
         "worker-0 stays while its VM exists",
-        MONITOR_PERIOD * 3,
+        3,
+        || h.lifecycle_passes(),
         || h.node("worker-0").is_some(),
     )
     .await;

@@ -6,6 +6,7 @@
 use crate::support::vcd;
 use std::collections::BTreeSet;
 
+use crate::support::faults::assert_fired;
 use crate::support::lb::*;
 use vcdsim::{FaultAction, FaultRule, Sim};
 
@@ -73,8 +74,11 @@ async fn crash_every_step(mode: ModeKind) {
                     .times(1),
             );
             let svc = web_service("shop", "web", UID);
-            let _ = lb.ensure(&svc, &nodes(2)).await;
-            sim.clear_faults();
+            let disturbed = lb.ensure(&svc, &nodes(2)).await.map(drop);
+            assert_fired(
+                &sim,
+                &format!("{step} (the disturbed run gave {disturbed:?})"),
+            );
             let restarted = engine(&sim, config(CLUSTER, mode)).await;
             let status = restarted
                 .ensure(&svc, &nodes(2))

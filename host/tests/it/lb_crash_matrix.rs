@@ -23,6 +23,7 @@ use vcd_ccm::policy::model::{SessionAffinity, TrafficPolicy};
 use vcdsim::{FaultAction, FaultRule, Scenario, Sim};
 
 use crate::support::crash::{crash_before, engine_with_journal, writes_in_order};
+use crate::support::faults::assert_fired;
 use crate::support::lb::*;
 use crate::support::vcd;
 
@@ -384,8 +385,11 @@ async fn every_step(mode: Mode) -> Vec<String> {
                         .times(1),
                 );
                 let foreign = objects_of(&w.sim, FOREIGN_UID);
-                let _ = run(&w.lb, op, &spec, &w.reported).await;
-                w.sim.clear_faults();
+                let disturbed = run(&w.lb, op, &spec, &w.reported).await;
+                assert_fired(
+                    &w.sim,
+                    &format!("{step} (the disturbed run gave {disturbed:?})"),
+                );
                 drop(w.lb);
                 let restarted = engine_with_journal(&w.sim, &w.config, w.journal.clone()).await;
                 run(&restarted, op, &spec, &w.reported)
@@ -397,16 +401,14 @@ async fn every_step(mode: Mode) -> Vec<String> {
                     foreign,
                     "{step}: another cluster's"
                 );
-                if !matches!(op, Op::Delete) {
-                    w.sim.reset_log();
-                    run(&restarted, op, &spec, &w.reported).await.unwrap();
-                    assert_eq!(
-                        calls(&w.sim).1,
-                        0,
-                        "{step}: not converged:\n{}",
-                        call_lines(&w.sim)
-                    );
-                }
+                w.sim.reset_log();
+                run(&restarted, op, &spec, &w.reported).await.unwrap();
+                assert_eq!(
+                    calls(&w.sim).1,
+                    0,
+                    "{step}: not converged:\n{}",
+                    call_lines(&w.sim)
+                );
             }
         }
         rows.push(format!(

@@ -109,3 +109,30 @@ async fn a_later_versions_set_is_neither_written_nor_swept() {
     assert_eq!(calls(&sim).1, 0, "written:\n{}", call_lines(&sim));
     assert_eq!(sets(&sim), before);
 }
+
+#[tokio::test]
+async fn a_drain_over_100_nodes_is_refused_before_any_write() {
+    let sim = vcd::sim_from(blocks_scenario()).await;
+    let lb = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
+    let mut svc = cluster_wide("uid-drain");
+    svc.annotations
+        .insert("vcd-ccm.io/drain-period".into(), "30s".into());
+    // 100 Nodes are listed in the pool, each one a member it can disable.
+    lb.ensure(&svc, &nodes(100)).await.unwrap();
+    let written = sim.requests().len();
+    let error = lb.ensure(&svc, &nodes(101)).await.unwrap_err().to_string();
+    assert!(
+        error.contains("at most 100")
+            && error.contains("101 Nodes")
+            && error.contains("drop the drain period")
+            && error.contains("node.kubernetes.io/exclude-from-external-load-balancers"),
+        "{error}"
+    );
+    let writes: Vec<String> = sim.requests()[written..]
+        .iter()
+        .filter(|r| r.method != "GET")
+        .map(|r| format!("{} {}", r.method, r.template))
+        .collect();
+    assert!(writes.is_empty(), "{writes:?}");
+    assert!(sets(&sim).is_empty(), "no member set for a drained Service");
+}

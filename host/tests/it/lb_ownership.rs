@@ -9,6 +9,7 @@ use vcd_ccm::lb::{LbError, ServiceSpec};
 use vcdsim::{FaultAction, FaultRule, Sim};
 
 use crate::support::capture::Captured;
+use crate::support::faults::assert_fired;
 use crate::support::lb::*;
 use crate::support::vcd;
 
@@ -174,7 +175,7 @@ async fn a_delete_the_role_may_not_make_fails_and_keeps_everything() {
         "{error}"
     );
     assert_eq!(objects_of(&sim, "uid-1").len(), 4, "nothing reported gone");
-    sim.clear_faults();
+    assert_fired(&sim, "403 on the virtual service's DELETE");
     lb.delete(&svc).await.unwrap();
     assert!(objects(&sim).is_empty());
 }
@@ -197,6 +198,7 @@ async fn a_403_for_an_object_already_gone_counts_as_deleted() {
         .delete_pool(&gateway, "urn:vcloud:entity:vmware:loadBalancerPool:gone")
         .await
         .expect("a pool no one can read is gone");
+    assert_fired(&sim, "403 on the pool's DELETE");
 }
 
 #[tokio::test]
@@ -240,7 +242,7 @@ async fn allocated_then_stopped(sim: &Sim) -> (ServiceSpec, String) {
         },
     ));
     lb.ensure(&svc, &nodes(2)).await.unwrap_err();
-    sim.clear_faults();
+    assert_fired(sim, "the allocation's answer lost, its claim refused");
     let unmarked: Vec<String> = allocations(sim)
         .into_iter()
         .filter(|(_, description)| description.is_empty())

@@ -3,6 +3,7 @@
 //! vcd-ccm first ensures it; upstream's objects are replaced by ours, and
 //! nothing of other Services or clusters is touched.
 
+use crate::support::faults::assert_fired;
 use crate::support::lb::*;
 use crate::support::vcd;
 use vcd_ccm::lb::ServiceSpec;
@@ -249,7 +250,7 @@ async fn a_takeover_cut_short_keeps_the_address(
     ));
     ours.ensure(&svc, &nodes(1)).await.unwrap_err();
     assert!(upstream_named(&sim).is_empty(), "the upstream objects went");
-    sim.clear_faults();
+    assert_fired(&sim, "the pool create after the takeover");
 
     let restarted = engine(&sim, config(CLUSTER, ModeKind::SharedVip)).await;
     let status = restarted.ensure(&svc, &nodes(1)).await.expect("converged");

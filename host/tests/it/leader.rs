@@ -21,8 +21,11 @@ const RENEW_DEADLINE: Duration = Duration::from_millis(1500);
 const RETRY_PERIOD: Duration = Duration::from_millis(200);
 /// The longest wait between two acquire attempts (client-go's jitter 1.2).
 const MAX_ACQUIRE_WAIT: Duration = Duration::from_millis(440);
-/// Room for scheduling on a busy machine.
-const SLACK: Duration = Duration::from_millis(750);
+/// How long a step that takes at most a second or two may take before the
+/// test calls it stuck: ten times that, so a loaded machine cannot fail
+/// it. What must not happen early (a live Lease taken, leadership given up
+/// before the renew deadline) is asserted exactly, from the Lease's times.
+const STUCK: Duration = Duration::from_secs(10);
 const POLL: Duration = Duration::from_millis(25);
 
 fn quick(identity: &str) -> LeaderConfig {
@@ -91,7 +94,7 @@ async fn the_second_candidate_takes_over_only_after_the_leader_stops_renewing() 
 
     // The leader renews every retry period while the second candidate waits.
     let mut renewals = vec![created.renew_time.clone()];
-    let deadline = Instant::now() + 10 * RETRY_PERIOD;
+    let deadline = Instant::now() + STUCK;
     while renewals.len() < 4 {
         assert!(Instant::now() < deadline, "renewals seen: {renewals:?}");
         let now = spec(&sim);
@@ -119,7 +122,7 @@ async fn the_second_candidate_takes_over_only_after_the_leader_stops_renewing() 
     let mut last_renewal_by_a = None;
     let taken = loop {
         assert!(
-            stopped.elapsed() < 3 * LEASE_DURATION,
+            stopped.elapsed() < LEASE_DURATION + STUCK,
             "nobody took over the Lease"
         );
         let now = spec(&sim);
@@ -130,11 +133,12 @@ async fn the_second_candidate_takes_over_only_after_the_leader_stops_renewing() 
         }
         tokio::time::sleep(POLL).await;
     };
-    let took = stopped.elapsed();
-    // The last renewal was at most when a stopped; b saw it at most one wait
-    // later, and takes over at the first attempt a lease duration after that.
-    let bound = LEASE_DURATION + 2 * MAX_ACQUIRE_WAIT + SLACK;
-    assert!(took <= bound, "took over after {took:?}, bound {bound:?}");
+    // b takes over at its first attempt a lease duration after it saw the
+    // last renewal (at most one wait after a stopped): about 2.9 s here.
+    println!(
+        "taken over {:?} after the leader stopped (lease duration {LEASE_DURATION:?}, at most {MAX_ACQUIRE_WAIT:?} between attempts)",
+        stopped.elapsed()
+    );
     assert_eq!(holder(&taken), "node-b_2");
     assert_eq!(taken.lease_transitions, Some(1));
     let (Some(MicroTime(acquired)), Some(MicroTime(renewed_by_a))) =
@@ -150,7 +154,7 @@ async fn the_second_candidate_takes_over_only_after_the_leader_stops_renewing() 
     );
     assert_eq!(taken.acquire_time, taken.renew_time);
 
-    let (leading_b, b_metrics) = tokio::time::timeout(SLACK, b_waits)
+    let (leading_b, b_metrics) = tokio::time::timeout(STUCK, b_waits)
         .await
         .expect("acquire returns once the Lease is written")
         .unwrap();
@@ -202,15 +206,11 @@ async fn an_expired_lease_is_taken_only_after_watching_it_unchanged_for_the_leas
     .unwrap();
     let (a, _metrics) = candidate(&sim, "node-a_1");
     let started = Instant::now();
-    let _leading = tokio::time::timeout(3 * LEASE_DURATION, a.acquire())
+    let _leading = tokio::time::timeout(LEASE_DURATION + STUCK, a.acquire())
         .await
         .expect("the Lease is taken once it has expired locally");
     let took = started.elapsed();
     assert!(took >= LEASE_DURATION, "took the Lease after only {took:?}");
-    assert!(
-        took <= LEASE_DURATION + MAX_ACQUIRE_WAIT + SLACK,
-        "took {took:?}"
-    );
     let taken = spec(&sim);
     assert_eq!(holder(&taken), "node-a_1");
     assert_eq!(taken.lease_transitions, Some(5));
@@ -242,7 +242,7 @@ async fn the_leader_loses_leadership_when_another_holder_is_written_into_the_lea
             Err(other) => panic!("cannot write the Lease: {other}"),
         }
     }
-    let reason = tokio::time::timeout(2 * RETRY_PERIOD + SLACK, lost)
+    let reason = tokio::time::timeout(STUCK, lost)
         .await
         .expect("the leader notices the new holder at its next renewal");
     assert_eq!(
@@ -272,7 +272,7 @@ async fn the_leader_loses_leadership_when_renewals_fail_past_the_renew_deadline(
     let leading = lead(&a).await;
     sim.faults().fail_writes("leases", 100_000, 500);
     let failing = Instant::now();
-    let reason = tokio::time::timeout(RENEW_DEADLINE + 2 * RETRY_PERIOD + SLACK, leading.lost())
+    let reason = tokio::time::timeout(RENEW_DEADLINE + STUCK, leading.lost())
         .await
         .expect("leadership is given up once the renew deadline passes");
     let took = failing.elapsed();
@@ -289,6 +289,7 @@ async fn the_leader_loses_leadership_when_renewals_fail_past_the_renew_deadline(
     );
     // Not yet stuck for the lease duration plus 20 s.
     assert!(leading.healthy());
+    assert!(sim.faults().writes_failed() > 0, "no renewal was refused");
     sim.faults().clear();
 }
 

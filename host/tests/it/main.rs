@@ -50,6 +50,7 @@ mod lb_lifecycle;
 mod lb_member_groups;
 mod lb_mode_change;
 mod lb_ownership;
+mod lb_pool_choices;
 mod lb_sharing_crash;
 mod lb_upstream;
 mod leader;

@@ -5,8 +5,9 @@
 //! each alert fires and one where it does not; every alert has a severity
 //! and a runbook; and the component renders on top of the base.
 //!
-//! `promtool` comes from Debian's `prometheus` package. Without it the
-//! `promtool` test fails when `CI` is set, and otherwise says it was skipped.
+//! `promtool` comes from Debian's `prometheus` package. Without it on the
+//! PATH the `promtool` test fails when `CI` is set, and otherwise is skipped
+//! with a line `cargo test` shows (`support::tools`).
 //!
 //! `cargo test -p vcd-ccm --test it monitoring -- --nocapture` prints how
 //! long the binary took to export every series and how long `promtool` ran.
@@ -26,6 +27,7 @@ use crate::support::manifests::documents::{self, Document, find, manifests_dir};
 use crate::support::poll::wait_until;
 use crate::support::run::World;
 use crate::support::run::gateway::{POOLS, VIRTUAL_SERVICES};
+use crate::support::tools::{self, PROMTOOL};
 
 /// From spawning the process to its leading.
 const LEAD: Duration = Duration::from_secs(30);
@@ -492,31 +494,11 @@ fn every_alert_has_a_severity_a_runbook_and_cases_that_fire_and_do_not() {
     assert_eq!(quiet, names, "alerts with a case where they do not");
 }
 
-/// Whether `promtool` runs here. Missing, it fails the test in CI and is
-/// skipped, saying so, elsewhere.
-fn promtool_installed() -> bool {
-    let runs = Command::new("promtool")
-        .arg("--version")
-        .output()
-        .is_ok_and(|output| output.status.success());
-    let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    assert!(
-        runs || !in_ci,
-        "promtool is not installed, and CI runs the alert cases (Debian: apt-get install prometheus)"
-    );
-    if !runs {
-        eprintln!(
-            "promtool is not installed: the alert cases are skipped (Debian: apt-get install prometheus)"
-        );
-    }
-    runs
-}
-
 #[test]
 fn promtool_passes_the_alert_cases() {
-    if !promtool_installed() {
+    let Some([promtool]) = tools::require([PROMTOOL]) else {
         return;
-    }
+    };
     let dir = tempfile::tempdir().expect("a temporary directory");
     let spec = rule_spec();
     std::fs::write(
@@ -548,7 +530,7 @@ fn promtool_passes_the_alert_cases() {
     )
     .unwrap();
     let started = Instant::now();
-    let output = Command::new("promtool")
+    let output = Command::new(promtool)
         .args(["test", "rules", "alerts.yaml"])
         .current_dir(dir.path())
         .output()

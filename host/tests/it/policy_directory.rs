@@ -13,6 +13,8 @@ use vcd_ccm::policy::model::{Namespace, Service};
 use vcd_ccm::policy::registry::{PolicySet, PolicyState, ReloadStatus, SelectError};
 use vcd_ccm::policy::{PolicyEngine, Registry};
 
+use crate::support::poll::DEADLINE;
+
 fn artifact(name: &str) -> Vec<u8> {
     std::fs::read(format!("{ARTIFACTS_DIR}/{name}.wasm")).unwrap()
 }
@@ -233,23 +235,26 @@ fn a_missing_manifest_means_no_provider_policies_and_a_bad_one_is_an_error() {
     );
 }
 
+/// Waits for a reload the watcher makes on its own (a notify event, a
+/// hash, a compile); the bound only tells a stuck watcher from a slow one.
 fn wait_for(registry: &Registry, what: &str, check: impl Fn(&PolicySet) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(2);
-    while Instant::now() < deadline {
-        if check(&registry.current()) {
-            return;
-        }
+    let started = Instant::now();
+    while !check(&registry.current()) {
+        assert!(
+            started.elapsed() < DEADLINE,
+            "not within {DEADLINE:?}: {what}"
+        );
         std::thread::sleep(Duration::from_millis(20));
     }
-    panic!("not within 2 s: {what}");
+    println!("{what}: {:?} after the publish", started.elapsed());
 }
 
 fn wait_for_status(registry: &Registry, what: &str, check: impl Fn(&ReloadStatus) -> bool) {
-    let deadline = Instant::now() + Duration::from_secs(2);
+    let started = Instant::now();
     while !check(&registry.status()) {
         assert!(
-            Instant::now() < deadline,
-            "not within 2 s: a reload refusing {what}"
+            started.elapsed() < DEADLINE,
+            "not within {DEADLINE:?}: a reload refusing {what}"
         );
         std::thread::sleep(Duration::from_millis(20));
     }
@@ -263,7 +268,7 @@ fn serving(set: &PolicySet, name: &str) -> Option<String> {
 }
 
 #[test]
-fn a_symlink_swap_is_serving_within_two_seconds_and_bad_versions_never_replace_good_ones() {
+fn a_symlink_swap_is_served_and_bad_versions_never_replace_good_ones() {
     let engine = PolicyEngine::new().unwrap();
     let pools = artifact("namespace_pools");
     let other = artifact("misbehaving");

@@ -63,6 +63,8 @@ impl WriteFault {
 #[derive(Default)]
 struct FaultState {
     write_faults: Vec<WriteFault>,
+    /// Writes answered with an injected error since the last `clear`.
+    writes_failed: u64,
     delay: Duration,
     /// Live watch events of these resources (by plural) arrive this late.
     watch_lag: HashMap<String, Duration>,
@@ -117,6 +119,12 @@ impl Faults {
             .send_modify(|generation| *generation += 1);
     }
 
+    /// How many writes were answered with an injected error since the last
+    /// [`Faults::clear`], so a test can show its fault fired.
+    pub fn writes_failed(&self) -> u64 {
+        self.lock().writes_failed
+    }
+
     /// Removes all faults.
     pub fn clear(&self) {
         *self.lock() = FaultState::default();
@@ -147,6 +155,7 @@ impl Faults {
             reason: fault.reason.clone(),
             message: fault.message.clone(),
         };
+        state.writes_failed += 1;
         state.write_faults.retain(|f| f.count > 0);
         Some(error)
     }

@@ -221,6 +221,12 @@ impl Sim {
         self.state.faults().rules.clear();
     }
 
+    /// Removes the rules in force and returns them with their counts, so a
+    /// test can show that what it injected fired.
+    pub fn take_faults(&self) -> Vec<FaultRule> {
+        std::mem::take(&mut self.state.faults().rules)
+    }
+
     pub fn requests(&self) -> Vec<LogEntry> {
         self.state.log().entries.clone()
     }

@@ -38,7 +38,7 @@ use super::node_helpers::{is_ready, node_ref, taints};
 use super::{EventRecorder, EventType, Informer, SyncGate, SyncedFlag};
 use crate::instances::Instances;
 use guard::Hold;
-use metrics::GuardMetrics;
+use metrics::LifecycleMetrics;
 
 /// `source.component` of this controller's Events: give it to the
 /// `EventRecorder` passed to [`LifecycleController::new`].
@@ -94,7 +94,7 @@ pub struct LifecycleController {
     instances: Arc<Instances>,
     recorder: EventRecorder,
     config: LifecycleConfig,
-    metrics: GuardMetrics,
+    metrics: LifecycleMetrics,
     /// Each Node of the current hold → its last Event's message and time.
     announced: HashMap<String, (String, Instant)>,
 }
@@ -118,7 +118,7 @@ impl LifecycleController {
             instances,
             recorder,
             config,
-            metrics: GuardMetrics::register(metrics),
+            metrics: LifecycleMetrics::register(metrics),
             announced: HashMap::new(),
         }
     }
@@ -133,6 +133,7 @@ impl LifecycleController {
         loop {
             let permit = self.config.gate.enter().await;
             self.monitor_nodes().await;
+            self.metrics.passes.inc();
             drop(permit);
             tokio::time::sleep(self.config.monitor_period).await;
         }

@@ -1,5 +1,7 @@
-//! The cloud node controller's metrics, named as k8s.io/cloud-provider's.
+//! The cloud node controller's metrics, named as k8s.io/cloud-provider's,
+//! and a count of failed syncs (ours).
 
+use prometheus_client::metrics::counter::Counter;
 use prometheus_client::metrics::histogram::{Histogram, exponential_buckets};
 use prometheus_client::registry::Registry;
 
@@ -9,6 +11,8 @@ pub(super) struct NodeMetrics {
     pub(super) taint_removal_delay: Histogram,
     /// Node creation → the end of its initial sync.
     pub(super) initial_sync_delay: Histogram,
+    /// Node syncs that failed and were queued again after a backoff.
+    pub(super) sync_failures: Counter,
 }
 
 /// 1 s to about 17 min: 1, 4, 16, 64, 256, 1024.
@@ -21,6 +25,7 @@ impl NodeMetrics {
         let metrics = Self {
             taint_removal_delay: delay_histogram(),
             initial_sync_delay: delay_histogram(),
+            sync_failures: Counter::default(),
         };
         registry.register(
             "node_controller_cloud_provider_taint_removal_delay_seconds",
@@ -31,6 +36,11 @@ impl NodeMetrics {
             "node_controller_initial_node_sync_delay_seconds",
             "Number of seconds after node creation when NodeController finished the initial synchronization of a single node",
             metrics.initial_sync_delay.clone(),
+        );
+        registry.register(
+            "vcd_ccm_node_sync_failures",
+            "Node syncs that failed (the Node keeps its taint and is retried after a backoff)",
+            metrics.sync_failures.clone(),
         );
         metrics
     }

@@ -158,6 +158,7 @@ impl CloudNodeController {
                         });
                     if let Err(error) = result {
                         let delay = self.context.backoff.next_delay(name.clone());
+                        self.context.metrics.sync_failures.inc();
                         tracing::warn!(node = %name, %error, retry_in = ?delay, "node sync failed; requeuing");
                         self.queue.add_after(name.clone(), delay);
                     }

@@ -27,10 +27,14 @@ const CREATE_EVERY: Duration = Duration::from_millis(400);
 const LIVE: usize = 6;
 /// Within the default 20 s grace period, with room.
 const EXIT: Duration = Duration::from_secs(25);
-/// A Lease left to expire costs 15 s or more; a released one well under this.
-const GAP_LIMIT: Duration = Duration::from_secs(5);
+/// The default lease duration. A Lease left to expire stops syncs at least
+/// this long; a released one is taken at the standby's next attempt (2 s
+/// apart), so both bounds below hold with room on a loaded machine.
+const LEASE_DURATION: Duration = Duration::from_secs(15);
+/// The longest stretch without a sync while a Service waits.
+const GAP_LIMIT: Duration = LEASE_DURATION;
 /// From the leader's exit to the next leader in the Lease.
-const TAKEOVER_LIMIT: Duration = Duration::from_secs(2);
+const TAKEOVER_LIMIT: Duration = LEASE_DURATION;
 
 /// When each Service was created and when its address first showed.
 #[derive(Default)]
@@ -42,6 +46,22 @@ struct Timeline {
 impl Timeline {
     fn has_address(&self, name: &str) -> bool {
         self.addressed.lock().unwrap().contains_key(name)
+    }
+
+    fn addressed(&self) -> usize {
+        self.addressed.lock().unwrap().len()
+    }
+
+    /// Waits until `more` Services got their address after this call.
+    async fn more_addressed(&self, more: usize) {
+        let from = self.addressed();
+        wait_until("more Services to get their address", START, || async {
+            match self.addressed() - from {
+                n if n >= more => Ok(()),
+                n => Err(format!("{n} of {more}")),
+            }
+        })
+        .await;
     }
 
     /// The longest wait for an address, and the longest stretch with a
@@ -199,7 +219,8 @@ async fn a_rolling_replacement_of_both_replicas_keeps_services_syncing() {
     let (stop_churn, stop_observing) = (AtomicBool::new(false), AtomicBool::new(false));
     let mut new = Vec::new();
     let rollout = async {
-        tokio::time::sleep(Duration::from_secs(2)).await;
+        // Syncing before, during and after the replacement.
+        timeline.more_addressed(2).await;
         let mut takeovers = Vec::new();
         for (step, replica) in old.iter_mut().enumerate() {
             let replacement = world.spawn(&format!("new-{step}"), &[]);
@@ -207,7 +228,7 @@ async fn a_rolling_replacement_of_both_replicas_keeps_services_syncing() {
             new.push(replacement);
             takeovers.extend(replace(&world, replica).await);
         }
-        tokio::time::sleep(Duration::from_secs(3)).await;
+        timeline.more_addressed(2).await;
         stop_churn.store(true, Ordering::Relaxed);
         takeovers
     };

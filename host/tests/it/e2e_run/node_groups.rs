@@ -7,7 +7,6 @@
 //! in place, once.
 
 use std::collections::BTreeSet;
-use std::time::Duration;
 
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
@@ -17,7 +16,7 @@ use vcdsim::{FaultAction, FaultRule, Scenario, Sim};
 
 use super::{CONVERGE, START, converged};
 use crate::support::objects::ServiceEdits;
-use crate::support::poll::{holds_for, wait_until};
+use crate::support::poll::{holds_across, wait_until};
 use crate::support::run::{LiveService, World};
 
 /// With the Local Service, nine: the default engine group holds ten.
@@ -91,7 +90,17 @@ fn writes(vcd: &Sim) -> Vec<String> {
         .collect()
 }
 
-/// Waits for `count` writes, then checks no more come for 3 s.
+/// A drift check every half second: each reads the gateway's pools once
+/// and queues every Service, so quiet can be held across syncs that ran.
+const DRIFT: &str = "--drift-repair-period=500ms";
+
+/// Drift checks the process made so far.
+fn drift_checks(vcd: &Sim) -> u64 {
+    vcd.count("GET /cloudapi/1.0.0/edgeGateways/{id}/loadBalancer/poolSummaries")
+}
+
+/// Waits for `count` writes, then checks no more come over three drift
+/// checks (the Services the first two queued have synced by the third).
 async fn settled_at(vcd: &Sim, count: usize) {
     wait_until("the writes", CONVERGE, || async {
         match writes(vcd).len() {
@@ -100,9 +109,12 @@ async fn settled_at(vcd: &Sim, count: usize) {
         }
     })
     .await;
-    holds_for("no more writes", Duration::from_secs(3), || {
-        writes(vcd).len() == count
-    })
+    holds_across(
+        "no more writes",
+        3,
+        || drift_checks(vcd),
+        || writes(vcd).len() == count,
+    )
     .await;
 }
 
@@ -129,7 +141,7 @@ async fn create_services(world: &World, count: usize) -> Vec<LiveService> {
 async fn a_node_join_is_one_write_whatever_the_number_of_services() {
     let world = World::start().await;
     add_ready_nodes(&world, 0..2).await;
-    let ccm = world.spawn("ccm", &["--leader-elect=false"]);
+    let ccm = world.spawn("ccm", &["--leader-elect=false", DRIFT]);
     wait_until("the process to be ready", START, || ccm.ready()).await;
     let mut services = create_services(&world, SERVICES).await;
     let local = world.create_service("local", &[81]).await;
@@ -211,7 +223,7 @@ async fn a_node_join_is_one_write_whatever_the_number_of_services() {
 async fn before_api_37_1_pools_list_members_and_more_than_100_nodes_is_refused() {
     let world = World::start_on(scenario(&["36.0", "37.0"])).await;
     add_ready_nodes(&world, 0..2).await;
-    let ccm = world.spawn("ccm", &["--leader-elect=false"]);
+    let ccm = world.spawn("ccm", &["--leader-elect=false", DRIFT]);
     wait_until("the process to be ready", START, || ccm.ready()).await;
     create_services(&world, 1).await;
     let listed = pools(&world.vcd);
@@ -246,9 +258,12 @@ async fn before_api_37_1_pools_list_members_and_more_than_100_nodes_is_refused()
             .all(|(_, group, ips)| group.is_none() && ips.len() <= 100),
         "{refused:?}"
     );
-    holds_for("the pool to be left alone", Duration::from_secs(2), || {
-        pools(&world.vcd) == refused
-    })
+    holds_across(
+        "the pool to be left alone",
+        3,
+        || drift_checks(&world.vcd),
+        || pools(&world.vcd) == refused,
+    )
     .await;
 }
 
@@ -297,7 +312,7 @@ async fn a_vcd_upgraded_to_37_1_moves_each_pool_to_the_group_once() {
         .vcd
         .with_world(|w| w.site.versions.push("39.1".into()));
     world.vcd.reset_log();
-    let second = world.spawn("second", &["--leader-elect=false"]);
+    let second = world.spawn("second", &["--leader-elect=false", DRIFT]);
     wait_until("the process to be ready", START, || second.ready()).await;
     wait_until("every pool to name the cluster's set", CONVERGE, || async {
         let listed = pools(&world.vcd)

@@ -173,6 +173,16 @@ impl Cluster {
         text
     }
 
+    /// Service syncs completed so far (the work queue's), for holding a
+    /// claim across syncs that ran.
+    pub fn syncs(&self) -> u64 {
+        vcd::metric_sum(
+            &self.registry,
+            "workqueue_work_duration_seconds_count",
+            &["name=\"service\""],
+        ) as u64
+    }
+
     pub fn services(&self, namespace: &str) -> Api<Service> {
         Api::namespaced(self.client.clone(), namespace)
     }

@@ -9,6 +9,7 @@ use std::sync::Arc;
 use vcd_ccm::lb::{AllocationJournal, LbConfig, LoadBalancers};
 use vcdsim::{FaultAction, FaultRule, Sim};
 
+use super::faults::assert_fired;
 use super::lb::{KUBE_SYSTEM_UID, call_lines, calls, default_registry, identity, journal_engine};
 
 /// The engine of a restarted process of this cluster, with `journal`.
@@ -98,8 +99,11 @@ pub async fn every_write(name: &str, case: &impl CrashCase) -> usize {
                     .skip(*occurrence)
                     .times(1),
             );
-            let _ = case.run(&w.lb).await;
-            w.sim.clear_faults();
+            let disturbed = case.run(&w.lb).await;
+            assert_fired(
+                &w.sim,
+                &format!("{step} (the disturbed run gave {disturbed:?})"),
+            );
             drop(w.lb);
             let restarted = engine_with_journal(&w.sim, &w.config, w.journal.clone()).await;
             case.run(&restarted)

@@ -24,7 +24,7 @@ use vcd_ccm::instances::{
 use vcdsim::Sim;
 use vcdsim::world::compute::PowerState;
 
-pub use crate::support::poll::{eventually, holds_for};
+pub use crate::support::poll::{eventually, holds_across};
 use crate::support::vcd;
 
 pub use vcd_ccm::controllers::node::{
@@ -197,6 +197,16 @@ impl Harness {
         text.lines()
             .find_map(|line| line.strip_prefix(&prefix)?.parse().ok())
             .unwrap_or_else(|| panic!("no {name} in\n{text}"))
+    }
+
+    /// Completed passes of the lifecycle monitor over every Node.
+    pub fn lifecycle_passes(&self) -> u64 {
+        vcd::metric_sum(&self.registry, "vcd_ccm_node_lifecycle_passes_total", &[]) as u64
+    }
+
+    /// Failed syncs of the cloud node controller so far.
+    pub fn sync_failures(&self) -> u64 {
+        vcd::metric_sum(&self.registry, "vcd_ccm_node_sync_failures_total", &[]) as u64
     }
 
     /// VM inventory loads from vcdsim so far (one VM query each).

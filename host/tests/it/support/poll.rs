@@ -1,5 +1,6 @@
 //! Waiting in tests: poll a condition until it holds, with a deadline and a
-//! message naming what was awaited. No fixed sleeps anywhere else.
+//! message naming what was awaited, or hold a claim across passes of a
+//! loop. No fixed sleeps anywhere else.
 
 use std::future::Future;
 use std::time::Duration;
@@ -52,11 +53,31 @@ pub async fn eventually<T>(what: &str, mut check: impl FnMut() -> Option<T>) -> 
     wait_for(what, || std::future::ready(check())).await
 }
 
-/// Asserts `check` stays true for `period`.
-pub async fn holds_for(what: &str, period: Duration, mut check: impl FnMut() -> bool) {
-    let start = Instant::now();
-    while start.elapsed() < period {
+/// Asserts `check` stays true until `progress` (a count of a loop's
+/// passes: syncs, monitor passes, requests) has moved `passes` past its
+/// value now. A claim that nothing happens is only worth something over
+/// passes that ran, so a loop that never runs fails the test instead of
+/// passing it; and no pass count depends on how fast the machine is.
+pub async fn holds_across(
+    what: &str,
+    passes: u64,
+    mut progress: impl FnMut() -> u64,
+    mut check: impl FnMut() -> bool,
+) {
+    let start = progress();
+    let started = Instant::now();
+    loop {
+        // Read the count before the check, so the last pass counted is
+        // one the check saw the effects of.
+        let ran = progress().saturating_sub(start);
         assert!(check(), "no longer true: {what}");
+        if ran >= passes {
+            return;
+        }
+        assert!(
+            started.elapsed() < DEADLINE,
+            "{what}: the loop ran {ran} of {passes} passes in {DEADLINE:?}, so the claim was never tested"
+        );
         tokio::time::sleep(INTERVAL).await;
     }
 }

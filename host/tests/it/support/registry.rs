@@ -1,18 +1,18 @@
 //! A real OCI registry on loopback for the tests: Debian's
 //! `docker-registry` (CNCF distribution) serving a temporary directory on
 //! a free port, optionally behind htpasswd (bcrypt) authentication; stopped
-//! when dropped. Missing, it fails the test under `CI=true` and is skipped,
-//! saying so, elsewhere.
+//! when dropped. Found on the PATH; missing, it fails the test under
+//! `CI=true` and is skipped, saying so, elsewhere (`support::tools`).
 
 use std::path::Path;
-use std::process::{Child, Command, Stdio};
+use std::process::{Child, Command};
 use std::time::{Duration, Instant};
 
 use tempfile::TempDir;
 
 use crate::support::run::process::free_port;
+use crate::support::tools::{self, DOCKER_REGISTRY, HTPASSWD};
 
-const BINARY: &str = "/usr/bin/docker-registry";
 /// How long the registry may take to answer `/v2/`.
 const READY: Duration = Duration::from_secs(20);
 
@@ -28,50 +28,29 @@ pub struct TestRegistry {
     dir: TempDir,
 }
 
-/// Whether the registry (and, for `auth`, htpasswd) is installed; missing,
-/// CI fails and elsewhere the test says it is skipped.
-fn installed(auth: bool) -> bool {
-    let registry = Path::new(BINARY).is_file();
-    let htpasswd = !auth
-        || Command::new("htpasswd")
-            .arg("-h")
-            .stderr(Stdio::null())
-            .status()
-            .is_ok();
-    let in_ci = std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false");
-    let present = registry && htpasswd;
-    assert!(
-        present || !in_ci,
-        "docker-registry or htpasswd is not installed, and CI runs the registry tests (Debian: apt-get install docker-registry apache2-utils)"
-    );
-    if !present {
-        eprintln!(
-            "docker-registry or htpasswd is not installed: skipped (Debian: apt-get install docker-registry apache2-utils)"
-        );
-    }
-    present
-}
-
 impl TestRegistry {
     /// An anonymous registry; `None` when not installed outside CI.
     pub fn start() -> Option<TestRegistry> {
-        installed(false).then(|| TestRegistry::spawn(false))
+        let [binary] = tools::require([DOCKER_REGISTRY])?;
+        Some(TestRegistry::spawn(&binary, None))
     }
 
-    /// A registry that wants [`USER`] and [`PASSWORD`] for every request.
+    /// A registry that wants [`USER`] and [`PASSWORD`] for every request;
+    /// `None` when not installed outside CI.
     pub fn start_with_auth() -> Option<TestRegistry> {
-        installed(true).then(|| TestRegistry::spawn(true))
+        let [binary, htpasswd] = tools::require([DOCKER_REGISTRY, HTPASSWD])?;
+        Some(TestRegistry::spawn(&binary, Some(&htpasswd)))
     }
 
-    fn spawn(auth: bool) -> TestRegistry {
+    fn spawn(binary: &Path, htpasswd: Option<&Path>) -> TestRegistry {
         let dir = tempfile::tempdir().expect("a registry directory");
         let host = format!("127.0.0.1:{}", free_port());
         let mut config = format!(
             "version: 0.1\nlog:\n  level: warn\n  accesslog:\n    disabled: true\nstorage:\n  filesystem:\n    rootdirectory: {}\n  delete:\n    enabled: true\nhttp:\n  addr: {host}\n",
             dir.path().join("storage").display()
         );
-        if auth {
-            let output = Command::new("htpasswd")
+        if let Some(htpasswd) = htpasswd {
+            let output = Command::new(htpasswd)
                 .args(["-Bbn", USER, PASSWORD])
                 .output()
                 .expect("htpasswd runs");
@@ -86,7 +65,7 @@ impl TestRegistry {
         let config_file = dir.path().join("config.yml");
         std::fs::write(&config_file, config).expect("the registry config is written");
         let log = std::fs::File::create(dir.path().join("registry.log")).expect("a log file");
-        let child = Command::new(BINARY)
+        let child = Command::new(binary)
             .arg("serve")
             .arg(&config_file)
             .stdout(log.try_clone().expect("the log file"))

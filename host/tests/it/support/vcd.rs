@@ -97,9 +97,27 @@ pub async fn client_with_registry(config: ClientConfig) -> (VcdClient, Registry)
 }
 
 /// The sum of every sample of `name` whose labels contain all of `labels`.
+/// A metric the registry does not declare fails the test, so a renamed
+/// metric cannot read as 0.
 pub fn metric_sum(registry: &Registry, name: &str, labels: &[&str]) -> f64 {
     let mut text = String::new();
     encode(&mut text, registry).expect("metrics encode");
+    metric_sum_in(&text, name, labels)
+}
+
+/// [`metric_sum`] over metrics in the text format `/metrics` serves.
+pub fn metric_sum_in(text: &str, name: &str, labels: &[&str]) -> f64 {
+    let declared = ["_total", "_count", "_sum", "_bucket", ""]
+        .iter()
+        .any(|suffix| {
+            name.strip_suffix(suffix).is_some_and(|base| {
+                text.lines().any(|l| {
+                    l.strip_prefix("# TYPE ")
+                        .is_some_and(|t| t.split(' ').next() == Some(base))
+                })
+            })
+        });
+    assert!(declared, "no metric {name} in\n{text}");
     text.lines()
         .filter(|line| {
             line.starts_with(name)

@@ -90,6 +90,9 @@ async fn injected_write_failures_hit_only_the_chosen_writes() {
         .map(|r| r.status)
         .collect();
     assert_eq!(statuses, [500, 500, 201, 503, 201]);
+    assert_eq!(sim.faults().writes_failed(), 3);
+    sim.faults().clear();
+    assert_eq!(sim.faults().writes_failed(), 0);
 }
 
 #[tokio::test]

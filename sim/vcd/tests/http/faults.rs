@@ -28,6 +28,11 @@ async fn scripted_error_fires_n_times_after_skipping() {
     assert_eq!(statuses, [200, 503, 503, 200]);
     let rule = &sim.faults()[0];
     assert_eq!((rule.matched, rule.fired), (4, 2));
+    // Taking the rules ends them and hands back their counts.
+    let taken = sim.take_faults();
+    assert_eq!((taken.len(), taken[0].fired), (1, 2));
+    assert!(sim.faults().is_empty());
+    assert_eq!(client.get(&path).await.status, StatusCode::OK);
     let reply = {
         sim.add_fault(
             FaultRule::new(

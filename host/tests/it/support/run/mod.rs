@@ -113,6 +113,14 @@ impl World {
         )
     }
 
+    /// `vcd-ccm run` with the good files plus `extra` flags, logging at
+    /// info level and serving HTTPS only (`extra` may name the port).
+    pub fn spawn_secure(&self, name: &str, extra: &[&str]) -> CcmProcess {
+        let mut args = self.files.args();
+        args.extend(extra.iter().map(OsString::from));
+        CcmProcess::spawn(name, self.dir.path(), args, None, Logging::Info)
+    }
+
     /// `vcd-ccm run` reaching VCD through `proxy` instead of directly.
     pub fn spawn_behind(&self, name: &str, proxy: &proxy::CutProxy, extra: &[&str]) -> CcmProcess {
         let direct = std::fs::read_to_string(&self.files.cloud_config).expect("the cloud config");

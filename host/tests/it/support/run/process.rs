@@ -67,15 +67,25 @@ impl CcmProcess {
     ) -> CcmProcess {
         let stderr = dir.join(format!("{name}.stderr"));
         let file = File::create(&stderr).expect("the stderr file is created");
+        // Without a plain port, serve HTTPS on a port of the test's own
+        // choosing, or else on any free one.
+        let secure = args
+            .iter()
+            .any(|a| a.to_string_lossy().starts_with("--secure-port="));
         let mut command = Command::new(binary);
         command
             .arg("run")
             .args(args)
             .arg("--bind-address=127.0.0.1");
         match port {
-            Some(port) => command.arg(format!("--port={port}")),
-            None => command.arg("--secure-port=0"),
-        };
+            Some(port) => {
+                command.arg(format!("--port={port}"));
+            }
+            None if !secure => {
+                command.arg("--secure-port=0");
+            }
+            None => {}
+        }
         // The environment must not leak a cluster id or a kubeconfig in.
         command
             .env_remove("CLUSTER_ID")
@@ -112,11 +122,26 @@ impl CcmProcess {
 
     /// SIGTERM, as the kubelet stops a Pod; the process ends by itself.
     pub fn terminate(&self) {
+        self.signal("TERM");
+    }
+
+    /// SIGSTOP: the process does nothing until [`CcmProcess::resume`], so a
+    /// test can look at what it left without racing it.
+    pub fn freeze(&self) {
+        self.signal("STOP");
+    }
+
+    /// SIGCONT, after [`CcmProcess::freeze`].
+    pub fn resume(&self) {
+        self.signal("CONT");
+    }
+
+    fn signal(&self, signal: &str) {
         let status = Command::new("kill")
-            .args(["-TERM", &self.child.id().to_string()])
+            .args([&format!("-{signal}"), &self.child.id().to_string()])
             .status()
             .expect("kill runs");
-        assert!(status.success(), "kill -TERM {}: {status}", self.name);
+        assert!(status.success(), "kill -{signal} {}: {status}", self.name);
     }
 
     /// The exit status, once the process ended by itself.

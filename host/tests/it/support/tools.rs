@@ -1,0 +1,74 @@
+//! Programs some tests drive (a registry, promtool), found on the PATH as
+//! `.ci/run` finds them. Missing under `CI=true`, the test fails; elsewhere
+//! it is skipped with a line written past the test harness's capture, so
+//! `cargo test` shows it, naming the Debian package that would run it.
+
+use std::io::Write;
+use std::path::{Path, PathBuf};
+
+/// A program and the Debian package that ships it.
+#[derive(Debug, Clone, Copy)]
+pub struct Tool {
+    pub program: &'static str,
+    pub package: &'static str,
+}
+
+pub const DOCKER_REGISTRY: Tool = Tool {
+    program: "docker-registry",
+    package: "docker-registry",
+};
+pub const HTPASSWD: Tool = Tool {
+    program: "htpasswd",
+    package: "apache2-utils",
+};
+pub const PROMTOOL: Tool = Tool {
+    program: "promtool",
+    package: "prometheus",
+};
+
+/// The file `program` names on the PATH, as `command -v` finds it.
+pub fn on_path(program: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|dir| dir.join(program))
+        .find(|candidate| is_executable(candidate))
+}
+
+fn is_executable(file: &Path) -> bool {
+    use std::os::unix::fs::PermissionsExt;
+    file.metadata()
+        .is_ok_and(|m| m.is_file() && m.permissions().mode() & 0o111 != 0)
+}
+
+fn in_ci() -> bool {
+    std::env::var("CI").is_ok_and(|v| !v.is_empty() && v != "false")
+}
+
+/// The paths of `tools`, in order, or `None` when one is missing outside
+/// CI, after saying so where `cargo test` shows it. The test is named by
+/// its thread, which the harness names after it.
+pub fn require<const N: usize>(tools: [Tool; N]) -> Option<[PathBuf; N]> {
+    let found = tools.map(|t| on_path(t.program));
+    let missing: Vec<&Tool> = tools
+        .iter()
+        .zip(&found)
+        .filter(|(_, path)| path.is_none())
+        .map(|(tool, _)| tool)
+        .collect();
+    if missing.is_empty() {
+        return Some(found.map(|path| path.unwrap_or_default()));
+    }
+    let thread = std::thread::current();
+    let test = thread.name().unwrap_or("a test");
+    let programs: Vec<&str> = missing.iter().map(|t| t.program).collect();
+    let packages: Vec<&str> = missing.iter().map(|t| t.package).collect();
+    let line = format!(
+        "SKIPPED {test}: {} not on the PATH (Debian: apt-get install {})",
+        programs.join(", "),
+        packages.join(" ")
+    );
+    assert!(!in_ci(), "{line}; CI runs every test");
+    // Straight to the process's stderr: the harness captures `eprintln!`.
+    let _ = writeln!(std::io::stderr(), "{line}");
+    None
+}
