@@ -7,11 +7,9 @@
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
-use futures::FutureExt;
-use futures::future::BoxFuture;
 use tokio::sync::watch;
 
-use crate::vcd::{Rotation, Secret, StoreError, Stored, TokenStore};
+use crate::vcd::{LocalTokenStore, Rotation, Secret, StoreError, Stored};
 
 const FILE: &str = "refreshToken";
 
@@ -61,6 +59,12 @@ impl TokenFile {
         let (_, leading) = watch::channel(true);
         Arc::new(Rotation::new(Arc::new(self), leading))
     }
+}
+
+impl LocalTokenStore for TokenFile {
+    fn name(&self) -> &str {
+        &self.name
+    }
 
     fn read_now(&self) -> Result<Stored, StoreError> {
         let text = std::fs::read_to_string(&self.path)
@@ -83,23 +87,5 @@ impl TokenFile {
         std::fs::write(&fresh, format!("{}\n", token.expose())).map_err(failed)?;
         std::fs::rename(&fresh, &self.path).map_err(failed)?;
         Ok(digest(token.expose()))
-    }
-}
-
-impl TokenStore for TokenFile {
-    fn name(&self) -> &str {
-        &self.name
-    }
-
-    fn read(&self) -> BoxFuture<'_, Result<Stored, StoreError>> {
-        std::future::ready(self.read_now()).boxed()
-    }
-
-    fn write<'a>(
-        &'a self,
-        token: &'a Secret,
-        version: &'a str,
-    ) -> BoxFuture<'a, Result<String, StoreError>> {
-        std::future::ready(self.write_now(token, version)).boxed()
     }
 }

@@ -41,6 +41,6 @@ pub use errors::{CallSite, VcdError};
 pub use metrics::ClientMetrics;
 pub use reachability::Reachability;
 pub use retry::RetryPolicy;
-pub use rotation::{Rotation, StoreError, Stored, TokenHealth, TokenStore};
+pub use rotation::{LocalTokenStore, Rotation, StoreError, Stored, TokenHealth, TokenStore};
 pub use secret::Secret;
 pub use version::{ApiVersion, VersionRange};

@@ -21,6 +21,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use futures::FutureExt;
 use futures::future::BoxFuture;
 use tokio::sync::watch;
 
@@ -46,6 +47,35 @@ pub trait TokenStore: Send + Sync {
         token: &'a Secret,
         version: &'a str,
     ) -> BoxFuture<'a, Result<String, StoreError>>;
+}
+
+/// A [`TokenStore`] whose reads and writes finish without waiting (a file,
+/// memory): it implements these two, and is a `TokenStore` by them.
+pub trait LocalTokenStore: Send + Sync {
+    /// As [`TokenStore::name`].
+    fn name(&self) -> &str;
+    /// As [`TokenStore::read`].
+    fn read_now(&self) -> Result<Stored, StoreError>;
+    /// As [`TokenStore::write`].
+    fn write_now(&self, token: &Secret, version: &str) -> Result<String, StoreError>;
+}
+
+impl<T: LocalTokenStore> TokenStore for T {
+    fn name(&self) -> &str {
+        LocalTokenStore::name(self)
+    }
+
+    fn read(&self) -> BoxFuture<'_, Result<Stored, StoreError>> {
+        std::future::ready(self.read_now()).boxed()
+    }
+
+    fn write<'a>(
+        &'a self,
+        token: &'a Secret,
+        version: &'a str,
+    ) -> BoxFuture<'a, Result<String, StoreError>> {
+        std::future::ready(self.write_now(token, version)).boxed()
+    }
 }
 
 /// What [`TokenStore::read`] found.

@@ -6,11 +6,8 @@
 
 use std::sync::{Mutex, MutexGuard};
 
-use futures::FutureExt;
-use futures::future::BoxFuture;
-
 use super::credentials::{CredentialSource, Credentials};
-use super::rotation::{StoreError, Stored, TokenStore};
+use super::rotation::{LocalTokenStore, StoreError, Stored};
 use super::secret::Secret;
 
 /// A [`TokenStore`] in memory, seeded from the mounted credentials.
@@ -40,6 +37,12 @@ impl MemoryTokenStore {
     fn lock(&self) -> MutexGuard<'_, Held> {
         self.state.lock().unwrap_or_else(|p| p.into_inner())
     }
+}
+
+impl LocalTokenStore for MemoryTokenStore {
+    fn name(&self) -> &str {
+        "this process's memory (--credentials-secret is empty; the mounted refreshToken seeds it)"
+    }
 
     fn read_now(&self) -> Result<Stored, StoreError> {
         let mounted = match self.source.load() {
@@ -67,24 +70,6 @@ impl MemoryTokenStore {
         held.token = Some(token.clone());
         held.version += 1;
         Ok(held.version.to_string())
-    }
-}
-
-impl TokenStore for MemoryTokenStore {
-    fn name(&self) -> &str {
-        "this process's memory (--credentials-secret is empty; the mounted refreshToken seeds it)"
-    }
-
-    fn read(&self) -> BoxFuture<'_, Result<Stored, StoreError>> {
-        futures::future::ready(self.read_now()).boxed()
-    }
-
-    fn write<'a>(
-        &'a self,
-        token: &'a Secret,
-        version: &'a str,
-    ) -> BoxFuture<'a, Result<String, StoreError>> {
-        futures::future::ready(self.write_now(token, version)).boxed()
     }
 }
 

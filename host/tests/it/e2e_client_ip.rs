@@ -6,7 +6,6 @@ use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
 use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
-use crate::support::poll::holds_across;
 
 const PRESERVE: &str = "vcd-ccm.io/preserve-client-ip";
 
@@ -61,17 +60,7 @@ async fn a_gateway_without_transparent_mode_refuses_it_with_the_reason_and_write
         .await;
     assert!(message.contains("transparent mode"), "{message}");
     assert!(message.contains("37.1"), "{message}");
-    holds_across(
-        "nothing written",
-        1,
-        || cluster.syncs(),
-        || {
-            cluster
-                .vcd
-                .with_world(|w| w.virtual_services.is_empty() && w.pools.is_empty())
-        },
-    )
-    .await;
+    cluster.holds_no_load_balancer().await;
 
     // A value that is not a boolean is named, with what would work.
     let mut body = lb_service("typo", &[(81, 30081)]);

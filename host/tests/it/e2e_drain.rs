@@ -12,7 +12,7 @@ use serde_json::{Value, json};
 
 use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
 use crate::support::objects::ServiceEdits;
-use crate::support::poll::{DEADLINE, holds_across, wait_until};
+use crate::support::poll::{DEADLINE, wait_until};
 
 const POOL_WRITE: &str = "/cloudapi/1.0.0/loadBalancer/pools/{id}";
 
@@ -244,11 +244,5 @@ async fn a_bad_drain_period_is_refused_before_any_write() {
         message.contains("vcd-ccm.io/drain-period") && message.contains("up to 3600s"),
         "{message}"
     );
-    holds_across(
-        "nothing written",
-        1,
-        || cluster.syncs(),
-        || cluster.vcd.with_world(|w| w.pools.is_empty()),
-    )
-    .await;
+    cluster.holds_no_load_balancer().await;
 }

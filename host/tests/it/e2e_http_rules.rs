@@ -208,17 +208,7 @@ async fn rules_on_a_vcd_before_api_38_are_refused_naming_the_version() {
         message.contains("API 38.0") && message.contains("37.2"),
         "{message}"
     );
-    holds_across(
-        "nothing written",
-        1,
-        || cluster.syncs(),
-        || {
-            cluster
-                .vcd
-                .with_world(|w| w.virtual_services.is_empty() && w.pools.is_empty())
-        },
-    )
-    .await;
+    cluster.holds_no_load_balancer().await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

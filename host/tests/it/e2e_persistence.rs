@@ -7,7 +7,6 @@ use kube::api::{Patch, PatchParams};
 use serde_json::json;
 
 use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
-use crate::support::poll::holds_across;
 
 const PERSISTENCE: &str = "vcd-ccm.io/persistence";
 
@@ -114,15 +113,5 @@ async fn persistence_a_standard_gateway_lacks_is_refused_before_any_write() {
         .wait_for_event("default", "app", "SyncLoadBalancerFailed")
         .await;
     assert!(message.contains("PREMIUM"), "{message}");
-    holds_across(
-        "nothing written",
-        1,
-        || cluster.syncs(),
-        || {
-            cluster
-                .vcd
-                .with_world(|w| w.virtual_services.is_empty() && w.pools.is_empty())
-        },
-    )
-    .await;
+    cluster.holds_no_load_balancer().await;
 }

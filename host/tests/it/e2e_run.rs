@@ -16,6 +16,7 @@ mod hostile_policies;
 mod logs;
 mod node_groups;
 mod service_accounts;
+mod stuck_leader;
 mod task_supervision;
 mod tls_rotation;
 mod vcd_loss;

@@ -4,7 +4,6 @@
 use serde_json::json;
 
 use crate::support::cluster::{Cluster, lb_service};
-use crate::support::poll::holds_across;
 
 const SOURCE_RANGES: &str = "service.beta.kubernetes.io/load-balancer-source-ranges";
 
@@ -41,17 +40,7 @@ async fn a_bad_source_range_is_named_and_nothing_is_written() {
         message.contains("203.0.113.0/24"),
         "names a valid form: {message}"
     );
-    holds_across(
-        "nothing written",
-        1,
-        || cluster.syncs(),
-        || {
-            cluster
-                .vcd
-                .with_world(|w| w.pools.is_empty() && w.virtual_services.is_empty())
-        },
-    )
-    .await;
+    cluster.holds_no_load_balancer().await;
     let writes: Vec<String> = cluster
         .vcd
         .requests()

@@ -8,7 +8,6 @@
 
 use std::collections::BTreeSet;
 use std::sync::Arc;
-use std::time::Duration;
 
 use vcd_ccm::lb::{AllocationJournal, LoadBalancers, ServiceSpec};
 use vcdsim::Sim;
@@ -47,7 +46,20 @@ impl CrashCase for DrainEnded {
             self.ours(&sim).iter().any(|(_, _, enabled)| !enabled),
             "a member disabled"
         );
-        tokio::time::sleep(Duration::from_millis(2100)).await;
+        // The drain's end, without waiting for it: each pool's tag records
+        // its deadline (`spec=<digest>.<Unix seconds>`); move it into the past.
+        sim.with_world(|w| {
+            for pool in &mut w.pools {
+                let description = pool.description.clone().unwrap_or_default();
+                let (head, deadline) = description.rsplit_once('.').expect("a deadline");
+                let deadline: u64 = deadline.parse().expect("Unix seconds");
+                pool.description = Some(format!("{head}.{}", deadline - 60));
+            }
+        });
+        // An engine that reads the pools anew, as one would once its
+        // snapshot of the gateway is refreshed.
+        drop(lb);
+        let lb = engine_with_journal(&sim, &config, journal.clone()).await;
         sim.reset_log();
         CrashWorld {
             sim,

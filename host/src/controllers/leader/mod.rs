@@ -18,6 +18,8 @@
 //! the Lease, and the gauge `leader_election_master_status{name}` is 1 while
 //! this process leads. [`LeaderHealth`] is the `/healthz` check.
 
+#[cfg(feature = "fault-injection")]
+mod failpoint;
 mod lease;
 
 use std::future::Future;
@@ -319,6 +321,11 @@ async fn keep_renewing(
     report: watch::Sender<Option<LeadershipLost>>,
 ) {
     let config = &lock.config;
+    #[cfg(feature = "fault-injection")]
+    if failpoint::renewals_stalled() {
+        tracing::warn!(variable = failpoint::VARIABLE, "the renewer is stalled");
+        std::future::pending::<()>().await;
+    }
     let reason = loop {
         sleep(config.retry_period).await;
         let deadline = Instant::now() + config.renew_deadline;

@@ -10,15 +10,17 @@ use serde_json::json;
 use vcdsim::{Scenario, Sim};
 
 use super::START;
-use crate::support::poll::wait_until;
-use crate::support::run::gateway::vcd_writes;
+use crate::support::poll::{holds_across, wait_until};
+use crate::support::run::gateway::{drift_checks, vcd_writes};
 use crate::support::run::{CLUSTER, World};
 
 const WAIT: Duration = Duration::from_secs(60);
-/// Drift repair every second: a re-application it took for drift would be
-/// repaired within the pause after it.
-const DRIFT_PERIOD: &str = "--drift-repair-period=1s";
-const PAUSE: Duration = Duration::from_secs(3);
+/// Drift repair every half second: a re-application it took for drift
+/// would be repaired by the sync the next check queues.
+const DRIFT_PERIOD: &str = "--drift-repair-period=500ms";
+/// Drift checks a claim of quiet is held across: the syncs the first
+/// queued have run by the second.
+const CHECKS: u64 = 2;
 
 fn scenario() -> Scenario {
     let base = vcdsim::scenario::IP_SPACE_SCENARIO;
@@ -82,17 +84,23 @@ async fn re_applied_default_rules_cause_no_write() {
         .create_annotated_service("web", &[80, 443], ranges)
         .await;
     let (ip, _) = wait_until("an address", WAIT, || world.external_ip("web")).await;
-    // Two DNAT rules and the firewall rule, then nothing for a while.
-    let (ours, _) = wait_until("our rules, then quiet", WAIT, || async {
-        let before = (writes(&world.vcd), rules(&world.vcd, true));
-        tokio::time::sleep(PAUSE).await;
-        let after = (writes(&world.vcd), rules(&world.vcd, true));
-        match (before == after, after.1.len()) {
-            (true, 3) => Ok(after.1),
-            (quiet, n) => Err(format!("{n} rules of ours, quiet: {quiet}")),
+    // Two DNAT rules and the firewall rule, then nothing over drift checks.
+    wait_until("our rules", WAIT, || async {
+        match rules(&world.vcd, true).len() {
+            3 => Ok(()),
+            n => Err(format!("{n} rules of ours")),
         }
     })
     .await;
+    let settled = writes(&world.vcd);
+    holds_across(
+        "quiet",
+        CHECKS,
+        || drift_checks(&world.vcd),
+        || writes(&world.vcd) == settled,
+    )
+    .await;
+    let ours = rules(&world.vcd, true);
     let defaults = rules(&world.vcd, false);
     assert_eq!(defaults.len(), 3, "VCD's default rules: {defaults:?}");
     let written = writes(&world.vcd);
@@ -104,7 +112,13 @@ async fn re_applied_default_rules_cause_no_write() {
             .with_world(|w| w.apply_default_gateway_services(&gateway))
             .expect("the defaults are re-applied");
         assert!(!applied.created.is_empty(), "round {round}: {applied:?}");
-        tokio::time::sleep(PAUSE).await;
+        holds_across(
+            "no write",
+            CHECKS,
+            || drift_checks(&world.vcd),
+            || writes(&world.vcd) == written,
+        )
+        .await;
     }
 
     assert_eq!(

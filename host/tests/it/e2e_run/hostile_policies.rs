@@ -125,8 +125,16 @@ async fn hostile_policies_touch_only_their_own_services() {
         );
     }
 
-    // Several retries later the log is still small and has no forged lines.
-    tokio::time::sleep(Duration::from_secs(6)).await;
+    // Several retries later (each hostile Service once more at least) the
+    // log is still small and has no forged lines.
+    let retries = ccm.metric("workqueue_retries_total").await.unwrap();
+    wait_until("each hostile Service retried again", CONVERGE, || async {
+        let now = ccm.metric("workqueue_retries_total").await?;
+        (now >= retries + 3.0)
+            .then_some(())
+            .ok_or_else(|| format!("{} more retries", now - retries))
+    })
+    .await;
     let log = ccm.stderr();
     assert!(log.len() < 256 << 10, "{} bytes of log", log.len());
     assert!(

@@ -17,6 +17,7 @@ use vcdsim::{FaultAction, FaultRule, Scenario, Sim};
 use super::{CONVERGE, START, converged};
 use crate::support::objects::ServiceEdits;
 use crate::support::poll::{holds_across, wait_until};
+use crate::support::run::gateway::drift_checks;
 use crate::support::run::{LiveService, World};
 
 /// With the Local Service, nine: the default engine group holds ten.
@@ -90,14 +91,9 @@ fn writes(vcd: &Sim) -> Vec<String> {
         .collect()
 }
 
-/// A drift check every half second: each reads the gateway's pools once
-/// and queues every Service, so quiet can be held across syncs that ran.
+/// A drift check every half second, so quiet can be held across syncs that
+/// ran ([`drift_checks`]).
 const DRIFT: &str = "--drift-repair-period=500ms";
-
-/// Drift checks the process made so far.
-fn drift_checks(vcd: &Sim) -> u64 {
-    vcd.count("GET /cloudapi/1.0.0/edgeGateways/{id}/loadBalancer/poolSummaries")
-}
 
 /// Waits for `count` writes, then checks no more come over three drift
 /// checks (the Services the first two queued have synced by the third).

@@ -89,6 +89,12 @@ fn account(world: &World) -> (Option<String>, Vec<String>, u64, u64) {
     })
 }
 
+/// Everything at TRACE but the policy compiler's own tracing (hundreds of
+/// megabytes of machine code listings, where no token can be), which would
+/// otherwise make most of the test's time.
+const TRACE: &str =
+    "trace,cranelift_codegen=info,cranelift_frontend=info,regalloc2=info,wasmtime_cranelift=info";
+
 fn spawn(world: &World, name: &str) -> CcmProcess {
     // Work that reaches VCD every half second: a drift read of the gateway.
     let mut flags = vec![
@@ -96,7 +102,7 @@ fn spawn(world: &World, name: &str) -> CcmProcess {
         "--drift-repair-period=500ms",
     ];
     flags.extend(ELECTION);
-    world.spawn_with_env(name, &flags, &[("RUST_LOG", "trace")])
+    world.spawn_with_env(name, &flags, &[("RUST_LOG", TRACE)])
 }
 
 async fn exchanges_reach(world: &World, count: u64) {

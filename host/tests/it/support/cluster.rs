@@ -20,6 +20,7 @@ use vcd_ccm::policy::directory::{self, DirectoryWatcher};
 use vcdsim::Sim;
 
 use crate::support::objects::ServiceEdits;
+use crate::support::poll::holds_across;
 pub use crate::support::poll::wait_for;
 use crate::support::{lb, objects, vcd, wire};
 
@@ -181,6 +182,16 @@ impl Cluster {
             "workqueue_work_duration_seconds_count",
             &["name=\"service\""],
         ) as u64
+    }
+
+    /// Holds across the next Service sync that the gateway has no pool and
+    /// no virtual service: a refused Service wrote nothing, tried again too.
+    pub async fn holds_no_load_balancer(&self) {
+        let empty = || {
+            self.vcd
+                .with_world(|w| w.virtual_services.is_empty() && w.pools.is_empty())
+        };
+        holds_across("nothing written", 1, || self.syncs(), empty).await;
     }
 
     pub fn services(&self, namespace: &str) -> Api<Service> {

@@ -40,6 +40,13 @@ pub fn vcd_writes(vcd: &Sim) -> Vec<String> {
         .collect()
 }
 
+/// Drift checks a process made so far: each reads the gateway's pools once
+/// and queues every Service, so a claim that nothing happens can be held
+/// across checks (and the syncs they queued) that ran.
+pub fn drift_checks(vcd: &Sim) -> u64 {
+    vcd.count("GET /cloudapi/1.0.0/edgeGateways/{id}/loadBalancer/poolSummaries")
+}
+
 /// Tasks VCD has accepted but not finished.
 pub fn tasks_in_flight(vcd: &Sim) -> usize {
     vcd.with_world(|w| {
