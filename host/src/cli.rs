@@ -182,6 +182,10 @@ pub struct EvalArgs {
     /// The policy's settings (a JSON file); `{}` when omitted.
     #[arg(long)]
     pub config: Option<PathBuf>,
+    /// The per-call deadline in milliseconds, as `timeoutMs` in
+    /// `policies.yaml` (1–10000); 100 when omitted.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub timeout_ms: Option<u64>,
     /// Credentials for an `oci://` policy.
     #[command(flatten)]
     pub registry: RegistryArgs,

@@ -10,6 +10,7 @@ mod support;
 mod check;
 mod config;
 mod demo;
+mod doc_links;
 mod e2e_address_errors;
 mod e2e_client_ip;
 mod e2e_conditions;

@@ -119,6 +119,10 @@ profiles: [l4-tcp]
             "input.yaml",
             "--config",
             "config.json",
+            // A deadline for a loaded machine too: a component of 12 to
+            // 19 MB is instantiated within each call's budget.
+            "--timeout-ms",
+            "1000",
         ],
     );
     format!(
@@ -142,7 +146,7 @@ fn hostile_python_and_javascript_policies_are_contained() {
             &["connect denied: PermissionError"],
         ),
         (Lang::Python, "resolve", &["resolve denied: gaierror"]),
-        (Lang::Python, "loop", &["100ms deadline"]),
+        (Lang::Python, "loop", &["1s deadline"]),
         (
             Lang::Python,
             "oom",
@@ -154,13 +158,13 @@ fn hostile_python_and_javascript_policies_are_contained() {
         // host's HTTP hook refuses it before any connection either way.
         (Lang::Javascript, "fetch", &["fetch pending"]),
         (Lang::Javascript, "fetch-name", &["fetch-name pending"]),
-        (Lang::Javascript, "loop", &["100ms deadline"]),
+        (Lang::Javascript, "loop", &["1s deadline"]),
         (
             Lang::Javascript,
             "oom",
             &["memory past the 33554432-byte limit"],
         ),
-        (Lang::Javascript, "print-flood", &["100ms deadline"]),
+        (Lang::Javascript, "print-flood", &["1s deadline"]),
     ];
     for (lang, behaviour, needles) in expectations {
         let said = misbehave(&toolchains::hostile(lang), behaviour, port);

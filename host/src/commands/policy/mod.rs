@@ -151,6 +151,13 @@ fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<Policy> 
         }
         None => "{}".to_string(),
     };
+    let defaults = Limits::default();
+    let limits = Limits {
+        timeout: args
+            .timeout_ms
+            .map_or(defaults.timeout, std::time::Duration::from_millis),
+        ..defaults
+    };
     if tools::is_image(&args.policy) {
         let auth = command_line_config(args.registry.registry_auth.as_deref())?;
         return Ok(tools::load_blocking(
@@ -158,11 +165,11 @@ fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<Policy> 
             &args.policy,
             &auth,
             config,
-            Limits::default(),
+            limits,
         )?);
     }
     let policy = PolicyRef::parse(&args.policy, Path::new("."));
-    Ok(engine.block_on(policy.load(engine, config, Limits::default()))?)
+    Ok(engine.block_on(policy.load(engine, config, limits))?)
 }
 
 fn read_input(path: &Path) -> Result<DecisionInput> {

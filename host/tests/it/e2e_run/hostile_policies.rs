@@ -19,6 +19,7 @@ use vcd_ccm::policy::loader::sha256_hex;
 
 /// Three Services, retries with the 5 s backoff included.
 const CONVERGE: Duration = Duration::from_secs(60);
+const COMPILES: Duration = Duration::from_secs(300);
 
 /// The misbehaving fixture installed three times, each chosen by annotation.
 fn install_hostile_policies(world: &World) {
@@ -185,6 +186,14 @@ async fn python_and_javascript_hostile_policies_touch_only_their_own_services() 
     std::fs::write(dir.join("policies.yaml"), manifest).expect("the manifest is written");
     world.add_nodes().await;
     let ccm = world.spawn("hostile-languages", &["--concurrent-service-syncs=1"]);
+    // Compiling the two components takes seconds on an idle machine and many
+    // times that on a loaded one: the bound only tells a stuck start.
+    wait_until(
+        "the policies compiled and the process ready",
+        COMPILES,
+        || ccm.ready(),
+    )
+    .await;
     let hostile = ["connect", "loop", "fetch", "oom"];
     for policy in hostile {
         world
