@@ -197,6 +197,11 @@ pub struct InspectArgs {
     /// The policy component (.wasm), or
     /// `oci://<registry>/<repository>@sha256:<digest>`.
     pub component: String,
+    /// The deadline of the `describe` call that verifies it, in
+    /// milliseconds, as `timeoutMs` in `policies.yaml` (1–10000); 100 when
+    /// omitted.
+    #[arg(long, value_parser = clap::value_parser!(u64).range(1..=10_000))]
+    pub timeout_ms: Option<u64>,
     /// Credentials for an `oci://` component.
     #[command(flatten)]
     pub registry: RegistryArgs,

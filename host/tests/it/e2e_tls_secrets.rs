@@ -274,11 +274,18 @@ async fn a_service_refused_after_its_decision_uploads_nothing() {
     cluster.put_tls_secret("default", "late-tls", &pair).await;
     let mut late = https_service("late", 30443, "late-tls");
     late["spec"]["loadBalancerIP"] = json!(taken);
-    // web's last writes may land after its address, never after the
-    // Event that ends its sync.
+    // web's last writes may land after its address: its sync ends with an
+    // Event, and a node update (the node cache can lag the first sync) puts
+    // worker-0 in its pool.
+    let web = cluster.service("default", "web").await.unwrap();
+    let web_uid = web.metadata.uid.unwrap();
     cluster
         .wait_for_event("default", "web", "EnsuredLoadBalancer")
         .await;
+    wait_for("worker-0 in web's pool", || async {
+        (cluster.pool_members(&web_uid) == [["10.0.0.11"]]).then_some(())
+    })
+    .await;
     let writes = cluster.vcd_writes();
     let uid = cluster.create_service("default", late).await;
     let refused = cluster

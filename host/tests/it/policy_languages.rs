@@ -70,21 +70,15 @@ fn compiled_code_outlives_the_process_in_the_compile_cache() {
             .unwrap_or_else(|| panic!("no load logged: {log}"))
             .to_string()
     };
-    let first = source(vcd_ccm_caching_in(
-        cache.path(),
-        here,
-        &["policy", "inspect", component],
-    ));
+    // A deadline a loaded machine meets for an 18 MB component's `describe`.
+    let inspect = ["policy", "inspect", "--timeout-ms", "1000", component];
+    let first = source(vcd_ccm_caching_in(cache.path(), here, &inspect));
     assert!(first.contains(r#"source="compiler""#), "{first}");
     assert!(
         std::fs::read_dir(cache.path()).unwrap().next().is_some(),
         "nothing was kept"
     );
-    let second = source(vcd_ccm_caching_in(
-        cache.path(),
-        here,
-        &["policy", "inspect", component],
-    ));
+    let second = source(vcd_ccm_caching_in(cache.path(), here, &inspect));
     assert!(second.contains(r#"source="compile cache""#), "{second}");
     println!("first load: {first}\nafter a restart: {second}");
 }

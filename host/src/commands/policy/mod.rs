@@ -144,6 +144,15 @@ pub fn configmap(args: &ConfigMapArgs) -> ExitCode {
     })())
 }
 
+/// The default budgets, with the deadline `--timeout-ms` names.
+fn limits(timeout_ms: Option<u64>) -> Limits {
+    let defaults = Limits::default();
+    Limits {
+        timeout: timeout_ms.map_or(defaults.timeout, std::time::Duration::from_millis),
+        ..defaults
+    }
+}
+
 fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<Policy> {
     let config = match &args.config {
         Some(path) => {
@@ -151,13 +160,7 @@ fn load_for_eval(engine: &Arc<PolicyEngine>, args: &EvalArgs) -> Result<Policy> 
         }
         None => "{}".to_string(),
     };
-    let defaults = Limits::default();
-    let limits = Limits {
-        timeout: args
-            .timeout_ms
-            .map_or(defaults.timeout, std::time::Duration::from_millis),
-        ..defaults
-    };
+    let limits = limits(args.timeout_ms);
     if tools::is_image(&args.policy) {
         let auth = command_line_config(args.registry.registry_auth.as_deref())?;
         return Ok(tools::load_blocking(
@@ -257,7 +260,7 @@ fn print_inspection(args: &InspectArgs) -> Result<bool> {
     }
     writeln!(out, "contract:  {}", contract_of(&exports))?;
     let verdict = loader::compile(&engine, &name, &bytes, None)
-        .and_then(|compiled| engine.block_on(compiled.verify(&name, Limits::default())));
+        .and_then(|compiled| engine.block_on(compiled.verify(&name, limits(args.timeout_ms))));
     match verdict {
         Ok(info) => {
             writeln!(out, "policy:    {} {}", info.name, info.version)?;
