@@ -16,10 +16,13 @@ use crate::support::poll::{DEADLINE, wait_until};
 
 const POOL_WRITE: &str = "/cloudapi/1.0.0/loadBalancer/pools/{id}";
 
+/// A pool's members as `(address, enabled)`, sorted.
+type Members = Vec<(String, bool)>;
+
 /// The pool's members as `(address, enabled)`, and its graceful timeout.
 /// Without a drain the pool takes its members from an IP set, whose
 /// addresses are all enabled.
-fn pool(cluster: &Cluster) -> (Vec<(String, bool)>, Option<i64>) {
+fn pool(cluster: &Cluster) -> (Members, Option<i64>) {
     cluster.vcd.with_world(|w| {
         let pool = &w.pools[0];
         let mut members: Vec<_> = match pool.member_group_ref {
@@ -71,7 +74,7 @@ async fn past(second: u64) {
 
 /// Every pool body written, in order: the members as `(address, enabled)`
 /// and the deadline its description records.
-fn pool_writes(cluster: &Cluster) -> Vec<(Vec<(String, bool)>, Option<u64>)> {
+fn pool_writes(cluster: &Cluster) -> Vec<(Members, Option<u64>)> {
     cluster
         .vcd
         .requests()
@@ -79,7 +82,7 @@ fn pool_writes(cluster: &Cluster) -> Vec<(Vec<(String, bool)>, Option<u64>)> {
         .filter(|r| r.method == "PUT" && r.template == POOL_WRITE)
         .map(|r| {
             let body: &Value = &r.request_body;
-            let mut members: Vec<(String, bool)> = body["members"]
+            let mut members: Members = body["members"]
                 .as_array()
                 .into_iter()
                 .flatten()
