@@ -374,6 +374,12 @@ pub struct DemoArgs {
     /// How long `--once` waits for convergence.
     #[arg(long, value_parser = duration, default_value = "60s")]
     pub timeout: Duration,
+    /// On exit, write every request the simulators answered to this
+    /// directory, one JSON object per line: `vcd.jsonl` (method, path, body
+    /// sent to VCD and the answer) and `kube.jsonl` (method, path and write
+    /// body sent to Kubernetes).
+    #[arg(long, value_name = "DIR")]
+    pub request_log: Option<PathBuf>,
 }
 
 #[cfg(test)]

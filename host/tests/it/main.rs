@@ -64,6 +64,7 @@ mod policy_directory;
 mod policy_languages;
 mod policy_oci;
 mod policy_output_charge;
+mod request_logs;
 mod sandbox;
 mod serve;
 mod serve_access;

@@ -102,16 +102,43 @@ async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let client = kube.client().context("kubesim client")?;
     objects::create(&client, &vms).await?;
     let watch = watch_table(&client, &vcd, started, args);
-    if args.once {
-        return watch.await;
+    let result = if args.once {
+        watch.await
+    } else {
+        tokio::select! {
+            result = watch => result,
+            ended = manager.run_until(shutdown_signal()) => match ended {
+                Ended::Lost(lost) => Err(anyhow::Error::new(lost).context("leadership lost")),
+                Ended::Stopped(_) => Ok(()),
+            },
+        }
+    };
+    if let Some(dir) = &args.request_log {
+        write_request_logs(dir, &vcd, &kube)?;
     }
-    tokio::select! {
-        result = watch => result,
-        ended = manager.run_until(shutdown_signal()) => match ended {
-            Ended::Lost(lost) => Err(anyhow::Error::new(lost).context("leadership lost")),
-            Ended::Stopped(_) => Ok(()),
-        },
+    result
+}
+
+/// Writes what each simulator answered, one JSON object per line.
+fn write_request_logs(
+    dir: &std::path::Path,
+    vcd: &vcdsim::Sim,
+    kube: &KubeSim,
+) -> anyhow::Result<()> {
+    std::fs::create_dir_all(dir).with_context(|| format!("creating {}", dir.display()))?;
+    let kube_lines: String = kube
+        .requests()
+        .iter()
+        .map(|r| serde_json::to_string(r).map(|line| line + "\n"))
+        .collect::<Result<_, _>>()?;
+    for (file, text) in [
+        ("vcd.jsonl", vcd.requests_jsonl()),
+        ("kube.jsonl", kube_lines),
+    ] {
+        let path = dir.join(file);
+        std::fs::write(&path, text).with_context(|| format!("writing {}", path.display()))?;
     }
+    Ok(())
 }
 
 /// Prints the table whenever it changes. With `--once`, returns at

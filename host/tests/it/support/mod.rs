@@ -13,6 +13,7 @@ pub mod cluster;
 pub mod crash;
 pub mod dual_stack;
 pub mod faults;
+pub mod golden;
 pub mod instances;
 pub mod lb;
 pub mod manifests;

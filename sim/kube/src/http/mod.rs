@@ -96,12 +96,33 @@ async fn record_and_delay(State(state): State<AppState>, request: Request, next:
     if !delay.is_zero() {
         tokio::time::sleep(delay).await;
     }
-    let response = next.run(request).await;
+    let (response, body) = match write_body(request).await {
+        Ok((request, body)) => (next.run(request).await, body),
+        Err(refused) => (refused, serde_json::Value::Null),
+    };
     state.log.push(RequestRecord {
         method,
         path,
         query,
         status: response.status().as_u16(),
+        body,
     });
     response
+}
+
+/// Reads a write's body for the log and puts it back for the handler; a
+/// body past the API server's limit is answered 413 here.
+async fn write_body(request: Request) -> Result<(Request, serde_json::Value), Response> {
+    if request.method() == axum::http::Method::GET {
+        return Ok((request, serde_json::Value::Null));
+    }
+    let (parts, body) = request.into_parts();
+    let bytes = axum::body::to_bytes(body, MAX_REQUEST_BODY_BYTES)
+        .await
+        .map_err(|_| axum::http::StatusCode::PAYLOAD_TOO_LARGE.into_response())?;
+    let logged = serde_json::from_slice(&bytes).unwrap_or(serde_json::Value::Null);
+    Ok((
+        Request::from_parts(parts, axum::body::Body::from(bytes)),
+        logged,
+    ))
 }

@@ -3,13 +3,16 @@
 use std::sync::{Arc, Mutex};
 
 /// One answered request.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct RequestRecord {
     pub method: String,
     pub path: String,
     pub query: String,
     /// The response status (for a watch, the status the stream started with).
     pub status: u16,
+    /// A write's body as JSON (null for reads and bodies that are not JSON),
+    /// so a test can compare what a client wrote.
+    pub body: serde_json::Value,
 }
 
 /// Shared, append-only until cleared.

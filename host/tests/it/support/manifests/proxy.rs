@@ -81,7 +81,8 @@ async fn forward(State(upstream): State<Upstream>, request: Request) -> Response
     let mut outgoing = upstream
         .client
         .request(parts.method.clone(), format!("{}{target}", upstream.base))
-        .body(body);
+        .body(body.clone());
+    let body_sent = body;
     for (name, value) in &parts.headers {
         if name != header::HOST {
             outgoing = outgoing.header(name, value);
@@ -100,6 +101,7 @@ async fn forward(State(upstream): State<Upstream>, request: Request) -> Response
             path: parts.uri.path().to_string(),
             query: parts.uri.query().unwrap_or_default().to_string(),
             status: answer.status().as_u16(),
+            body: serde_json::from_slice(&body_sent).unwrap_or_default(),
         });
     let mut response = Response::builder().status(answer.status());
     for (name, value) in answer.headers() {
