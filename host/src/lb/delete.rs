@@ -3,11 +3,14 @@
 //! replaced yet, its IP Space claims and an allocation the journal noted
 //! that was never claimed.
 
-use super::allocations;
-use super::journal::Noted;
-use super::plan;
-use super::rde::RdeRecord;
-use super::{LbError, LoadBalancers, ServiceSpec};
+use crate::lb::LoadBalancers;
+use crate::lb::apply::rde::RdeRecord;
+use crate::lb::decide::allocations;
+use crate::lb::errors::LbError;
+use crate::lb::journal::Noted;
+use crate::lb::operations::firewall_ops;
+use crate::lb::plan;
+use crate::lb::service::ServiceSpec;
 
 impl LoadBalancers {
     /// Removes every object the Service owns and releases its IP Space
@@ -47,32 +50,36 @@ impl LoadBalancers {
             .first()
             .map(ToString::to_string)
             .or(upstream.ip.clone());
-        let ops = plan::teardown(&observed);
+        let mut ops = plan::teardown(&observed);
         let mut changed = !ops.is_empty() || !upstream.deletes.is_empty();
         // The rule goes first: it must not outlive the address it lets in.
         if self.config.manage_firewall {
-            changed |= self
-                .remove_firewall(&self.owner(service), &self.names(service))
-                .await?
-                > 0;
+            let removal = self
+                .plan_firewall_removal(&self.owner(service), &self.names(service))
+                .await?;
+            changed |= !removal.is_empty();
+            self.applier(&service.key())
+                .apply(firewall_ops(removal), &observed)
+                .await?;
         }
-        self.applier(service).apply(ops, &observed).await?;
         // Its IP set, once no pool uses it.
-        changed |= self
+        let removal = self
             .member_groups
-            .remove_own(
+            .plan_removal(
                 &self.client,
                 &self.gateway.id,
                 &self.names(service).node_group(),
                 &self.owner(service),
                 &service.key(),
             )
-            .await?
-            > 0;
+            .await?;
+        changed |= removal.is_some();
+        ops.extend(removal);
+        self.applier(&service.name).apply(ops, &observed).await?;
         // An upload a failed reconcile left unused goes with its Service too.
-        let leftovers = super::tls::Leftovers {
+        let leftovers = crate::lb::tls::Leftovers {
             referenced: observed.certificate_ids(),
-            secrets: super::tls::secret_keys(service),
+            secrets: crate::lb::tls::secret_keys(service),
         };
         self.prune_uploads(&service.key(), &leftovers).await;
         // A takeover still waiting leaves the upstream CCM's objects: they

@@ -6,12 +6,15 @@ use crate::policy::errors::EvalError;
 use crate::policy::registry::SelectError;
 use crate::vcd::VcdError;
 
+/// What an allocation journal failed with.
+pub type JournalError = Box<dyn std::error::Error + Send + Sync>;
+
 /// Why a Service's load balancer could not be ensured, updated or deleted.
 #[derive(Debug, thiserror::Error)]
 pub enum LbError {
     /// The load balancer's settings are unusable.
     #[error("load-balancer config: {0}")]
-    Config(#[from] super::config::InvalidLbConfig),
+    Config(#[from] crate::lb::config::InvalidLbConfig),
     /// Something in the Service itself cannot be served.
     #[error("Service {service}: {problem}")]
     InvalidService {
@@ -27,7 +30,7 @@ pub enum LbError {
         service: String,
         /// Which Secret, and what is wrong with it.
         #[source]
-        source: super::tls::TlsSecretError,
+        source: crate::lb::tls::TlsSecretError,
     },
     /// No policy could be chosen for the Service.
     #[error("{0}")]
@@ -168,7 +171,7 @@ pub enum LbError {
         /// `namespace/name`.
         service: String,
         /// Why the note could not be stored.
-        source: super::journal::JournalError,
+        source: JournalError,
     },
     /// A VCD call failed.
     #[error("Service {service}: {action}: {source}")]

@@ -11,13 +11,11 @@ use std::net::IpAddr;
 
 use futures::future::BoxFuture;
 
-use super::ServiceSpec;
+pub use crate::lb::errors::JournalError;
+use crate::lb::service::ServiceSpec;
 
 /// The annotation the service controller keeps the note in.
 pub const ANNOTATION: &str = "vcd-ccm.io/ip-space-allocation";
-
-/// What a journal failed with.
-pub type JournalError = Box<dyn std::error::Error + Send + Sync>;
 
 /// Where notes about allocations in progress are kept.
 pub trait AllocationJournal: Send + Sync {

@@ -6,72 +6,49 @@
 //! diffs and applies only the differences ([`reconcile`]). `README.md`
 //! beside this file describes modes, names, tags and errors.
 
-mod allocations;
 mod apply;
-mod asking;
-mod catalog;
-mod claims;
 pub mod config;
-mod current;
 mod decide;
 mod delete;
-mod desired;
-mod drain;
-mod dual_stack;
-mod engine_groups;
 pub mod errors;
-mod firewall;
-mod hints;
-mod http_rules;
-mod input;
-mod internal;
-mod ipam;
 pub mod journal;
-mod member_groups;
 mod naming;
 mod newer_format;
 mod observe;
-mod op;
 mod operations;
 mod ownership;
 mod plan;
 mod ranges;
-mod rde;
 mod reconcile;
 pub mod service;
-mod sharing;
-mod snapshot;
 mod source_ranges;
-mod summary_drift;
 mod sweep;
 pub mod tls;
-mod upstream;
 mod vips;
-mod virtual_service_diff;
 
 use std::sync::Arc;
 
 pub use config::{LbConfig, Mode, OneArm};
+pub use decide::sharing::SHARING_KEY_ANNOTATION;
 pub use errors::LbError;
 pub use journal::AllocationJournal;
 pub use ownership::ClusterIdentity;
 pub use service::{FamilyPolicy, Ingress, IpMode, LbStatus, NodeSpec, PortSpec, ServiceSpec};
-pub use sharing::SHARING_KEY_ANNOTATION;
 pub use source_ranges::SOURCE_RANGES_ANNOTATION;
 pub use sweep::SweepReport;
 pub use tls::TlsSecrets;
 
-use catalog::Catalog;
+use observe::catalog::Catalog;
 // The preflight checks read the gateway's features and addresses the way
 // the engine does.
-pub(crate) use catalog::Features;
-pub(crate) use ipam::{IpSource, used_addresses};
-use member_groups::{ClusterGroup, MemberGroups};
+use apply::rde::RdeStatus;
 use naming::Names;
 use newer_format::NewerFormats;
+pub(crate) use observe::catalog::Features;
+pub(crate) use observe::ipam::{IpSource, used_addresses};
+use observe::snapshot::{GATEWAY_REFRESH, GatewaySnapshot};
 use ownership::OwnerTag;
-use rde::RdeStatus;
-use snapshot::{GATEWAY_REFRESH, GatewaySnapshot};
+use plan::member_groups::{ClusterGroup, MemberGroups};
 use tls::UploadPins;
 
 use crate::policy::Registry;
@@ -192,7 +169,7 @@ impl LoadBalancers {
             name: service.name.clone(),
             uid: service.uid.clone(),
             // Checked before any write; an unusable key shares nothing.
-            share: sharing::sharing_key(service).ok().flatten(),
+            share: decide::sharing::sharing_key(service).ok().flatten(),
         }
     }
 

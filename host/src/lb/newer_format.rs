@@ -6,7 +6,7 @@
 use std::collections::{BTreeMap, HashSet};
 use std::sync::Mutex;
 
-use super::ownership::{FORMAT, NewerTag};
+use crate::lb::ownership::{FORMAT, NewerTag};
 
 /// The kinds of object a tag is found on, as metric labels.
 pub const KINDS: [&str; 7] = [

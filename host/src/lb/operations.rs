@@ -6,16 +6,19 @@ use std::net::IpAddr;
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
-use super::apply::Applier;
-use super::firewall::Exposure;
-use super::newer_format::NewerObject;
-use super::observe::{GatewayView, ServiceObjects};
-use super::ownership::FORMAT;
-use super::rde::RdeRecord;
-use super::reconcile::Converged;
-use super::source_ranges::source_ranges;
-use super::vips::Vips;
-use super::{LbError, LbStatus, LoadBalancers, NodeSpec, ServiceSpec};
+use crate::lb::LoadBalancers;
+use crate::lb::apply::applier::Applier;
+use crate::lb::apply::rde::RdeRecord;
+use crate::lb::errors::LbError;
+use crate::lb::newer_format::NewerObject;
+use crate::lb::observe::objects::{GatewayView, ServiceObjects};
+use crate::lb::ownership::FORMAT;
+use crate::lb::plan::firewall::Exposure;
+use crate::lb::plan::op::{FirewallOp, Op};
+use crate::lb::reconcile::Converged;
+use crate::lb::service::{LbStatus, NodeSpec, ServiceSpec};
+use crate::lb::source_ranges::SourceRange;
+use crate::lb::vips::Vips;
 
 impl LoadBalancers {
     /// The Service's load balancer as VCD holds it: `None` when it owns no
@@ -42,22 +45,14 @@ impl LoadBalancers {
         nodes: &[NodeSpec],
     ) -> Result<LbStatus, LbError> {
         // Checked before anything is written.
-        let ranges = source_ranges(service)?;
+        let ranges = service.source_ranges()?;
         let mut result = self.converge(service, nodes).await;
         if let Ok(done) = &mut result
             && self.config.manage_firewall
         {
             let ips: Vec<IpAddr> = done.vips.iter().collect();
             let exposure = Exposure::of(service, &ips, &done.internal);
-            match self
-                .ensure_firewall(
-                    &self.owner(service),
-                    &self.names(service),
-                    &exposure,
-                    &ranges,
-                )
-                .await
-            {
+            match self.converge_firewall(service, &exposure, &ranges).await {
                 Ok(made) => done.writes += made,
                 Err(error) => result = Err(error),
             }
@@ -133,13 +128,31 @@ impl LoadBalancers {
             ))
     }
 
-    pub(super) fn applier<'a>(&'a self, service: &'a ServiceSpec) -> Applier<'a> {
+    /// Plans and applies the Service's firewall rule; how many writes it took.
+    async fn converge_firewall(
+        &self,
+        service: &ServiceSpec,
+        exposure: &Exposure,
+        ranges: &[SourceRange],
+    ) -> Result<usize, LbError> {
+        let ops = self
+            .plan_firewall(&self.owner(service), &self.names(service), exposure, ranges)
+            .await?;
+        let key = service.key();
+        self.applier(&key)
+            .apply(firewall_ops(ops), &ServiceObjects::default())
+            .await
+    }
+
+    /// The applier of `service`'s writes (its name, for messages).
+    pub(super) fn applier<'a>(&'a self, service: &'a str) -> Applier<'a> {
         Applier {
             client: &self.client,
+            member_groups: &self.member_groups,
             catalog: &self.catalog,
             snapshot: &self.snapshot,
             gateway_id: &self.gateway.id,
-            service: &service.name,
+            service,
         }
     }
 
@@ -185,4 +198,9 @@ fn until_unix(deadline: u64) -> Duration {
         .duration_since(UNIX_EPOCH)
         .unwrap_or_default();
     Duration::from_secs(deadline + 1).saturating_sub(now)
+}
+
+/// Firewall writes as the applier takes them.
+pub(super) fn firewall_ops(ops: Vec<FirewallOp>) -> Vec<Op> {
+    ops.into_iter().map(Op::Firewall).collect()
 }

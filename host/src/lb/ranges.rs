@@ -2,7 +2,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::config::Ipv4Range;
+use crate::lb::config::Ipv4Range;
 use crate::policy::model::IpFamily;
 
 /// An inclusive range of addresses of one family.

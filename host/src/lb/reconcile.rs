@@ -5,22 +5,24 @@ use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::{SystemTime, UNIX_EPOCH};
 
-use super::allocations;
-use super::asking::Decided;
-use super::current::{Currents, Found};
-use super::decide::{Address, AddressContext};
-use super::drain;
-use super::dual_stack::Second;
-use super::member_groups::Members;
-use super::op::Op;
-use super::plan::{self, Target};
-use super::ranges::family_of;
-use super::sharing;
-use super::tls::{self, Leftovers, Pinned};
-use super::upstream::UpstreamObjects;
-use super::vips::Vips;
-use super::virtual_service_diff;
-use super::{LbError, LoadBalancers, NodeSpec, ServiceSpec};
+use crate::lb::LoadBalancers;
+use crate::lb::decide::address::{Address, AddressContext};
+use crate::lb::decide::allocations;
+use crate::lb::decide::asking::Decided;
+use crate::lb::decide::current::{Currents, Found};
+use crate::lb::decide::dual_stack::Second;
+use crate::lb::decide::sharing;
+use crate::lb::errors::LbError;
+use crate::lb::plan::drain;
+use crate::lb::plan::member_groups::Members;
+use crate::lb::plan::op::Op;
+use crate::lb::plan::upstream::UpstreamObjects;
+use crate::lb::plan::virtual_service_diff;
+use crate::lb::plan::{self, Target};
+use crate::lb::ranges::family_of;
+use crate::lb::service::{NodeSpec, ServiceSpec};
+use crate::lb::tls::{self, Leftovers, Pinned};
+use crate::lb::vips::Vips;
 
 /// How often a reconcile moves to another address after losing one to a
 /// concurrent owner before it gives up until the next reconcile.
@@ -220,16 +222,28 @@ impl LoadBalancers {
             drain_ends,
             _pins,
         } = planned;
-        let mut changes: Vec<String> = Vec::new();
         // The set first: the pools name it. A node join is this one write.
         if let Members::Group(want) = &members {
-            let (group, written) = self
+            let (group, write) = self
                 .member_groups
-                .ensure(&self.client, &self.gateway, want, &owner, &service.key())
+                .plan_set(&self.client, &self.gateway, want, &owner, &service.key())
                 .await?;
-            writes += usize::from(written.is_some());
-            changes.extend(written);
             plan::point_at_group(&mut ops, &group);
+            ops.splice(0..0, write);
+        }
+        // A set of its own the pools no longer use (no longer `Local`).
+        if !matches!(&members, Members::Group(want) if want.own) {
+            let removal = self
+                .member_groups
+                .plan_removal(
+                    &self.client,
+                    &self.gateway.id,
+                    &self.names(service).node_group(),
+                    &owner,
+                    &service.key(),
+                )
+                .await?;
+            ops.extend(removal);
         }
         for address in &addresses {
             if address.verify_claim || currents.remembered(address.ip) {
@@ -237,8 +251,8 @@ impl LoadBalancers {
             }
         }
         let vips = addresses.iter().map(|a| a.ip).collect::<Vips>();
-        changes.extend(ops.iter().map(Op::describe));
-        let applied = self.applier(service).apply(ops, &observed).await;
+        let changes: Vec<String> = ops.iter().map(Op::describe).collect();
+        let applied = self.applier(&service.name).apply(ops, &observed).await;
         // A write refused because a racing owner took the address first is
         // a lost claim too, not a failure.
         writes += match applied {
@@ -255,26 +269,6 @@ impl LoadBalancers {
             && let Some((ip, holder)) = self.verify(service, &owner, &unreserved).await?
         {
             return Ok(Pass::Contested { ip, holder, writes });
-        }
-        // A set of its own the pools no longer use (no longer `Local`).
-        if !matches!(&members, Members::Group(want) if want.own) {
-            let removed = self
-                .member_groups
-                .remove_own(
-                    &self.client,
-                    &self.gateway.id,
-                    &self.names(service).node_group(),
-                    &owner,
-                    &service.key(),
-                )
-                .await?;
-            writes += removed;
-            if removed > 0 {
-                changes.push(format!(
-                    "deleted IP set {}",
-                    self.names(service).node_group()
-                ));
-            }
         }
         // An address held or still in the status beside the new ones means
         // a move, perhaps one whose release was cut short.

@@ -4,6 +4,8 @@
 
 use std::collections::BTreeMap;
 
+use crate::lb::errors::LbError;
+use crate::lb::source_ranges::{SOURCE_RANGES_ANNOTATION, SourceRange, parse_ranges};
 use crate::policy::model::{self, IpFamily, Protocol, TrafficPolicy};
 
 /// One `spec.ports[]` entry.
@@ -98,6 +100,22 @@ impl ServiceSpec {
         format!("{}/{}", self.namespace, self.name)
     }
 
+    /// Who may reach the Service: `spec.loadBalancerSourceRanges`, else the
+    /// annotation (comma-separated); empty means anywhere.
+    pub fn source_ranges(&self) -> Result<Vec<SourceRange>, LbError> {
+        if !self.source_ranges.is_empty() {
+            let values: Vec<&str> = self.source_ranges.iter().map(String::as_str).collect();
+            return parse_ranges(&self.key(), "spec.loadBalancerSourceRanges", &values);
+        }
+        match self.annotations.get(SOURCE_RANGES_ANNOTATION) {
+            Some(text) => {
+                let values: Vec<&str> = text.split(',').filter(|v| !v.trim().is_empty()).collect();
+                parse_ranges(&self.key(), SOURCE_RANGES_ANNOTATION, &values)
+            }
+            None => Ok(Vec::new()),
+        }
+    }
+
     /// The Service's first family (`ipFamilies[0]`; IPv4 when unset).
     pub fn first_family(&self) -> IpFamily {
         self.ip_families.first().copied().unwrap_or(IpFamily::Ipv4)
@@ -108,7 +126,7 @@ impl ServiceSpec {
         self.ip_family_policy != FamilyPolicy::SingleStack
     }
 
-    pub(crate) fn check(&self) -> Result<(), super::LbError> {
+    pub(crate) fn check(&self) -> Result<(), crate::lb::LbError> {
         let problem = if self.namespace.is_empty() || self.name.is_empty() {
             Some("namespace and name must be set")
         } else if self.uid.trim().is_empty() || self.uid.contains(char::is_whitespace) {
@@ -117,7 +135,7 @@ impl ServiceSpec {
             None
         };
         match problem {
-            Some(problem) => Err(super::LbError::InvalidService {
+            Some(problem) => Err(crate::lb::LbError::InvalidService {
                 service: self.key(),
                 problem: problem.to_string(),
             }),
@@ -157,7 +175,8 @@ impl ServiceSpec {
             health_check_node_port: self.health_check_node_port,
             ip_families: self.ip_families.clone(),
             // A bad range fails the reconcile before the policy is asked.
-            load_balancer_source_ranges: super::source_ranges::source_ranges(self)
+            load_balancer_source_ranges: self
+                .source_ranges()
                 .map(|ranges| ranges.iter().map(ToString::to_string).collect())
                 .unwrap_or_default(),
             session_affinity: self.session_affinity,
@@ -255,6 +274,65 @@ impl LbStatus {
             source_ranges_unenforced: false,
             dual_stack_not_served: None,
             recheck_after: None,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::lb::source_ranges::SOURCE_RANGES_ANNOTATION;
+
+    fn with(field: &[&str], annotation: Option<&str>) -> ServiceSpec {
+        let mut spec = ServiceSpec {
+            namespace: "ns".into(),
+            name: "web".into(),
+            uid: "u1".into(),
+            source_ranges: field.iter().map(|s| s.to_string()).collect(),
+            ..ServiceSpec::default()
+        };
+        if let Some(text) = annotation {
+            spec.annotations
+                .insert(SOURCE_RANGES_ANNOTATION.into(), text.into());
+        }
+        spec
+    }
+
+    fn texts(spec: &ServiceSpec) -> Vec<String> {
+        spec.source_ranges()
+            .unwrap()
+            .iter()
+            .map(ToString::to_string)
+            .collect()
+    }
+
+    #[test]
+    fn the_field_wins_over_the_annotation_and_host_bits_are_cleared() {
+        let spec = with(&["10.1.2.3/8", "192.0.2.0/24"], Some("198.51.100.0/24"));
+        assert_eq!(texts(&spec), ["10.0.0.0/8", "192.0.2.0/24"]);
+        let spec = with(&[], Some(" 198.51.100.7/24 ,2001:db8::1/32,"));
+        assert_eq!(texts(&spec), ["198.51.100.0/24", "2001:db8::/32"]);
+        assert!(texts(&with(&["0.0.0.0/0", "10.0.0.0/8"], None)).is_empty());
+    }
+
+    #[test]
+    fn a_bad_value_is_named_with_its_field() {
+        for (field, annotation, bad) in [
+            (vec!["10.0.0.0/33"], None, "10.0.0.0/33"),
+            (vec![], Some("10.0.0.1"), "10.0.0.1"),
+            (vec!["everyone"], None, "everyone"),
+        ] {
+            let error = with(&field, annotation)
+                .source_ranges()
+                .unwrap_err()
+                .to_string();
+            assert!(error.contains(bad), "{error}");
+            let named = if annotation.is_some() {
+                SOURCE_RANGES_ANNOTATION
+            } else {
+                "spec.loadBalancerSourceRanges"
+            };
+            assert!(error.contains(named), "{error}");
         }
     }
 }

@@ -4,7 +4,7 @@
 
 use std::net::IpAddr;
 
-use super::{LbError, ServiceSpec};
+use crate::lb::errors::LbError;
 use crate::text::sanitize;
 
 /// The annotation Kubernetes defines for clouds without the spec field.
@@ -57,25 +57,16 @@ impl std::fmt::Display for SourceRange {
     }
 }
 
-/// The Service's source ranges, sorted and without duplicates; an error
-/// names the field and the value that is not a CIDR.
-pub fn source_ranges(service: &ServiceSpec) -> Result<Vec<SourceRange>, LbError> {
-    let (field, values): (&str, Vec<&str>) = if !service.source_ranges.is_empty() {
-        (
-            "spec.loadBalancerSourceRanges",
-            service.source_ranges.iter().map(String::as_str).collect(),
-        )
-    } else if let Some(text) = service.annotations.get(SOURCE_RANGES_ANNOTATION) {
-        (
-            SOURCE_RANGES_ANNOTATION,
-            text.split(',').filter(|v| !v.trim().is_empty()).collect(),
-        )
-    } else {
-        return Ok(Vec::new());
-    };
+/// The ranges `values` of `field` lists for `service`, sorted and without
+/// duplicates; an error names the field and the value that is not a CIDR.
+pub fn parse_ranges(
+    service: &str,
+    field: &str,
+    values: &[&str],
+) -> Result<Vec<SourceRange>, LbError> {
     if values.len() > MAX_RANGES {
         return Err(LbError::InvalidService {
-            service: service.key(),
+            service: service.to_string(),
             problem: format!(
                 "{field} lists {} ranges; at most {MAX_RANGES} are supported",
                 values.len()
@@ -85,7 +76,7 @@ pub fn source_ranges(service: &ServiceSpec) -> Result<Vec<SourceRange>, LbError>
     let mut ranges = Vec::with_capacity(values.len());
     for value in values {
         let range = SourceRange::parse(value).ok_or_else(|| LbError::InvalidService {
-            service: service.key(),
+            service: service.to_string(),
             problem: format!(
                 "{field}: {:?} is not a CIDR; write an address and a prefix length such as 203.0.113.0/24 or 2001:db8::/32",
                 sanitize(value.trim(), 64)
@@ -100,61 +91,4 @@ pub fn source_ranges(service: &ServiceSpec) -> Result<Vec<SourceRange>, LbError>
         return Ok(Vec::new());
     }
     Ok(ranges)
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn with(field: &[&str], annotation: Option<&str>) -> ServiceSpec {
-        let mut spec = ServiceSpec {
-            namespace: "ns".into(),
-            name: "web".into(),
-            uid: "u1".into(),
-            source_ranges: field.iter().map(|s| s.to_string()).collect(),
-            ..ServiceSpec::default()
-        };
-        if let Some(text) = annotation {
-            spec.annotations
-                .insert(SOURCE_RANGES_ANNOTATION.into(), text.into());
-        }
-        spec
-    }
-
-    fn texts(spec: &ServiceSpec) -> Vec<String> {
-        source_ranges(spec)
-            .unwrap()
-            .iter()
-            .map(ToString::to_string)
-            .collect()
-    }
-
-    #[test]
-    fn the_field_wins_over_the_annotation_and_host_bits_are_cleared() {
-        let spec = with(&["10.1.2.3/8", "192.0.2.0/24"], Some("198.51.100.0/24"));
-        assert_eq!(texts(&spec), ["10.0.0.0/8", "192.0.2.0/24"]);
-        let spec = with(&[], Some(" 198.51.100.7/24 ,2001:db8::1/32,"));
-        assert_eq!(texts(&spec), ["198.51.100.0/24", "2001:db8::/32"]);
-        assert!(texts(&with(&["0.0.0.0/0", "10.0.0.0/8"], None)).is_empty());
-    }
-
-    #[test]
-    fn a_bad_value_is_named_with_its_field() {
-        for (field, annotation, bad) in [
-            (vec!["10.0.0.0/33"], None, "10.0.0.0/33"),
-            (vec![], Some("10.0.0.1"), "10.0.0.1"),
-            (vec!["everyone"], None, "everyone"),
-        ] {
-            let error = source_ranges(&with(&field, annotation))
-                .unwrap_err()
-                .to_string();
-            assert!(error.contains(bad), "{error}");
-            let named = if annotation.is_some() {
-                SOURCE_RANGES_ANNOTATION
-            } else {
-                "spec.loadBalancerSourceRanges"
-            };
-            assert!(error.contains(named), "{error}");
-        }
-    }
 }

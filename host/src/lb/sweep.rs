@@ -11,11 +11,13 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use super::naming::Names;
-use super::newer_format::{self, NewerObject};
-use super::ownership::OwnerTag;
-use super::plan;
-use super::{LbError, LoadBalancers};
+use crate::lb::LoadBalancers;
+use crate::lb::errors::LbError;
+use crate::lb::naming::Names;
+use crate::lb::newer_format::{self, NewerObject};
+use crate::lb::operations::firewall_ops;
+use crate::lb::ownership::OwnerTag;
+use crate::lb::plan;
 
 /// What a sweep removed, and what it found and left alone.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -113,7 +115,12 @@ impl LoadBalancers {
         }
         for owner in firewall_stale.values() {
             let names = Names::new(&owner.cluster_id, &owner.namespace, &owner.name, &owner.uid);
-            report.objects += self.remove_firewall(owner, &names).await?;
+            let removal = self.plan_firewall_removal(owner, &names).await?;
+            let key = format!("{}/{}", owner.namespace, owner.name);
+            report.objects += self
+                .applier(&key)
+                .apply(firewall_ops(removal), &Default::default())
+                .await?;
         }
         for owner in descriptions.filter_map(|d| Some(OwnerTag::parse(d?)?.owner)) {
             match self.verdict(&owner, live_uids) {
@@ -127,14 +134,7 @@ impl LoadBalancers {
             let observed = view.owned_by(owner);
             let ops = plan::teardown(&observed);
             report.objects += ops.len();
-            let applier = super::apply::Applier {
-                client: &self.client,
-                catalog: &self.catalog,
-                snapshot: &self.snapshot,
-                gateway_id: &self.gateway.id,
-                service: &owner.name,
-            };
-            applier.apply(ops, &observed).await?;
+            self.applier(&owner.name).apply(ops, &observed).await?;
             report.services.push(format!(
                 "{}/{} ({})",
                 owner.namespace, owner.name, owner.uid
@@ -154,15 +154,19 @@ impl LoadBalancers {
             };
             match self.verdict(&tagged.owner, live_uids) {
                 Verdict::Stale => {
-                    report.objects += self
+                    let removal = self
                         .member_groups
-                        .remove_own(
+                        .plan_removal(
                             &self.client,
                             &self.gateway.id,
                             &name,
                             &tagged.owner,
                             "(sweep)",
                         )
+                        .await?;
+                    report.objects += self
+                        .applier("(sweep)")
+                        .apply(removal.into_iter().collect(), &Default::default())
                         .await?;
                 }
                 other => report.note(other),

@@ -2,7 +2,7 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use super::ranges::other_family;
+use crate::lb::ranges::other_family;
 use crate::policy::model::IpFamily;
 
 /// At most one external address of each family.

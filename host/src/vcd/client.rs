@@ -309,6 +309,9 @@ impl VcdClient {
     /// Sends `request` with auth and retries; a 2xx answer comes back as is.
     pub(in crate::vcd) async fn execute(&self, request: &ApiRequest) -> Result<Reply, VcdError> {
         let (url, call) = self.call_site(request);
+        if self.inner.config.read_only && request.method != Method::GET {
+            return Err(VcdError::ReadOnly { call });
+        }
         with_retries(
             &self.inner.config.retry,
             self.metrics(),

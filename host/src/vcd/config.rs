@@ -79,6 +79,9 @@ pub struct ClientConfig {
     /// How one-time refresh tokens (service accounts) are exchanged and
     /// stored; `None`: the token is only read, never written back.
     pub rotation: Option<Arc<Rotation>>,
+    /// Refuse every request but reads (logins aside), before it is sent:
+    /// `vcd-ccm plan` looks and never touches.
+    pub read_only: bool,
 }
 
 /// How much of an answer the client reads before it gives up: a proxy or a
@@ -127,6 +130,7 @@ impl ClientConfig {
             body_limits: BodyLimits::default(),
             reachability: Reachability::default(),
             rotation: None,
+            read_only: false,
         }
     }
 }

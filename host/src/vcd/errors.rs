@@ -272,6 +272,12 @@ pub enum VcdError {
         /// Where it was looked for.
         scope: String,
     },
+    /// A write a read-only client (`vcd-ccm plan`) did not send.
+    #[error("{call}: not sent, this client only reads")]
+    ReadOnly {
+        /// The write that was asked for.
+        call: CallSite,
+    },
     /// A name matches several objects where one was expected.
     #[error("{count} {what} objects match '{name}' {scope}; expected exactly one")]
     Ambiguous {
@@ -329,6 +335,7 @@ impl VcdError {
             | Self::Credentials(_)
             | Self::TlsConfig(_)
             | Self::Unexpected { .. } => "client_error",
+            Self::ReadOnly { .. } => "read_only",
         }
     }
 }

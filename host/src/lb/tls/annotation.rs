@@ -6,7 +6,7 @@
 use std::collections::BTreeSet;
 
 use super::TlsSecretError;
-use crate::lb::ServiceSpec;
+use crate::lb::service::ServiceSpec;
 
 /// The annotation naming a Service's TLS Secrets.
 pub const TLS_SECRET_ANNOTATION: &str = "vcd-ccm.io/tls-secret";

@@ -10,7 +10,7 @@ use std::collections::BTreeSet;
 
 use super::tag::SecretTag;
 use crate::lb::LoadBalancers;
-use crate::lb::observe::GatewayView;
+use crate::lb::observe::objects::GatewayView;
 use crate::vcd::VcdError;
 use crate::vcd::resources::certificate::CertificateItem;
 

@@ -10,8 +10,10 @@ use std::sync::Arc;
 
 use super::tag::SecretTag;
 use super::{ALIAS_PREFIX, CheckedSecret, TlsSecretError, UploadPins, secret_names};
+use crate::lb::LoadBalancers;
+use crate::lb::errors::LbError;
 use crate::lb::naming::short_hash;
-use crate::lb::{LbError, LoadBalancers, ServiceSpec};
+use crate::lb::service::ServiceSpec;
 use crate::policy::model::Decision;
 use crate::vcd::VcdError;
 use crate::vcd::resources::certificate::{CertificateItem, NewCertificate};

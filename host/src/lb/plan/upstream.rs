@@ -10,11 +10,13 @@
 
 use std::collections::HashSet;
 
-use super::ipam::Space;
-use super::observe::{GatewayView, ServiceObjects};
-use super::op::Op;
-use super::ownership::{NewerTag, OwnerTag};
-use super::{LbError, LoadBalancers, ServiceSpec};
+use crate::lb::LoadBalancers;
+use crate::lb::errors::LbError;
+use crate::lb::observe::ipam::Space;
+use crate::lb::observe::objects::{GatewayView, ServiceObjects};
+use crate::lb::ownership::{NewerTag, OwnerTag};
+use crate::lb::plan::op::Op;
+use crate::lb::service::ServiceSpec;
 use crate::vcd::VcdClient;
 use crate::vcd::resources::ipspace::IpAllocation;
 
@@ -157,7 +159,7 @@ async fn adopt_claims(
 
 impl LoadBalancers {
     /// What the upstream CCM left for a Service, found without writing.
-    pub(super) fn upstream_objects(
+    pub(in crate::lb) fn upstream_objects(
         &self,
         service: &ServiceSpec,
         view: &GatewayView,
@@ -167,7 +169,10 @@ impl LoadBalancers {
 
     /// Prepares a takeover before anything is decided: upstream's IP Space
     /// claim becomes ours (nothing that serves traffic changes).
-    pub(super) async fn adopt_upstream_claims(&self, service: &ServiceSpec) -> Result<(), LbError> {
+    pub(in crate::lb) async fn adopt_upstream_claims(
+        &self,
+        service: &ServiceSpec,
+    ) -> Result<(), LbError> {
         if !self.source.is_spaces() {
             return Ok(());
         }
@@ -186,13 +191,13 @@ impl LoadBalancers {
     /// Deletes what the upstream CCM made for the Service, once the
     /// replacement is decided and checked (a shared VIP cannot hold two
     /// virtual services on one port, so they go first).
-    pub(super) async fn remove_upstream(
+    pub(in crate::lb) async fn remove_upstream(
         &self,
         service: &ServiceSpec,
         found: UpstreamObjects,
     ) -> Result<usize, LbError> {
         let count = found.deletes.len() + found.port_profiles.len();
-        self.applier(service)
+        self.applier(&service.name)
             .apply(found.deletes, &ServiceObjects::default())
             .await?;
         for (id, name) in &found.port_profiles {

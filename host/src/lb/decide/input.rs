@@ -4,7 +4,7 @@
 
 use std::net::IpAddr;
 
-use super::service::ServiceSpec;
+use crate::lb::service::ServiceSpec;
 use crate::policy::model::{
     AddressChoice, AddressPool, AppProfile, Certificate, Cluster, Decision, DecisionInput,
     IpAddress, ServiceEngineGroup,

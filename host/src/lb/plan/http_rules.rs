@@ -6,7 +6,7 @@
 //! recorded one, and the tag is written after the lists, so a crash between
 //! the two writes them again rather than forgetting them.
 
-use super::naming::short_hash;
+use crate::lb::naming::short_hash;
 use crate::policy::model::{
     HeaderAction, HttpMatch, HttpRules, RateLimitAction, Redirect, RequestAction, SecurityAction,
     TextMatch,

@@ -5,8 +5,8 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
-use super::newer_format::NewerObject;
-use super::ownership::{OwnerTag, Tagged};
+use crate::lb::newer_format::NewerObject;
+use crate::lb::ownership::{OwnerTag, Tagged};
 use crate::vcd::VcdClient;
 use crate::vcd::VcdError;
 use crate::vcd::resources::nat::NatRule;
@@ -86,7 +86,7 @@ impl GatewayView {
             true => client.list_nat_rules(gateway_id).await?,
             false => Vec::new(),
         };
-        let used_ips = super::ipam::used_addresses(client, gateway_id).await?;
+        let used_ips = crate::lb::observe::ipam::used_addresses(client, gateway_id).await?;
         Ok(Self {
             virtual_services,
             pools,
@@ -213,7 +213,7 @@ impl GatewayView {
             .iter()
             .find(|vs| vips_of(vs).any(|vip| vip == ip) && foreign(vs.description.as_deref()));
         if let Some(vs) = vs {
-            return Some(super::ownership::describe_holder(
+            return Some(crate::lb::ownership::describe_holder(
                 vs.description.as_deref(),
                 &format!("virtual service {}", vs.name),
             ));
@@ -222,7 +222,7 @@ impl GatewayView {
             .iter()
             .find(|r| r.external_addresses == ip && foreign(r.description.as_deref()))
             .map(|r| {
-                super::ownership::describe_holder(
+                crate::lb::ownership::describe_holder(
                     r.description.as_deref(),
                     &format!("NAT rule {}", r.name),
                 )

@@ -5,9 +5,9 @@
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
 
-use super::config::Ipv4Range;
-use super::naming::short_hash;
-use super::ranges::AddressRange;
+use crate::lb::config::Ipv4Range;
+use crate::lb::naming::short_hash;
+use crate::lb::ranges::AddressRange;
 use crate::policy::model::{AddressPool, IpAddress, IpFamily, IpRange, PoolSource};
 use crate::vcd::resources::gateway::EdgeGateway;
 use crate::vcd::{VcdClient, VcdError};
@@ -50,7 +50,7 @@ fn address(ip: IpAddr) -> IpAddress {
 /// `candidates` rotated by a hash of `seed`: concurrent pickers (other
 /// Services, other clusters) start at different places, and one Service
 /// always prefers the same address.
-pub(super) fn spread<T: Clone>(candidates: Vec<T>, seed: &str) -> Vec<T> {
+pub(in crate::lb) fn spread<T: Clone>(candidates: Vec<T>, seed: &str) -> Vec<T> {
     if candidates.is_empty() {
         return candidates;
     }

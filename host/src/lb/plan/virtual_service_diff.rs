@@ -7,11 +7,11 @@
 //! drift check reads the lists of the virtual services whose tags record
 //! rules and writes back a list edited by hand.
 
-use super::desired::DesiredPort;
-use super::http_rules::{EMPTY, Recorded};
-use super::observe::ServiceObjects;
-use super::op::Op;
-use super::summary_drift;
+use crate::lb::observe::objects::ServiceObjects;
+use crate::lb::plan::desired::DesiredPort;
+use crate::lb::plan::http_rules::{EMPTY, Recorded};
+use crate::lb::plan::op::Op;
+use crate::lb::plan::summary_drift;
 use crate::vcd::resources::http_policy::RuleKind;
 use crate::vcd::resources::virtual_service::VirtualService;
 use crate::vcd::{VcdClient, VcdError};

@@ -14,9 +14,12 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
-use super::observe::{GatewayView, vips_of};
-use super::ownership::{OwnerTag, describe_holder};
-use super::{LbError, LoadBalancers, Mode, ServiceSpec};
+use crate::lb::LoadBalancers;
+use crate::lb::config::Mode;
+use crate::lb::errors::LbError;
+use crate::lb::observe::objects::{GatewayView, vips_of};
+use crate::lb::ownership::{OwnerTag, describe_holder};
+use crate::lb::service::ServiceSpec;
 use crate::policy::model::{AddressPool, AppProfile, Decision, IpAddress, IpRange, PoolSource};
 use crate::vcd::resources::virtual_service::ServicePort;
 
@@ -53,7 +56,7 @@ pub fn sharing_key(service: &ServiceSpec) -> Result<Option<String>, LbError> {
 impl LoadBalancers {
     /// Refuses an unusable key, and any key in one-arm mode without shared
     /// VIPs, where each port has an address of its own. Before any write.
-    pub(super) fn check_sharing(&self, service: &ServiceSpec) -> Result<(), LbError> {
+    pub(in crate::lb) fn check_sharing(&self, service: &ServiceSpec) -> Result<(), LbError> {
         if sharing_key(service)?.is_some() && matches!(self.mode, Mode::OneArm(_)) {
             return Err(LbError::InvalidService {
                 service: service.key(),
@@ -68,7 +71,7 @@ impl LoadBalancers {
     /// Refuses a decision whose ports another owner already serves on
     /// `ip`: the later of two sharers is told which Service and port, and
     /// nothing is written.
-    pub(super) fn check_ports_free(
+    pub(in crate::lb) fn check_ports_free(
         &self,
         service: &ServiceSpec,
         view: &GatewayView,
@@ -223,7 +226,7 @@ pub fn collision(
 /// Whether a virtual service port carries UDP (a `tcpUdpProfile` of a UDP
 /// type, as the plan writes for `l4-udp`).
 fn is_udp(port: &ServicePort) -> bool {
-    super::summary_drift::transport(port).is_some_and(|kind| kind.starts_with("UDP"))
+    crate::lb::plan::summary_drift::transport(port).is_some_and(|kind| kind.starts_with("UDP"))
 }
 
 /// Whether `port` is a virtual service port or in its range.

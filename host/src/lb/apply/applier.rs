@@ -8,26 +8,34 @@
 
 use std::collections::HashMap;
 
-use super::LbError;
-use super::catalog::Catalog;
-use super::observe::ServiceObjects;
-use super::op::Op;
-use super::snapshot::{Change, GatewaySnapshot};
+use crate::lb::errors::LbError;
+use crate::lb::observe::catalog::Catalog;
+use crate::lb::observe::objects::ServiceObjects;
+use crate::lb::observe::snapshot::{Change, GatewaySnapshot};
+use crate::lb::plan::member_groups::MemberGroups;
+use crate::lb::plan::op::Op;
 use crate::vcd::resources::EntityRef;
+use crate::vcd::resources::ip_set::IpSet;
 use crate::vcd::resources::nat::NatRule;
-use crate::vcd::resources::pool::PoolSummary;
+use crate::vcd::resources::pool::{Pool, PoolSummary};
 use crate::vcd::resources::virtual_service::{VirtualService, VirtualServiceSummary};
 use crate::vcd::{VcdClient, VcdError};
 
 /// The ids of the Service's objects by name: those observed, then those
 /// created; a virtual service created here also keeps its engine group.
-struct Ids {
+pub(super) struct Ids {
     pools: HashMap<String, String>,
+    /// IP sets written in this plan.
+    ip_sets: HashMap<String, String>,
+    /// The firewall's IP sets and port profiles written in this plan.
+    pub firewall_groups: HashMap<String, String>,
+    pub port_profiles: HashMap<String, String>,
     virtual_services: HashMap<String, (String, Option<EntityRef>)>,
 }
 
 pub struct Applier<'a> {
     pub client: &'a VcdClient,
+    pub member_groups: &'a MemberGroups,
     pub catalog: &'a Catalog,
     pub snapshot: &'a GatewaySnapshot,
     pub gateway_id: &'a str,
@@ -48,20 +56,43 @@ impl Applier<'_> {
                 .iter()
                 .map(|(name, vs)| (name.clone(), (vs.object.id.clone(), None)))
                 .collect(),
+            ip_sets: HashMap::new(),
+            firewall_groups: HashMap::new(),
+            port_profiles: HashMap::new(),
         };
-        let count = ops.len();
+        let mut writes = 0;
         for op in ops {
-            if let Err(error) = self.apply_one(op, &mut ids).await {
-                self.snapshot.invalidate();
-                return Err(error);
+            match self.apply_one(op, &mut ids).await {
+                Ok(wrote) => writes += usize::from(wrote),
+                Err(error) => {
+                    self.snapshot.invalidate();
+                    return Err(error);
+                }
             }
         }
-        Ok(count)
+        Ok(writes)
     }
 
-    async fn apply_one(&self, op: Op, ids: &mut Ids) -> Result<(), LbError> {
+    /// Runs one write; `false` when another reconcile made it meanwhile.
+    async fn apply_one(&self, op: Op, ids: &mut Ids) -> Result<bool, LbError> {
         let (client, gateway) = (self.client, self.gateway_id);
         let change = match op {
+            Op::Firewall(op) => {
+                self.apply_firewall(op, ids).await?;
+                // The snapshot holds no firewall object.
+                return Ok(true);
+            }
+            Op::WriteIpSet(set) => return self.write_ip_set(set, ids).await,
+            Op::DeleteIpSet { id, name } => {
+                let mut known = self.member_groups.writing().await;
+                let deleted = client.delete_ip_set(gateway, &id).await;
+                match deleted {
+                    Ok(()) => known.removed(&name),
+                    Err(_) => known.forget(),
+                }
+                deleted.map_err(self.failed(format!("deleting IP set {name}")))?;
+                return Ok(true);
+            }
             Op::DeleteNat { id, name } => client
                 .delete_nat_rule(gateway, &id)
                 .await
@@ -78,6 +109,7 @@ impl Applier<'_> {
                 .map(|()| Change::Removed(id))
                 .map_err(self.failed(format!("deleting pool {name}")))?,
             Op::UpdatePool { id, pool } => {
+                let pool = self.complete_pool(pool, &ids.ip_sets);
                 client
                     .update_pool(&id, &pool)
                     .await
@@ -85,6 +117,7 @@ impl Applier<'_> {
                 Change::Pool(PoolSummary::of(id, &pool))
             }
             Op::CreatePool(pool) => {
+                let pool = self.complete_pool(pool, &ids.ip_sets);
                 let id = client
                     .create_pool(&pool)
                     .await
@@ -134,7 +167,7 @@ impl Applier<'_> {
                     .await
                     .map_err(self.failed(action))?;
                 // The summaries do not show rules: nothing to record.
-                return Ok(());
+                return Ok(true);
             }
             Op::RecordVirtualService { id, mut vs } => {
                 // One created in this plan keeps the group it was created in.
@@ -201,10 +234,57 @@ impl Applier<'_> {
             }
         };
         self.snapshot.record(change);
-        Ok(())
+        Ok(true)
     }
 
-    fn failed(&self, action: String) -> impl FnOnce(VcdError) -> LbError {
+    /// Writes the pools' IP set, unless another reconcile of this process
+    /// wrote it as wanted since this one planned (then its id is taken),
+    /// and records it; a refusal for want of a right is noted, as pools
+    /// then list their members.
+    async fn write_ip_set(&self, mut set: IpSet, ids: &mut Ids) -> Result<bool, LbError> {
+        let mut known = self.member_groups.writing().await;
+        if set.id.is_none()
+            && let Some(made) = known.whole(&set.name)
+        {
+            if made.description == set.description && made.ip_addresses == set.ip_addresses {
+                ids.ip_sets
+                    .insert(set.name.clone(), made.id.clone().unwrap_or_default());
+                return Ok(false);
+            }
+            set.id.clone_from(&made.id);
+        }
+        let written = match &set.id {
+            None => self.client.create_ip_set(&set).await,
+            Some(_) => self.client.update_ip_set(&set).await.map(|()| set.clone()),
+        };
+        let action = match &set.id {
+            None => format!("creating IP set {}", set.name),
+            Some(_) => format!("updating IP set {}", set.name),
+        };
+        let written = written
+            .inspect_err(|e| {
+                known.forget();
+                self.member_groups.note_refusal(e, &set.name);
+            })
+            .map_err(self.failed(action))?;
+        ids.ip_sets
+            .insert(written.name.clone(), written.id.clone().unwrap_or_default());
+        known.wrote(written);
+        Ok(true)
+    }
+
+    /// Fills in the id of an IP set the pool names that this plan created.
+    fn complete_pool(&self, mut pool: Pool, ip_sets: &HashMap<String, String>) -> Pool {
+        if let Some(reference) = &mut pool.member_group_ref
+            && reference.id.is_empty()
+            && let Some(id) = reference.name.as_ref().and_then(|name| ip_sets.get(name))
+        {
+            reference.id.clone_from(id);
+        }
+        pool
+    }
+
+    pub(super) fn failed(&self, action: String) -> impl FnOnce(VcdError) -> LbError {
         LbError::vcd(self.service, action)
     }
 

@@ -10,13 +10,15 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
-use super::allocations;
-use super::ipam::{self, IpSource};
-use super::observe::{GatewayView, ServiceObjects};
-use super::ownership::OwnerTag;
-use super::ranges::{family_of, other_family};
-use super::vips::Vips;
-use super::{LbError, LoadBalancers, ServiceSpec};
+use crate::lb::LoadBalancers;
+use crate::lb::decide::allocations;
+use crate::lb::errors::LbError;
+use crate::lb::observe::ipam::{self, IpSource};
+use crate::lb::observe::objects::{GatewayView, ServiceObjects};
+use crate::lb::ownership::OwnerTag;
+use crate::lb::ranges::{family_of, other_family};
+use crate::lb::service::ServiceSpec;
+use crate::lb::vips::Vips;
 use crate::policy::model::IpFamily;
 
 /// The Service's address as found.
@@ -79,13 +81,13 @@ pub struct Found<'a> {
 impl LoadBalancers {
     /// The Service's external addresses as VCD holds them, whatever mode
     /// made its objects.
-    pub(super) fn external_ips(&self, observed: &ServiceObjects) -> Vec<IpAddr> {
+    pub(in crate::lb) fn external_ips(&self, observed: &ServiceObjects) -> Vec<IpAddr> {
         observed.external_ips(|ip| self.source.pool_of(ip).is_some())
     }
 
     /// The Service's addresses as found: of its first family, and of the
     /// other when it asks for both.
-    pub(super) async fn current_addresses(
+    pub(in crate::lb) async fn current_addresses(
         &self,
         service: &ServiceSpec,
         found: &Found<'_>,

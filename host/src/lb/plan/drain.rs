@@ -8,9 +8,9 @@
 
 use std::collections::HashSet;
 
-use super::desired::DesiredPort;
-use super::naming::short_hash;
-use super::observe::ServiceObjects;
+use crate::lb::naming::short_hash;
+use crate::lb::observe::objects::ServiceObjects;
+use crate::lb::plan::desired::DesiredPort;
 use crate::vcd::resources::pool::PoolMember;
 use crate::vcd::{VcdClient, VcdError};
 

@@ -5,16 +5,16 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
-use super::LbError;
-use super::ServiceSpec;
-use super::allocations;
-use super::hints;
-use super::ipam::{self, IpSource};
-use super::journal::AllocationJournal;
-use super::observe::GatewayView;
-use super::ownership::OwnerTag;
-use super::sharing::{Group, POOL_PREFIX};
-use super::vips::Vips;
+use crate::lb::decide::allocations;
+use crate::lb::decide::hints;
+use crate::lb::decide::sharing::{Group, POOL_PREFIX};
+use crate::lb::errors::LbError;
+use crate::lb::journal::AllocationJournal;
+use crate::lb::observe::ipam::{self, IpSource};
+use crate::lb::observe::objects::GatewayView;
+use crate::lb::ownership::OwnerTag;
+use crate::lb::service::ServiceSpec;
+use crate::lb::vips::Vips;
 use crate::policy::EvalError;
 use crate::policy::Registry;
 use crate::policy::decision::DecideError;

@@ -6,12 +6,14 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
-use super::allocations;
-use super::observe::GatewayView;
-use super::ownership::OwnerTag;
-use super::sharing;
-use super::vips::Vips;
-use super::{LbError, LoadBalancers, ServiceSpec};
+use crate::lb::LoadBalancers;
+use crate::lb::decide::allocations;
+use crate::lb::decide::sharing;
+use crate::lb::errors::LbError;
+use crate::lb::observe::objects::GatewayView;
+use crate::lb::ownership::OwnerTag;
+use crate::lb::service::ServiceSpec;
+use crate::lb::vips::Vips;
 use crate::vcd::VcdError;
 use crate::vcd::resources::ipspace::IpAllocation;
 
@@ -21,7 +23,7 @@ impl LoadBalancers {
     /// and move, so no address ends up shared). The virtual services are
     /// looked up by address, a read that does not grow with the gateway;
     /// NAT modes read the NAT rules too, as VCD cannot filter them.
-    pub(super) async fn verify(
+    pub(in crate::lb) async fn verify(
         &self,
         service: &ServiceSpec,
         owner: &OwnerTag,
@@ -48,7 +50,7 @@ impl LoadBalancers {
 
     /// IP Spaces: after moving to `keep`, releases the Service's other claims
     /// (or passes them on to a sharer still on their address).
-    pub(super) async fn release_other_claims(
+    pub(in crate::lb) async fn release_other_claims(
         &self,
         service: &ServiceSpec,
         view: &GatewayView,
@@ -77,7 +79,7 @@ impl LoadBalancers {
     /// its address still holds it in `view` (one of `live`, if given): the
     /// claim then passes to that Service, so a shared address lives as long
     /// as its last sharer. Whether the allocation was released.
-    pub(super) async fn release_or_pass_on(
+    pub(in crate::lb) async fn release_or_pass_on(
         &self,
         view: &GatewayView,
         space_id: &str,

@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 
-use super::tls::{TLS_SECRET_ANNOTATION, TLS_SECRET_TYPE};
+use crate::lb::tls::{TLS_SECRET_ANNOTATION, TLS_SECRET_TYPE};
 use crate::policy::model::{AddressPool, DecisionError, DecisionInput, IpRange};
 
 /// Pools or certificates listed in one message; the rest are counted.

@@ -1,6 +1,6 @@
 //! What a plan wants of one Service port in VCD.
 
-use super::http_rules::RuleSet;
+use crate::lb::plan::http_rules::RuleSet;
 use crate::vcd::resources::nat::NatRule;
 use crate::vcd::resources::pool::Pool;
 use crate::vcd::resources::virtual_service::VirtualService;

@@ -5,15 +5,18 @@
 use std::collections::{BTreeMap, HashSet};
 use std::net::{IpAddr, Ipv4Addr};
 
-use super::ipam::pick_internal;
-use super::naming::{Names, PortKey};
-use super::observe::{GatewayView, ServiceObjects};
-use super::{LbError, LoadBalancers, Mode, ServiceSpec};
+use crate::lb::LoadBalancers;
+use crate::lb::config::Mode;
+use crate::lb::errors::LbError;
+use crate::lb::naming::{Names, PortKey};
+use crate::lb::observe::ipam::pick_internal;
+use crate::lb::observe::objects::{GatewayView, ServiceObjects};
+use crate::lb::service::ServiceSpec;
 
 impl LoadBalancers {
     /// One-arm: each port's internal VIP (kept from its virtual service when
     /// it has one), and which were newly picked.
-    pub(super) fn internal_ips(
+    pub(in crate::lb) fn internal_ips(
         &self,
         service: &ServiceSpec,
         names: &Names,

@@ -11,7 +11,7 @@
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::observe::GatewayView;
+use crate::lb::observe::objects::GatewayView;
 use crate::vcd::resources::nat::NatRule;
 use crate::vcd::resources::pool::PoolSummary;
 use crate::vcd::resources::virtual_service::VirtualServiceSummary;

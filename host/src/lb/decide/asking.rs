@@ -6,14 +6,16 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
-use super::decide::run_policy;
-use super::engine_groups;
-use super::input::{InputParts, build};
-use super::observe::GatewayView;
-use super::ranges::{family_name, family_of};
-use super::sharing::{self, Group};
-use super::tls::{self, CheckedSecret};
-use super::{LbError, LoadBalancers, ServiceSpec};
+use crate::lb::LoadBalancers;
+use crate::lb::decide::address::run_policy;
+use crate::lb::decide::engine_groups;
+use crate::lb::decide::input::{InputParts, build};
+use crate::lb::decide::sharing::{self, Group};
+use crate::lb::errors::LbError;
+use crate::lb::observe::objects::GatewayView;
+use crate::lb::ranges::{family_name, family_of};
+use crate::lb::service::ServiceSpec;
+use crate::lb::tls::{self, CheckedSecret};
 use crate::policy::errors::EvalError;
 use crate::policy::model::{AddressPool, Decision, DecisionError, PoolSource};
 use crate::vcd::resources::certificate::CertificateItem;
@@ -71,7 +73,7 @@ impl LoadBalancers {
         pools
     }
 
-    pub(super) async fn decide(
+    pub(in crate::lb) async fn decide(
         &self,
         service: &ServiceSpec,
         view: &GatewayView,

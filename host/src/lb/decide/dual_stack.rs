@@ -9,11 +9,13 @@
 
 use std::net::IpAddr;
 
-use super::decide::{Address, AddressContext};
-use super::ownership::OwnerTag;
-use super::ranges::{family_name, family_of, other_family};
-use super::sharing::SHARING_KEY_ANNOTATION;
-use super::{FamilyPolicy, LbError, LoadBalancers, ServiceSpec};
+use crate::lb::LoadBalancers;
+use crate::lb::decide::address::{Address, AddressContext};
+use crate::lb::decide::sharing::SHARING_KEY_ANNOTATION;
+use crate::lb::errors::LbError;
+use crate::lb::ownership::OwnerTag;
+use crate::lb::ranges::{family_name, family_of, other_family};
+use crate::lb::service::{FamilyPolicy, ServiceSpec};
 use crate::policy::model::IpFamily;
 use crate::vcd::ApiVersion;
 
@@ -31,7 +33,7 @@ pub enum Second {
 
 impl LoadBalancers {
     /// Why addresses of `family` cannot be served here, if they cannot.
-    pub(super) fn family_unavailable(&self, family: IpFamily) -> Option<String> {
+    pub(in crate::lb) fn family_unavailable(&self, family: IpFamily) -> Option<String> {
         if family == IpFamily::Ipv4 {
             return None;
         }
@@ -50,7 +52,11 @@ impl LoadBalancers {
     }
 
     /// Refuses the policy's address when its family cannot be served.
-    pub(super) fn check_family(&self, service: &ServiceSpec, ip: IpAddr) -> Result<(), LbError> {
+    pub(in crate::lb) fn check_family(
+        &self,
+        service: &ServiceSpec,
+        ip: IpAddr,
+    ) -> Result<(), LbError> {
         match self.family_unavailable(family_of(ip)) {
             None => Ok(()),
             Some(reason) => Err(LbError::InvalidService {
@@ -62,7 +68,7 @@ impl LoadBalancers {
 
     /// The Service's address of the family `first` is not, when its
     /// `ipFamilyPolicy` asks for both.
-    pub(super) async fn second_address(
+    pub(in crate::lb) async fn second_address(
         &self,
         service: &ServiceSpec,
         context: &AddressContext<'_>,

@@ -9,20 +9,23 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use serde_json::{Map, Value};
 
-use super::naming::{FIREWALL_PREFIX, Names};
-use super::ownership::OwnerTag;
-use super::source_ranges::SourceRange;
-use super::{LbError, LoadBalancers, ServiceSpec};
+use crate::lb::LoadBalancers;
+use crate::lb::errors::LbError;
+use crate::lb::naming::{FIREWALL_PREFIX, Names};
+use crate::lb::ownership::OwnerTag;
+use crate::lb::plan::op::FirewallOp;
+use crate::lb::service::ServiceSpec;
+use crate::lb::source_ranges::SourceRange;
 use crate::policy::model::Protocol;
 use crate::vcd::VcdError;
 use crate::vcd::resources::EntityRef;
-use crate::vcd::resources::firewall::{FirewallRule, ListEdit};
+use crate::vcd::resources::firewall::FirewallRule;
 use crate::vcd::resources::ip_set::IpSet;
 use crate::vcd::resources::profiles::{ApplicationPort, PortProfile};
 
 /// Where a Service is reachable: what its rule lets in.
 #[derive(Debug, Clone)]
-pub(super) struct Exposure {
+pub(in crate::lb) struct Exposure {
     /// The external address and, in one-arm modes, the internal VIPs the
     /// DNAT rules translate it to (the firewall may match either).
     pub addresses: Vec<IpAddr>,
@@ -85,13 +88,14 @@ fn application_ports(ports: &[(Protocol, u16)]) -> Vec<ApplicationPort> {
         .collect()
 }
 
-impl LoadBalancers {
-    fn is_ours(&self, description: Option<&str>, owner: &OwnerTag) -> bool {
-        description
-            .and_then(OwnerTag::parse)
-            .is_some_and(|t| t.owner.same_service(owner) && t.owner.identity == owner.identity)
-    }
+/// Whether an object's description is `owner`'s tag, identity included.
+pub(in crate::lb) fn is_ours(description: Option<&str>, owner: &OwnerTag) -> bool {
+    description
+        .and_then(OwnerTag::parse)
+        .is_some_and(|t| t.owner.same_service(owner) && t.owner.identity == owner.identity)
+}
 
+impl LoadBalancers {
     /// The Service's firewall objects. An object carrying one of its names
     /// but not its tag belongs to someone else: an error, nothing changed.
     async fn find_firewall(&self, owner: &OwnerTag, names: &Names) -> Result<Found, LbError> {
@@ -104,7 +108,7 @@ impl LoadBalancers {
         let rule = rules
             .iter()
             .filter_map(|r| serde_json::from_value::<FirewallRule>(r.clone()).ok())
-            .find(|r| self.is_ours(r.description.as_deref(), owner));
+            .find(|r| is_ours(r.description.as_deref(), owner));
         let sets = self
             .client
             .list_ip_sets(gateway, |n| {
@@ -148,7 +152,7 @@ impl LoadBalancers {
         ]
         .into_iter()
         .flatten()
-        .find(|(_, description)| !self.is_ours(*description, owner));
+        .find(|(_, description)| !is_ours(*description, owner));
         if let Some((name, _)) = foreign {
             return Err(LbError::InvalidService {
                 service: format!("{}/{}", owner.namespace, owner.name),
@@ -160,50 +164,41 @@ impl LoadBalancers {
         Ok(found)
     }
 
-    /// Converges the Service's firewall rule; returns how many writes it took.
-    pub(super) async fn ensure_firewall(
+    /// The writes that converge the Service's firewall rule: its IP sets
+    /// and port profile first, then the rule naming them, then a sources
+    /// set it no longer needs.
+    pub(in crate::lb) async fn plan_firewall(
         &self,
         owner: &OwnerTag,
         names: &Names,
         exposure: &Exposure,
         ranges: &[SourceRange],
-    ) -> Result<usize, LbError> {
+    ) -> Result<Vec<FirewallOp>, LbError> {
         let found = self.find_firewall(owner, names).await?;
-        let tag = owner.format();
-        let mut writes = 0;
+        let mut ops = Vec::new();
         let addresses: Vec<String> = exposure.addresses.iter().map(ToString::to_string).collect();
-        let destinations = self
-            .ensure_ip_set(
+        let destinations = self.want_ip_set(
+            owner,
+            found.destinations,
+            &names.firewall_destinations(),
+            addresses,
+            &mut ops,
+        );
+        let sources = (!ranges.is_empty()).then(|| {
+            let ranges = ranges.iter().map(ToString::to_string).collect();
+            self.want_ip_set(
                 owner,
-                found.destinations,
-                &names.firewall_destinations(),
-                addresses,
-                &mut writes,
+                found.sources.clone(),
+                &names.firewall_sources(),
+                ranges,
+                &mut ops,
             )
-            .await?;
-        let sources = match ranges.is_empty() {
-            true => None,
-            false => {
-                let ranges = ranges.iter().map(ToString::to_string).collect();
-                Some(
-                    self.ensure_ip_set(
-                        owner,
-                        found.sources.clone(),
-                        &names.firewall_sources(),
-                        ranges,
-                        &mut writes,
-                    )
-                    .await?,
-                )
-            }
-        };
-        let ports = self
-            .ensure_ports(owner, found.ports, names, exposure, &mut writes)
-            .await?;
+        });
+        let ports = self.want_ports(owner, found.ports, names, exposure, &mut ops);
         let mut wanted = FirewallRule {
             id: None,
             name: names.firewall_rule(),
-            description: Some(tag),
+            description: Some(owner.format()),
             source_firewall_groups: sources.iter().map(IpSet::reference).collect(),
             destination_firewall_groups: vec![destinations.reference()],
             application_port_profiles: vec![EntityRef {
@@ -229,105 +224,79 @@ impl LoadBalancers {
             extra: Map::new(),
         };
         match found.rule {
-            None => {
-                let body = serde_json::to_value(&wanted).unwrap_or(Value::Null);
-                let edit = |rules: &[Value]| {
-                    if rules
-                        .iter()
-                        .any(|r| self.is_ours(r.get("description").and_then(Value::as_str), owner))
-                    {
-                        return ListEdit::Keep;
-                    }
-                    let mut rules = rules.to_vec();
-                    rules.push(body.clone());
-                    ListEdit::Replace(rules)
-                };
-                self.client
-                    .edit_user_firewall_rules(&self.gateway.id, edit)
-                    .await
-                    .map_err(vcd(owner, "adding the Service's gateway firewall rule"))?;
-                writes += 1;
-            }
+            None => ops.push(FirewallOp::AddRule {
+                rule: wanted,
+                owner: owner.clone(),
+            }),
             Some(current) => {
                 wanted.id = current.id.clone();
                 wanted.version = current.version;
                 wanted.extra = current.extra.clone();
                 if wanted != current {
-                    self.client
-                        .update_firewall_rule(&self.gateway.id, &wanted)
-                        .await
-                        .map_err(vcd(owner, "updating the Service's gateway firewall rule"))?;
-                    writes += 1;
+                    ops.push(FirewallOp::UpdateRule(wanted));
                 }
             }
         }
         if let (None, Some(stale)) = (sources, found.sources) {
-            self.delete_ip_set(owner, &stale).await?;
-            writes += 1;
+            ops.push(FirewallOp::DeleteGroup {
+                id: stale.id.unwrap_or_default(),
+                name: stale.name,
+            });
         }
-        Ok(writes)
+        Ok(ops)
     }
 
-    async fn ensure_ip_set(
+    /// The set as wanted; its write joins `ops` when it differs.
+    fn want_ip_set(
         &self,
         owner: &OwnerTag,
         current: Option<IpSet>,
         name: &str,
         addresses: Vec<String>,
-        writes: &mut usize,
-    ) -> Result<IpSet, LbError> {
+        ops: &mut Vec<FirewallOp>,
+    ) -> IpSet {
         let set = match current {
-            Some(set) if set.ip_addresses == addresses => return Ok(set),
+            Some(set) if set.ip_addresses == addresses => return set,
             Some(mut set) => {
                 set.ip_addresses = addresses;
-                self.client.update_ip_set(&set).await.map(|()| set)
+                set
             }
-            None => {
-                let set = IpSet::new(name, &owner.format(), &self.gateway, addresses);
-                self.client.create_ip_set(&set).await
-            }
+            None => IpSet::new(name, &owner.format(), &self.gateway, addresses),
         };
-        *writes += 1;
-        set.map_err(vcd(owner, &format!("writing IP set {name}")))
+        ops.push(FirewallOp::WriteGroup(set.clone()));
+        set
     }
 
-    async fn ensure_ports(
+    /// The port profile as wanted; its write joins `ops` when it differs.
+    fn want_ports(
         &self,
         owner: &OwnerTag,
         current: Option<PortProfile>,
         names: &Names,
         exposure: &Exposure,
-        writes: &mut usize,
-    ) -> Result<PortProfile, LbError> {
+        ops: &mut Vec<FirewallOp>,
+    ) -> PortProfile {
         let ports = application_ports(&exposure.ports);
         let profile = match current {
-            Some(profile) if profile.application_ports == ports => return Ok(profile),
+            Some(profile) if profile.application_ports == ports => return profile,
             Some(mut profile) => {
                 profile.application_ports = ports;
-                self.client.update_port_profile(&profile).await
+                profile
             }
             None => {
                 let mut profile =
                     PortProfile::tenant(&names.firewall_ports(), &self.org, &self.vdc, ports);
                 profile.description = Some(owner.format());
-                self.client.create_port_profile(&profile).await
+                profile
             }
         };
-        *writes += 1;
-        profile.map_err(vcd(owner, "writing the firewall port profile"))
-    }
-
-    async fn delete_ip_set(&self, owner: &OwnerTag, set: &IpSet) -> Result<(), LbError> {
-        let id = set.id.as_deref().unwrap_or_default();
-        self.client
-            .delete_ip_set(&self.gateway.id, id)
-            .await
-            .map_err(vcd(owner, &format!("deleting IP set {}", set.name)))
+        ops.push(FirewallOp::WriteProfile(profile.clone()));
+        profile
     }
 
     /// The firewall objects on the gateway with a description, as (kind,
     /// name, description); the sweep reads their tags.
-    pub(super) async fn firewall_descriptions(
+    pub(in crate::lb) async fn firewall_descriptions(
         &self,
     ) -> Result<Vec<(&'static str, String, String)>, LbError> {
         let sweep = |action: &str| LbError::vcd("(sweep)", action.to_string());
@@ -366,33 +335,37 @@ impl LoadBalancers {
         Ok(rules.chain(sets).chain(profiles).collect())
     }
 
-    /// Removes the Service's rule, then the sets and the profile it named;
-    /// returns how many objects went.
-    pub(super) async fn remove_firewall(
+    /// The deletes of the Service's rule, then of the sets and the profile
+    /// it named.
+    pub(in crate::lb) async fn plan_firewall_removal(
         &self,
         owner: &OwnerTag,
         names: &Names,
-    ) -> Result<usize, LbError> {
+    ) -> Result<Vec<FirewallOp>, LbError> {
         let found = self.find_firewall(owner, names).await?;
-        let mut removed = 0;
-        if let Some(id) = found.rule.as_ref().and_then(|r| r.id.as_deref()) {
-            self.client
-                .delete_firewall_rule(&self.gateway.id, id)
-                .await
-                .map_err(vcd(owner, "deleting the Service's gateway firewall rule"))?;
-            removed += 1;
+        let mut ops = Vec::new();
+        if let Some(rule) = found.rule
+            && let Some(id) = rule.id
+        {
+            ops.push(FirewallOp::DeleteRule {
+                id,
+                name: rule.name,
+            });
         }
-        for set in found.sources.iter().chain(&found.destinations) {
-            self.delete_ip_set(owner, set).await?;
-            removed += 1;
+        for set in found.sources.into_iter().chain(found.destinations) {
+            ops.push(FirewallOp::DeleteGroup {
+                id: set.id.unwrap_or_default(),
+                name: set.name,
+            });
         }
-        if let Some(id) = found.ports.as_ref().and_then(|p| p.id.as_deref()) {
-            self.client
-                .delete_port_profile(id)
-                .await
-                .map_err(vcd(owner, "deleting the firewall port profile"))?;
-            removed += 1;
+        if let Some(profile) = found.ports
+            && let Some(id) = profile.id
+        {
+            ops.push(FirewallOp::DeleteProfile {
+                id,
+                name: profile.name,
+            });
         }
-        Ok(removed)
+        Ok(ops)
     }
 }

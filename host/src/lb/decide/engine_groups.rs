@@ -3,10 +3,10 @@
 //! write for the virtual services the Service would create in the group or
 //! move into it.
 
-use super::LbError;
-use super::naming::{Names, PortKey};
-use super::observe::ServiceObjects;
-use super::service::ServiceSpec;
+use crate::lb::errors::LbError;
+use crate::lb::naming::{Names, PortKey};
+use crate::lb::observe::objects::ServiceObjects;
+use crate::lb::service::ServiceSpec;
 use crate::policy::model::ServiceEngineGroup;
 use crate::vcd::resources::seg::SegAssignment;
 
@@ -65,10 +65,10 @@ pub fn check_room(
     })
 }
 
-impl super::LoadBalancers {
+impl crate::lb::LoadBalancers {
     /// [`check_room`] against the cached groups, and when they refuse,
     /// against a fresh read: a refusal is never based on stale counts.
-    pub(super) async fn check_engine_group_room(
+    pub(in crate::lb) async fn check_engine_group_room(
         &self,
         service: &ServiceSpec,
         names: &Names,
@@ -85,7 +85,7 @@ impl super::LoadBalancers {
     }
 
     /// The gateway's groups, from the catalog.
-    pub(super) async fn engine_groups(
+    pub(in crate::lb) async fn engine_groups(
         &self,
         service: &ServiceSpec,
     ) -> Result<Vec<SegAssignment>, LbError> {

@@ -16,11 +16,13 @@
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use super::naming::{NODE_GROUP_PREFIX, short_hash};
-use super::newer_format::NewerObject;
-use super::ownership::{FORMAT, NewerTag, OwnerTag, describe_holder};
-use super::snapshot::GATEWAY_REFRESH;
-use super::{LbError, NodeSpec};
+use crate::lb::errors::LbError;
+use crate::lb::naming::{NODE_GROUP_PREFIX, short_hash};
+use crate::lb::newer_format::NewerObject;
+use crate::lb::observe::snapshot::GATEWAY_REFRESH;
+use crate::lb::ownership::{FORMAT, NewerTag, OwnerTag, describe_holder};
+use crate::lb::plan::op::Op;
+use crate::lb::service::NodeSpec;
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::ip_set::IpSet;
 use crate::vcd::resources::pool::MEMBER_GROUPS_SINCE;
@@ -108,10 +110,36 @@ pub fn own_want(name: String, owner: &OwnerTag, addresses: Vec<String>) -> Group
 }
 
 #[derive(Debug, Default)]
-struct Known {
+pub struct Known {
     listed_at: Option<Instant>,
     /// The gateway's IP sets by name: summaries, or whole once read.
     sets: BTreeMap<String, (IpSet, bool)>,
+}
+
+impl Known {
+    /// The set named `name`, when read whole.
+    pub fn whole(&self, name: &str) -> Option<&IpSet> {
+        self.sets
+            .get(name)
+            .filter(|(_, whole)| *whole)
+            .map(|(set, _)| set)
+    }
+
+    /// Records a set as written.
+    pub fn wrote(&mut self, set: IpSet) {
+        self.sets.insert(set.name.clone(), (set, true));
+    }
+
+    /// Records a set as deleted.
+    pub fn removed(&mut self, name: &str) {
+        self.sets.remove(name);
+    }
+
+    /// Forgets everything: a failed write means VCD knows something this
+    /// process does not.
+    pub fn forget(&mut self) {
+        *self = Known::default();
+    }
 }
 
 /// The member groups of one gateway, as last listed and written.
@@ -164,19 +192,20 @@ impl MemberGroups {
         Ok(&mut known.sets)
     }
 
-    /// Makes the set hold what `want` says (creating it when missing) and
-    /// returns a reference for pools, with what was written, if anything.
-    /// A set of that name owned by anyone else is left alone.
-    pub async fn ensure(
+    /// The write that makes the set hold what `want` says (a create when
+    /// it is missing), if any, and the reference the pools name: without an
+    /// id for a set still to be created. A set of that name owned by anyone
+    /// else is left alone.
+    pub async fn plan_set(
         &self,
         client: &VcdClient,
         gateway: &EntityRef,
         want: &GroupWant,
         owner: &OwnerTag,
         service: &str,
-    ) -> Result<(EntityRef, Option<String>), LbError> {
+    ) -> Result<(EntityRef, Option<Op>), LbError> {
         self.guarded(async |known| {
-            self.converge(known, client, gateway, want, owner, service)
+            self.plan_in(known, client, gateway, want, owner, service)
                 .await
         })
         .await
@@ -205,7 +234,7 @@ impl MemberGroups {
     }
 
     /// Notes a write of an IP set VCD refused for want of a right.
-    fn note_refusal(&self, error: &VcdError, name: &str) {
+    pub fn note_refusal(&self, error: &VcdError, name: &str) {
         if let VcdError::Forbidden { message, .. } = error {
             let reason = format!(
                 "VCD refused to write IP set {name} ({}): the role lacks \"Organization vDC Gateway: Configure Firewall\"",
@@ -216,7 +245,7 @@ impl MemberGroups {
         }
     }
 
-    async fn converge(
+    async fn plan_in(
         &self,
         known: &mut Known,
         client: &VcdClient,
@@ -224,7 +253,7 @@ impl MemberGroups {
         want: &GroupWant,
         owner: &OwnerTag,
         service: &str,
-    ) -> Result<(EntityRef, Option<String>), LbError> {
+    ) -> Result<(EntityRef, Option<Op>), LbError> {
         let vcd = |action: String| LbError::vcd(service, action);
         let sets = Self::listed(known, client, &gateway.id, false)
             .await
@@ -251,14 +280,7 @@ impl MemberGroups {
                 gateway,
                 want.addresses.clone(),
             );
-            let created = client
-                .create_ip_set(&new)
-                .await
-                .inspect_err(|e| self.note_refusal(e, &want.name))
-                .map_err(vcd(format!("creating IP set {}", want.name)))?;
-            let reference = created.reference();
-            sets.insert(want.name.clone(), (created, true));
-            return Ok((reference, Some(format!("created IP set {}", want.name))));
+            return Ok((new.reference(), Some(Op::WriteIpSet(new))));
         };
         let description = set.description.as_deref().unwrap_or_default();
         if let Some(newer) = NewerTag::parse(description) {
@@ -291,58 +313,46 @@ impl MemberGroups {
             ip_addresses: want.addresses.clone(),
             ..set
         };
-        client
-            .update_ip_set(&changed)
-            .await
-            .inspect_err(|e| self.note_refusal(e, &want.name))
-            .map_err(vcd(format!("updating IP set {}", want.name)))?;
-        let reference = changed.reference();
-        sets.insert(want.name.clone(), (changed, true));
-        Ok((reference, Some(format!("updated IP set {}", want.name))))
+        Ok((changed.reference(), Some(Op::WriteIpSet(changed))))
     }
 
-    /// Deletes the set `name` if it is `owner`'s Service's; how many
-    /// sets went. Its pools must not use it any more.
-    pub async fn remove_own(
+    /// The delete of the set `name` if it is `owner`'s Service's. Its
+    /// pools must not use it any more when it runs.
+    pub async fn plan_removal(
         &self,
         client: &VcdClient,
         gateway_id: &str,
         name: &str,
         owner: &OwnerTag,
         service: &str,
-    ) -> Result<usize, LbError> {
+    ) -> Result<Option<Op>, LbError> {
         self.guarded(async |known| {
-            Self::remove(known, client, gateway_id, name, owner, service).await
+            let sets = Self::listed(known, client, gateway_id, false)
+                .await
+                .map_err(LbError::vcd(
+                    service,
+                    "listing the gateway's IP sets".into(),
+                ))?;
+            let Some((set, _)) = sets.get(name) else {
+                return Ok(None);
+            };
+            let tagged = set.description.as_deref().and_then(OwnerTag::parse);
+            if !tagged.is_some_and(|t| t.owner.same_service(owner)) {
+                return Ok(None);
+            }
+            Ok(Some(Op::DeleteIpSet {
+                id: set.id.clone().unwrap_or_default(),
+                name: name.to_string(),
+            }))
         })
         .await
     }
 
-    async fn remove(
-        known: &mut Known,
-        client: &VcdClient,
-        gateway_id: &str,
-        name: &str,
-        owner: &OwnerTag,
-        service: &str,
-    ) -> Result<usize, LbError> {
-        let vcd = |action: String| LbError::vcd(service, action);
-        let sets = Self::listed(known, client, gateway_id, false)
-            .await
-            .map_err(vcd("listing the gateway's IP sets".into()))?;
-        let Some((set, _)) = sets.get(name) else {
-            return Ok(0);
-        };
-        let tagged = set.description.as_deref().and_then(OwnerTag::parse);
-        if !tagged.is_some_and(|t| t.owner.same_service(owner)) {
-            return Ok(0);
-        }
-        let id = set.id.clone().unwrap_or_default();
-        client
-            .delete_ip_set(gateway_id, &id)
-            .await
-            .map_err(vcd(format!("deleting IP set {name}")))?;
-        sets.remove(name);
-        Ok(1)
+    /// The sets as known, held alone while the applier writes one: it
+    /// looks again at what another reconcile may have written since this
+    /// one planned, and records what it wrote.
+    pub async fn writing(&self) -> tokio::sync::MutexGuard<'_, Known> {
+        self.known.lock().await
     }
 
     /// The Services' sets on the gateway (the cluster's left out), listed
@@ -362,12 +372,12 @@ impl MemberGroups {
     }
 }
 
-impl super::LoadBalancers {
+impl crate::lb::LoadBalancers {
     /// Where `service`'s pools take their members from, given the Nodes
     /// that serve it; before API 37.1 more than 100 of them is an error.
-    pub(super) fn members_for(
+    pub(in crate::lb) fn members_for(
         &self,
-        service: &super::ServiceSpec,
+        service: &crate::lb::ServiceSpec,
         nodes: &[NodeSpec],
         owner: &OwnerTag,
         drains: bool,

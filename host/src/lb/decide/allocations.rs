@@ -1,0 +1,125 @@
+//! IP Space allocations of Services: which are claimed for a Service (by
+//! its ownership tag in the description), who else holds an address, which
+//! addresses of a space no allocation holds, and making and claiming one
+//! (noted in the journal first).
+
+use std::collections::HashSet;
+use std::net::IpAddr;
+
+use crate::lb::observe::ipam::{Space, spread};
+use crate::lb::ownership::{NewerTag, OwnerTag};
+use crate::vcd::resources::ipspace::IpAllocation;
+use crate::vcd::{VcdClient, VcdError};
+
+/// Whether an allocation is claimed for `owner`'s Service (with or without
+/// the cluster identity, which older tags lack).
+fn claimed_by(allocation: &IpAllocation, owner: &OwnerTag) -> bool {
+    allocation.usage_state.as_deref() == Some("USED_MANUAL")
+        && allocation
+            .description
+            .as_deref()
+            .and_then(OwnerTag::parse)
+            .is_some_and(|tagged| tagged.owner.same_service(owner))
+}
+
+/// IP Spaces: the allocations claimed for `owner` (normally at most one).
+pub async fn find_claims(
+    client: &VcdClient,
+    spaces: &[Space],
+    owner: &OwnerTag,
+) -> Result<Vec<(String, IpAllocation)>, VcdError> {
+    let mut claims = Vec::new();
+    for space in spaces {
+        for allocation in client.claimed_allocations(&space.id).await? {
+            if claimed_by(&allocation, owner) {
+                claims.push((space.id.clone(), allocation));
+            }
+        }
+    }
+    Ok(claims)
+}
+
+/// IP Spaces: rewrites the Service's claims that lack `owner`'s cluster
+/// identity (written before identities were recorded).
+pub async fn adopt_claims(
+    client: &VcdClient,
+    spaces: &[Space],
+    owner: &OwnerTag,
+) -> Result<(), VcdError> {
+    let marker = owner.format();
+    for (space_id, allocation) in find_claims(client, spaces, owner).await? {
+        if allocation.description.as_deref() != Some(marker.as_str()) {
+            client
+                .claim_allocation(&space_id, &allocation, &marker)
+                .await?;
+        }
+    }
+    Ok(())
+}
+
+/// IP Spaces: what holds `ip` in `space` other than `owner`'s Service. An
+/// allocation someone made and has not used yet is held too: it is a
+/// reservation, not a free address.
+pub async fn space_holder(
+    client: &VcdClient,
+    space: &Space,
+    ip: &str,
+    owner: &OwnerTag,
+) -> Result<(Option<IpAllocation>, Option<String>), VcdError> {
+    let allocation = client.find_allocation_by_value(&space.id, ip).await?;
+    let holder = allocation.as_ref().and_then(|a| {
+        let state = a.usage_state.as_deref().unwrap_or("UNUSED");
+        // A tagged claim is named by its Service and cluster (a newer
+        // format's as far as it says), any other description quoted.
+        let description = a.description.as_deref().filter(|d| !d.is_empty());
+        let held_by = match (
+            description.and_then(OwnerTag::parse),
+            description.and_then(NewerTag::parse),
+        ) {
+            (Some(tagged), _) => format!(", {}", tagged.owner.describe_service()),
+            (None, Some(newer)) => format!(", {}", newer.describe()),
+            (None, None) => description.map(|d| format!(", {d}")).unwrap_or_default(),
+        };
+        match claimed_by(a, owner) {
+            true => None,
+            false => Some(format!(
+                "IP Space allocation {} ({state}{held_by})",
+                a.value
+            )),
+        }
+    });
+    Ok((allocation, holder))
+}
+
+/// IP Spaces: an allocation no one has used or claimed: made, and then
+/// neither claimed nor used.
+pub fn unmarked(allocation: &IpAllocation) -> bool {
+    allocation
+        .usage_state
+        .as_deref()
+        .is_none_or(|s| s == "UNUSED")
+        && allocation.description.as_deref().is_none_or(str::is_empty)
+}
+
+/// IP Spaces: the space's addresses no visible allocation holds, in the
+/// order the Service `seed` names prefers them.
+pub async fn free_in_space(
+    client: &VcdClient,
+    space: &Space,
+    excluded: &HashSet<IpAddr>,
+    seed: &str,
+) -> Result<Vec<IpAddr>, VcdError> {
+    let allocated: HashSet<IpAddr> = client
+        .ip_allocations(&space.id, None)
+        .await?
+        .iter()
+        .filter_map(|a| a.value.parse().ok())
+        .collect();
+    let candidates = space
+        .ranges
+        .iter()
+        .flat_map(|r| r.iter().take(65_536))
+        .filter(|ip| !allocated.contains(ip) && !excluded.contains(ip))
+        .collect();
+    Ok(spread(candidates, seed))
+}

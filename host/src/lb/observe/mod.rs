@@ -1,0 +1,10 @@
+//! Observe: what VCD holds, read before anything is decided. The gateway's
+//! objects this cluster owns (one read per object family, kept as a
+//! snapshot between reconciles), the slow-changing catalog (features,
+//! service engine groups, library certificates) and where external
+//! addresses come from. Nothing here writes.
+
+pub(super) mod catalog;
+pub(super) mod ipam;
+pub(super) mod objects;
+pub(super) mod snapshot;

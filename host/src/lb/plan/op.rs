@@ -1,0 +1,176 @@
+//! One write to VCD, as plans list them and the applier runs them: the IP
+//! set the pools take their members from first, then deletes (NAT, virtual
+//! services, pools), pools, virtual services and their HTTP rules, NAT
+//! rules, and a Service's own IP set that no pool uses any more; the
+//! managed firewall's IP sets and port profile, its rule, and their
+//! deletes, rule first.
+
+use crate::lb::ownership::OwnerTag;
+use crate::vcd::resources::firewall::FirewallRule;
+use crate::vcd::resources::http_policy::RuleList;
+use crate::vcd::resources::ip_set::IpSet;
+use crate::vcd::resources::nat::NatRule;
+use crate::vcd::resources::pool::Pool;
+use crate::vcd::resources::profiles::PortProfile;
+use crate::vcd::resources::virtual_service::VirtualService;
+
+/// A write of the managed gateway firewall, in the order they run: a
+/// Service's IP sets and port profile, its rule, then deletes (rule first).
+#[derive(Debug, Clone)]
+pub enum FirewallOp {
+    /// A firewall IP set of the Service (its sources or its addresses),
+    /// created (no id) or rewritten.
+    WriteGroup(IpSet),
+    /// The Service's firewall port profile, created (no id) or rewritten.
+    WriteProfile(PortProfile),
+    /// Appends the Service's rule to the user-defined rules, unless a rule
+    /// with `owner`'s tag is there by then.
+    AddRule {
+        rule: FirewallRule,
+        owner: OwnerTag,
+    },
+    UpdateRule(FirewallRule),
+    DeleteRule {
+        id: String,
+        name: String,
+    },
+    DeleteGroup {
+        id: String,
+        name: String,
+    },
+    DeleteProfile {
+        id: String,
+        name: String,
+    },
+}
+
+/// One write, in the order plans return them.
+#[derive(Debug, Clone)]
+pub enum Op {
+    /// The IP set the pools name as their member group, created (it has
+    /// no id) or rewritten.
+    WriteIpSet(IpSet),
+    DeleteNat {
+        id: String,
+        name: String,
+    },
+    DeleteVirtualService {
+        id: String,
+        name: String,
+    },
+    DeletePool {
+        id: String,
+        name: String,
+    },
+    UpdatePool {
+        id: String,
+        pool: Pool,
+    },
+    CreatePool(Pool),
+    UpdateVirtualService {
+        id: String,
+        vs: VirtualService,
+    },
+    CreateVirtualService(VirtualService),
+    /// Replaces one of the HTTP rule lists of the virtual service named `vs`.
+    PutHttpRules {
+        vs: String,
+        rules: RuleList,
+    },
+    /// Writes the virtual service again once its rule lists are written,
+    /// its tag now recording them; `id` is `None` for one created in the
+    /// same plan.
+    RecordVirtualService {
+        id: Option<String>,
+        vs: VirtualService,
+    },
+    UpdateNat {
+        id: String,
+        rule: NatRule,
+    },
+    CreateNat(NatRule),
+    /// A Service's own IP set its pools no longer use.
+    DeleteIpSet {
+        id: String,
+        name: String,
+    },
+    /// A write of the managed gateway firewall.
+    Firewall(FirewallOp),
+}
+
+impl Op {
+    /// What the write does, for Events: `created pool <name>`, ….
+    pub fn describe(&self) -> String {
+        match self {
+            Op::WriteIpSet(set) if set.id.is_none() => format!("created IP set {}", set.name),
+            Op::WriteIpSet(set) => format!("updated IP set {}", set.name),
+            Op::DeleteIpSet { name, .. } => format!("deleted IP set {name}"),
+            Op::Firewall(op) => op.describe(),
+            Op::DeleteNat { name, .. } => format!("deleted NAT rule {name}"),
+            Op::DeleteVirtualService { name, .. } => format!("deleted virtual service {name}"),
+            Op::DeletePool { name, .. } => format!("deleted pool {name}"),
+            Op::UpdatePool { pool, .. } => format!("updated pool {}", pool.name),
+            Op::CreatePool(pool) => format!("created pool {}", pool.name),
+            Op::UpdateVirtualService { vs, .. } => format!("updated virtual service {}", vs.name),
+            Op::CreateVirtualService(vs) => format!("created virtual service {}", vs.name),
+            Op::PutHttpRules { vs, rules } => {
+                format!("wrote {} of virtual service {vs}", rules.kind().segment())
+            }
+            Op::RecordVirtualService { vs, .. } => {
+                format!("recorded the HTTP rules in virtual service {}", vs.name)
+            }
+            Op::UpdateNat { rule, .. } => format!("updated NAT rule {}", rule.name),
+            Op::CreateNat(rule) => format!("created NAT rule {}", rule.name),
+        }
+    }
+
+    pub(in crate::lb) fn rank(&self) -> u8 {
+        match self {
+            Op::WriteIpSet(_) => 0,
+            Op::DeleteNat { .. } => 1,
+            Op::DeleteVirtualService { .. } => 2,
+            Op::DeletePool { .. } => 3,
+            Op::UpdatePool { .. } => 4,
+            Op::CreatePool(_) => 5,
+            Op::UpdateVirtualService { .. } => 6,
+            Op::CreateVirtualService(_) => 7,
+            Op::PutHttpRules { .. } => 8,
+            Op::RecordVirtualService { .. } => 9,
+            Op::UpdateNat { .. } => 10,
+            Op::CreateNat(_) => 11,
+            Op::DeleteIpSet { .. } => 12,
+            Op::Firewall(op) => op.rank(),
+        }
+    }
+}
+
+impl FirewallOp {
+    fn describe(&self) -> String {
+        match self {
+            FirewallOp::DeleteGroup { name, .. } => format!("deleted IP set {name}"),
+            FirewallOp::WriteGroup(set) if set.id.is_none() => {
+                format!("created IP set {}", set.name)
+            }
+            FirewallOp::WriteGroup(set) => format!("updated IP set {}", set.name),
+            FirewallOp::WriteProfile(profile) if profile.id.is_none() => {
+                format!("created port profile {}", profile.name)
+            }
+            FirewallOp::WriteProfile(profile) => format!("updated port profile {}", profile.name),
+            FirewallOp::AddRule { rule, .. } => format!("added firewall rule {}", rule.name),
+            FirewallOp::UpdateRule(rule) => format!("updated firewall rule {}", rule.name),
+            FirewallOp::DeleteRule { name, .. } => format!("deleted firewall rule {name}"),
+            FirewallOp::DeleteProfile { name, .. } => format!("deleted port profile {name}"),
+        }
+    }
+
+    fn rank(&self) -> u8 {
+        match self {
+            FirewallOp::WriteGroup(_) => 13,
+            FirewallOp::WriteProfile(_) => 14,
+            FirewallOp::AddRule { .. } | FirewallOp::UpdateRule(_) => 15,
+            FirewallOp::DeleteRule { .. } => 16,
+            FirewallOp::DeleteGroup { .. } => 17,
+            FirewallOp::DeleteProfile { .. } => 18,
+        }
+    }
+}
