@@ -36,6 +36,9 @@ pub enum Command {
     /// Check, read only, that VCD and the configuration are ready for `run`
     /// (exit 1 when a check fails).
     Check(Box<CheckArgs>),
+    /// Print, read only, what a reconcile of every LoadBalancer Service
+    /// would write to VCD now (exit 0: nothing, 2: something, 1: an error).
+    Plan(Box<PlanArgs>),
     /// Run the controllers against embedded VCD and Kubernetes simulators.
     #[cfg(feature = "demo")]
     Demo(DemoArgs),
@@ -355,6 +358,19 @@ impl RunArgs {
 #[derive(clap::Args)]
 pub struct CheckArgs {
     /// `run`'s flags; the cloud config and the credentials are read.
+    #[command(flatten)]
+    pub run: RunArgs,
+    /// Report format.
+    #[arg(long, value_enum, default_value_t = Output::Text)]
+    pub output: Output,
+}
+
+/// Arguments of `vcd-ccm plan`.
+#[derive(clap::Args)]
+pub struct PlanArgs {
+    /// `run`'s flags: the same cloud config, credentials, kubeconfig,
+    /// policy directory (`--policy-dir` previews another policy set) and
+    /// load-balancer class.
     #[command(flatten)]
     pub run: RunArgs,
     /// Report format.

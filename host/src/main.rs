@@ -7,7 +7,7 @@ use clap::Parser;
 use vcd_ccm::cli::{Cli, Command, PolicyCommand};
 #[cfg(feature = "demo")]
 use vcd_ccm::commands::demo;
-use vcd_ccm::commands::{check, policy, run};
+use vcd_ccm::commands::{check, plan, policy, run};
 use vcd_ccm::logging::{self, LogFormat};
 
 fn main() -> ExitCode {
@@ -22,6 +22,7 @@ fn main() -> ExitCode {
     match cli.command {
         Command::Run(args) => run::run(&args),
         Command::Check(args) => check::check(&args),
+        Command::Plan(args) => plan::plan(&args),
         #[cfg(feature = "demo")]
         Command::Demo(args) => demo::demo(&args),
         Command::Policy(PolicyCommand::Test(args)) => policy::test(&args),

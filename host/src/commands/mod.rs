@@ -3,6 +3,7 @@
 pub mod check;
 #[cfg(feature = "demo")]
 pub mod demo;
+pub mod plan;
 pub mod policy;
 pub mod run;
 

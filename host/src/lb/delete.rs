@@ -64,14 +64,7 @@ impl LoadBalancers {
         }
         // Its IP set, once no pool uses it.
         let removal = self
-            .member_groups
-            .plan_removal(
-                &self.client,
-                &self.gateway.id,
-                &self.names(service).node_group(),
-                &self.owner(service),
-                &service.key(),
-            )
+            .own_set_removal(&self.owner(service), &self.names(service))
             .await?;
         changed |= removal.is_some();
         ops.extend(removal);

@@ -195,6 +195,18 @@ impl LbError {
         )
     }
 
+    /// The write a read-only client did not send (`vcd-ccm plan`), if that
+    /// is what stopped the reconcile.
+    pub fn refused_write(&self) -> Option<String> {
+        match self {
+            LbError::Vcd { action, source, .. } => match &**source {
+                VcdError::ReadOnly { call } => Some(format!("{action}: {call}")),
+                _ => None,
+            },
+            _ => None,
+        }
+    }
+
     /// Wraps a VCD error with the Service and the step that failed.
     pub fn vcd(service: &str, action: String) -> impl FnOnce(VcdError) -> LbError + use<> {
         let service = service.to_string();

@@ -13,6 +13,7 @@ use crate::lb::decide::current::{Currents, Found};
 use crate::lb::decide::dual_stack::Second;
 use crate::lb::decide::sharing;
 use crate::lb::errors::LbError;
+use crate::lb::ownership::OwnerTag;
 use crate::lb::plan::drain;
 use crate::lb::plan::member_groups::Members;
 use crate::lb::plan::op::Op;
@@ -46,18 +47,18 @@ pub(super) struct Converged {
 }
 
 /// A pass's decision, made before anything is written.
-struct Planned {
-    ops: Vec<Op>,
+pub(super) struct Planned {
+    pub ops: Vec<Op>,
     /// The external addresses: the decided one, then the second family's.
-    addresses: Vec<Address>,
+    pub addresses: Vec<Address>,
     dual_stack_not_served: Option<String>,
     /// New one-arm internal VIPs: nothing reserves them until verified.
     unreserved: Vec<IpAddr>,
     /// Every one-arm internal VIP of the Service.
-    internal: Vec<Ipv4Addr>,
+    pub internal: Vec<Ipv4Addr>,
     warnings: Vec<String>,
     /// Where the pools take their members from.
-    members: Members,
+    pub members: Members,
     /// When a drain under way ends (Unix seconds).
     drain_ends: Option<u64>,
     /// Uploads the virtual services will use; unpinned when the pass ends.
@@ -86,12 +87,9 @@ enum Pass {
 }
 
 impl LoadBalancers {
-    /// Reconciles until no other owner contests the address.
-    pub(super) async fn converge(
-        &self,
-        service: &ServiceSpec,
-        nodes: &[NodeSpec],
-    ) -> Result<Converged, LbError> {
+    /// What is refused before anything is read: a malformed Service, a
+    /// sharing key the mode cannot serve, no port with a node port.
+    pub(super) fn admissible(&self, service: &ServiceSpec) -> Result<(), LbError> {
         service.check()?;
         self.check_sharing(service)?;
         if !service
@@ -104,6 +102,16 @@ impl LoadBalancers {
                 problem: "no port has a nodePort; NSX ALB pools forward to node ports (allocateLoadBalancerNodePorts: false is not supported)".to_string(),
             });
         }
+        Ok(())
+    }
+
+    /// Reconciles until no other owner contests the address.
+    pub(super) async fn converge(
+        &self,
+        service: &ServiceSpec,
+        nodes: &[NodeSpec],
+    ) -> Result<Converged, LbError> {
+        self.admissible(service)?;
         let mut excluded = HashSet::new();
         let mut writes = 0;
         let mut existed = None;
@@ -222,29 +230,8 @@ impl LoadBalancers {
             drain_ends,
             _pins,
         } = planned;
-        // The set first: the pools name it. A node join is this one write.
-        if let Members::Group(want) = &members {
-            let (group, write) = self
-                .member_groups
-                .plan_set(&self.client, &self.gateway, want, &owner, &service.key())
-                .await?;
-            plan::point_at_group(&mut ops, &group);
-            ops.splice(0..0, write);
-        }
-        // A set of its own the pools no longer use (no longer `Local`).
-        if !matches!(&members, Members::Group(want) if want.own) {
-            let removal = self
-                .member_groups
-                .plan_removal(
-                    &self.client,
-                    &self.gateway.id,
-                    &self.names(service).node_group(),
-                    &owner,
-                    &service.key(),
-                )
-                .await?;
-            ops.extend(removal);
-        }
+        self.plan_member_sets(service, &owner, &members, &mut ops)
+            .await?;
         for address in &addresses {
             if address.verify_claim || currents.remembered(address.ip) {
                 unreserved.push(address.ip);
@@ -305,11 +292,36 @@ impl LoadBalancers {
         })
     }
 
+    /// Adds the writes of the IP sets the pools take their members from: the
+    /// set first (the pools name it; a node join is this one write), and a
+    /// set of the Service's own the pools no longer use last (no longer
+    /// `Local`).
+    pub(super) async fn plan_member_sets(
+        &self,
+        service: &ServiceSpec,
+        owner: &OwnerTag,
+        members: &Members,
+        ops: &mut Vec<Op>,
+    ) -> Result<(), LbError> {
+        if let Members::Group(want) = members {
+            let (group, write) = self
+                .member_groups
+                .plan_set(&self.client, &self.gateway, want, owner, &service.key())
+                .await?;
+            plan::point_at_group(ops, &group);
+            ops.splice(0..0, write);
+        }
+        if !matches!(members, Members::Group(want) if want.own) {
+            ops.extend(self.own_set_removal(owner, &self.names(service)).await?);
+        }
+        Ok(())
+    }
+
     /// Decides and plans without writing anything but address claims and,
     /// last, certificate uploads: the policy's decision, the address it
     /// resolves to, internal VIPs, and the writes that would converge the
     /// Service.
-    async fn plan(
+    pub(super) async fn plan(
         &self,
         service: &ServiceSpec,
         nodes: &[NodeSpec],

@@ -88,12 +88,7 @@ impl LoadBalancers {
             .refreshed(&self.client, &self.gateway.id)
             .await
             .map_err(vcd("reading the gateway's load balancer objects".into()))?;
-        let descriptions = view
-            .virtual_services
-            .iter()
-            .map(|v| v.description.as_deref())
-            .chain(view.pools.iter().map(|p| p.description.as_deref()))
-            .chain(view.nat_rules.iter().map(|r| r.description.as_deref()));
+        let descriptions = view.descriptions();
         let mut report = SweepReport::default();
         // A later vcd-ccm's objects parse as no tag below: never deleted.
         let mut newer = view.newer_objects();
@@ -231,6 +226,11 @@ impl LoadBalancers {
         newer.iter().for_each(|o| self.newer_formats.notice(o));
         report.newer_format = newer_format::count_by_kind(&newer);
         Ok(report)
+    }
+
+    /// Whether the sweep deletes `owner`'s objects.
+    pub(super) fn is_stale(&self, owner: &OwnerTag, live_uids: &HashSet<String>) -> bool {
+        self.verdict(owner, live_uids) == Verdict::Stale
     }
 
     fn verdict(&self, owner: &OwnerTag, live_uids: &HashSet<String>) -> Verdict {

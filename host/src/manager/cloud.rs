@@ -159,6 +159,30 @@ impl CloudSide {
         }
     }
 
+    /// The load balancer on a client that refuses every write unsent.
+    pub async fn read_only_load_balancers(
+        self,
+        identity: ClusterIdentity,
+        journal: Arc<dyn crate::lb::AllocationJournal>,
+        tls_secrets: Arc<dyn crate::lb::TlsSecrets>,
+    ) -> Result<crate::lb::LoadBalancers, super::PlanSideError> {
+        let config = ClientConfig {
+            read_only: true,
+            ..self.client_config
+        };
+        let client = VcdClient::connect(config, self.client_metrics).await?;
+        let lb = crate::lb::LoadBalancers::new(
+            client,
+            self.policies,
+            self.lb_config,
+            identity,
+            journal,
+            tls_secrets,
+        )
+        .await?;
+        Ok(lb)
+    }
+
     async fn try_connect(&self) -> Result<(VcdClient, Arc<Instances>), SetupError> {
         let client =
             VcdClient::connect(self.client_config.clone(), self.client_metrics.clone()).await?;

@@ -8,6 +8,7 @@
 
 mod cloud;
 mod lb_side;
+mod plan_side;
 mod settings;
 mod token_secret;
 mod vcd_health;
@@ -26,6 +27,7 @@ use prometheus_client::registry::Registry;
 use tokio::sync::watch;
 use tokio::task::JoinSet;
 
+pub use plan_side::{PlanSide, PlanSideError};
 pub use settings::{DEFAULT_KUBE_API_RATE, Settings, StartError};
 use settings::{access_client, kube_client};
 pub use token_secret::CredentialSecret;
@@ -116,21 +118,7 @@ impl Manager {
         // account's, which works once. The Secret is written with a client
         // of its own, never held up by --kube-api-qps.
         let (leading, leading_now) = watch::channel(elector.is_none());
-        // Without a Secret to write to, a one-time token still rotates, in
-        // memory: dropping VCD's new token would void the only one left.
-        let rotation = Some(match settings.credentials_secret.clone() {
-            Some(secret) => token_secret::rotation(access_client(&settings)?, secret, leading_now),
-            None => {
-                let source = settings
-                    .cloud
-                    .client_config(&settings.secret_dir)?
-                    .credentials;
-                Arc::new(Rotation::new(
-                    Arc::new(MemoryTokenStore::new(source)),
-                    leading_now,
-                ))
-            }
-        });
+        let rotation = Some(credential_rotation(&settings, leading_now)?);
         if let (Some(rotation), Some(secret)) = (&rotation, settings.credentials_secret.clone()) {
             tokio::spawn(token_secret::report_refusals(
                 rotation.health(),
@@ -139,16 +127,7 @@ impl Manager {
                 recorder("cloud-controller-manager"),
             ));
         }
-        // Image policies' pull Secrets are in the Lease's namespace: the CCM's.
-        let pull_secrets = SecretReader {
-            client: client.clone(),
-            namespace: settings
-                .service
-                .events_on
-                .namespace
-                .clone()
-                .unwrap_or_else(|| DEFAULT_LEASE_NAMESPACE.to_string()),
-        };
+        let pull_secrets = pull_secrets(&settings, &client);
         let cloud = CloudSide::prepare(&settings, &metrics, rotation.clone(), pull_secrets).await?;
         let leader_only_login = elector.is_some() && cloud.leader_only_login();
         let serve_lb = settings.controllers.service && settings.cloud.load_balancers_enabled();
@@ -519,6 +498,41 @@ fn mark_running(running: &Family<ControllerLabels, Gauge>, name: &'static str) {
             manager: "cloud-controller-manager",
         })
         .set(1);
+}
+
+/// How the VCD credentials rotate: a one-time refresh token (a service
+/// account's) is written back to the credential Secret, or without one
+/// kept in memory (dropping VCD's new token would void the only one left).
+fn credential_rotation(
+    settings: &Settings,
+    leading: watch::Receiver<bool>,
+) -> Result<Arc<Rotation>, StartError> {
+    Ok(match settings.credentials_secret.clone() {
+        Some(secret) => token_secret::rotation(access_client(settings)?, secret, leading),
+        None => {
+            let source = settings
+                .cloud
+                .client_config(&settings.secret_dir)?
+                .credentials;
+            Arc::new(Rotation::new(
+                Arc::new(MemoryTokenStore::new(source)),
+                leading,
+            ))
+        }
+    })
+}
+
+/// Where image policies' pull Secrets are read: the Lease's namespace, the CCM's.
+fn pull_secrets(settings: &Settings, client: &kube::Client) -> SecretReader {
+    SecretReader {
+        client: client.clone(),
+        namespace: settings
+            .service
+            .events_on
+            .namespace
+            .clone()
+            .unwrap_or_else(|| DEFAULT_LEASE_NAMESPACE.to_string()),
+    }
 }
 
 fn write(metrics: &SharedRegistry) -> std::sync::RwLockWriteGuard<'_, Registry> {

@@ -15,6 +15,7 @@ mod handover;
 mod hostile_policies;
 mod logs;
 mod node_groups;
+mod plan;
 mod service_accounts;
 mod stuck_leader;
 mod task_supervision;

@@ -2,7 +2,7 @@
 
 use std::process::ExitCode;
 
-mod settings;
+pub(super) mod settings;
 
 use crate::cli::RunArgs;
 use crate::manager::{Ended, Manager};

@@ -7,6 +7,7 @@ mod condition;
 mod config;
 mod drift;
 mod endpoints;
+mod inputs;
 mod journal;
 mod locks;
 mod loops;
@@ -25,8 +26,9 @@ mod writes;
 
 pub use condition::{READY_CONDITION, condition_of};
 pub use config::{DEFAULT_DRIFT_PERIOD, ServiceControllerConfig, lease_reference};
+pub use inputs::Caches;
 pub use journal::AnnotationJournal;
-pub use predicates::{CLEANUP_FINALIZER, internal_ip};
+pub use predicates::{CLEANUP_FINALIZER, ClassFilter, has_finalizer, internal_ip};
 pub use rotation::{CERTIFICATE_UPDATED, DEFAULT_TLS_SECRET_PERIOD};
 pub use tls_secrets::KubeTlsSecrets;
 
@@ -49,12 +51,12 @@ use super::workqueue::{Backoff, WorkQueue};
 use super::{EventRecorder, EventType, SyncedFlag};
 use crate::lb::LoadBalancers;
 use crate::policy::Registry as PolicyRegistry;
-use endpoints::{EndpointChanges, endpoint_sync_loop, is_local, ready_endpoints};
+use endpoints::{EndpointChanges, endpoint_sync_loop, is_local};
 use loops::{cleanup_resync_loop, node_sync_loop, worker};
 use marks::Marks;
 use metrics::ServiceMetrics;
 use pending::PendingReporter;
-use predicates::{ClassFilter, in_node_set, needs_cleanup, should_sync_updated_node};
+use predicates::{needs_cleanup, should_sync_updated_node};
 use spec::{NodeKey, NodeSetDigest};
 use sync::service_key;
 use writes::ServiceWrites;
@@ -71,9 +73,8 @@ pub(crate) struct Shared {
     class: ClassFilter,
     workers: usize,
     services: Store<Service>,
-    nodes: Store<Node>,
-    namespaces: Store<Namespace>,
-    endpoint_slices: Store<EndpointSlice>,
+    /// Nodes, EndpointSlices and Namespaces: a Service's inputs.
+    caches: Caches,
     /// Services synced since start (upstream's serviceCache).
     synced: Mutex<HashMap<String, Arc<Service>>>,
     /// The members each Service's load balancer was last given.
@@ -208,9 +209,11 @@ impl ServiceController {
             class,
             workers: config.workers.max(1),
             services: service_store,
-            nodes: node_store,
-            namespaces: namespace_store,
-            endpoint_slices: slice_store,
+            caches: Caches {
+                nodes: node_store,
+                endpoint_slices: slice_store,
+                namespaces: namespace_store,
+            },
             synced: Mutex::default(),
             last_nodes: Mutex::default(),
             locks: locks::WriteLocks::default(),
@@ -314,37 +317,6 @@ impl ServiceController {
 }
 
 impl Shared {
-    fn node_set(&self) -> Vec<NodeKey> {
-        let mut nodes: Vec<NodeKey> = self
-            .nodes
-            .state()
-            .iter()
-            .filter(|n| in_node_set(n))
-            .map(|n| NodeKey::of(n))
-            .collect();
-        nodes.sort();
-        nodes
-    }
-
-    /// The nodes a Service's load balancer sends traffic to: the node set,
-    /// narrowed to the nodes with a ready endpoint for `Local` Services.
-    fn members_of(&self, service: &Service) -> Vec<NodeKey> {
-        let mut nodes = self.node_set();
-        if is_local(service) {
-            let ready = self.ready_endpoints_of(service);
-            nodes.retain(|n| ready.nodes.contains(&n.name));
-        }
-        nodes
-    }
-
-    fn ready_endpoints_of(&self, service: &Service) -> endpoints::ReadyEndpoints {
-        ready_endpoints(
-            &self.endpoint_slices,
-            service.metadata.namespace.as_deref().unwrap_or_default(),
-            service.metadata.name.as_deref().unwrap_or_default(),
-        )
-    }
-
     /// Why a Service's load balancer has no members, as an Event's reason
     /// and message; `None` when it has some.
     fn no_members(
@@ -354,7 +326,7 @@ impl Shared {
     ) -> Option<(&'static str, &'static str)> {
         if !members.is_empty() {
             None
-        } else if self.node_set().is_empty() || !is_local(service) {
+        } else if self.caches.node_set().is_empty() || !is_local(service) {
             Some((
                 "UnAvailableLoadBalancer",
                 "There are no available nodes for LoadBalancer",

@@ -57,7 +57,7 @@ impl Shared {
         // Read under the lock, not once per pass: a sync that ran meanwhile
         // may have given the load balancer a newer set (upstream's
         // TestSlowNodeSync).
-        let nodes = self.members_of(&service);
+        let nodes = self.caches.members_of(&service);
         {
             let mut synced = self.last_synced();
             // Not ensured yet (its finalizer may not be set): its own sync
@@ -70,7 +70,7 @@ impl Shared {
             *previous = digest;
         }
         self.metrics.loadbalancer_sync.inc();
-        let spec = self.spec_of(&service);
+        let spec = self.caches.spec_of(&service);
         let members: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
         let started = Instant::now();
         tracing::debug!(service = %key, nodes = members.len(), "updating the load balancer's nodes");

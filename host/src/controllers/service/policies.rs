@@ -42,7 +42,7 @@ impl Shared {
                 if !self.class.wants_load_balancer(&service) {
                     continue;
                 }
-                let (spec, namespace) = self.spec_of(&service).to_policy();
+                let (spec, namespace) = self.caches.spec_of(&service).to_policy();
                 let after = current.select(&spec, &namespace);
                 if !same(&previous.select(&spec, &namespace), &after) {
                     self.queue.add(service_key(&service));

@@ -79,6 +79,7 @@ fn ports_differ(
         })
 }
 
+/// Whether the Service holds the load balancer's cleanup finalizer.
 pub fn has_finalizer(service: &Service) -> bool {
     service
         .metadata

@@ -2,7 +2,6 @@
 //! or clean up (finalizer last), Events with the upstream reasons, and a
 //! status patch only when the ingress changed.
 
-use std::collections::BTreeMap;
 use std::sync::Arc;
 use std::time::Instant;
 
@@ -129,7 +128,7 @@ impl Shared {
         }
         if self.class.wants_load_balancer(&service)
             && !needs_cleanup(&service)
-            && self.namespace_labels(&service).is_none()
+            && self.caches.namespace_labels(&service).is_none()
         {
             // Ensuring now would pick a policy without the Namespace's
             // labels; its arrival in the cache queues the Service again.
@@ -230,7 +229,7 @@ impl Shared {
             .add_finalizer(service)
             .await
             .map_err(SyncError::AddFinalizer)?;
-        let nodes = self.members_of(service);
+        let nodes = self.caches.members_of(service);
         if let Some((reason, message)) = self.no_members(service, &nodes) {
             self.event(&reference, Warning, reason, message).await;
         }
@@ -238,7 +237,7 @@ impl Shared {
         self.last_synced().insert(key, NodeSetDigest::of(&nodes));
         let spec = ServiceSpec {
             read_unsummarised: drift_check,
-            ..self.spec_of(service)
+            ..self.caches.spec_of(service)
         };
         let node_specs: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
         tracing::debug!(service = %service_key(service), "ensuring the load balancer");
@@ -280,22 +279,6 @@ impl Shared {
             }
         }
         Ok(ingress_of(&status))
-    }
-
-    /// The Service with its namespace's labels (policies select on them).
-    pub(super) fn spec_of(&self, service: &Service) -> ServiceSpec {
-        ServiceSpec {
-            ready_endpoints: self.ready_endpoints_of(service).count,
-            ..service_spec(service, self.namespace_labels(service).unwrap_or_default())
-        }
-    }
-
-    /// The labels of the Service's Namespace; `None` until it is cached.
-    fn namespace_labels(&self, service: &Service) -> Option<BTreeMap<String, String>> {
-        let namespace = service.metadata.namespace.as_deref().unwrap_or_default();
-        self.namespaces
-            .get(&ObjectRef::new(namespace))
-            .map(|ns| ns.metadata.labels.clone().unwrap_or_default())
     }
 
     pub(super) async fn timed<T>(

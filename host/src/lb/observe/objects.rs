@@ -117,6 +117,16 @@ impl GatewayView {
         })
     }
 
+    /// The descriptions of the virtual services, pools and NAT rules: the
+    /// ownership tags the sweep reads.
+    pub fn descriptions(&self) -> impl Iterator<Item = Option<&str>> {
+        self.virtual_services
+            .iter()
+            .map(|v| v.description.as_deref())
+            .chain(self.pools.iter().map(|p| p.description.as_deref()))
+            .chain(self.nat_rules.iter().map(|r| r.description.as_deref()))
+    }
+
     /// The objects whose tag names `owner`'s cluster and Service uid.
     pub fn owned_by(&self, owner: &OwnerTag) -> ServiceObjects {
         ServiceObjects {

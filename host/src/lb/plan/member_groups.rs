@@ -373,6 +373,24 @@ impl MemberGroups {
 }
 
 impl crate::lb::LoadBalancers {
+    /// The delete of `owner`'s Service's own IP set, if the gateway holds one.
+    pub(in crate::lb) async fn own_set_removal(
+        &self,
+        owner: &OwnerTag,
+        names: &crate::lb::naming::Names,
+    ) -> Result<Option<Op>, LbError> {
+        let service = format!("{}/{}", owner.namespace, owner.name);
+        self.member_groups
+            .plan_removal(
+                &self.client,
+                &self.gateway.id,
+                &names.node_group(),
+                owner,
+                &service,
+            )
+            .await
+    }
+
     /// Where `service`'s pools take their members from, given the Nodes
     /// that serve it; before API 37.1 more than 100 of them is an error.
     pub(in crate::lb) fn members_for(

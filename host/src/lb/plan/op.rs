@@ -98,7 +98,51 @@ pub enum Op {
     Firewall(FirewallOp),
 }
 
+/// What a write does to its object.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, serde::Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum Action {
+    /// A new object.
+    Create,
+    /// An object rewritten in place.
+    Update,
+    /// An object removed.
+    Delete,
+}
+
 impl Op {
+    /// The object written: its kind (as VCD names it), its name, and what
+    /// happens to it.
+    pub fn target(&self) -> (&'static str, String, Action) {
+        let written = |id: &Option<String>| match id {
+            Some(_) => Action::Update,
+            None => Action::Create,
+        };
+        match self {
+            Op::WriteIpSet(set) => ("ip set", set.name.clone(), written(&set.id)),
+            Op::DeleteIpSet { name, .. } => ("ip set", name.clone(), Action::Delete),
+            Op::DeleteNat { name, .. } => ("nat rule", name.clone(), Action::Delete),
+            Op::DeleteVirtualService { name, .. } => {
+                ("virtual service", name.clone(), Action::Delete)
+            }
+            Op::DeletePool { name, .. } => ("pool", name.clone(), Action::Delete),
+            Op::UpdatePool { pool, .. } => ("pool", pool.name.clone(), Action::Update),
+            Op::CreatePool(pool) => ("pool", pool.name.clone(), Action::Create),
+            Op::UpdateVirtualService { vs, .. } | Op::RecordVirtualService { vs, .. } => {
+                ("virtual service", vs.name.clone(), Action::Update)
+            }
+            Op::CreateVirtualService(vs) => ("virtual service", vs.name.clone(), Action::Create),
+            Op::PutHttpRules { vs, rules } => (
+                "http rule list",
+                format!("{vs}/{}", rules.kind().segment()),
+                Action::Update,
+            ),
+            Op::UpdateNat { rule, .. } => ("nat rule", rule.name.clone(), Action::Update),
+            Op::CreateNat(rule) => ("nat rule", rule.name.clone(), Action::Create),
+            Op::Firewall(op) => op.target(),
+        }
+    }
+
     /// What the write does, for Events: `created pool <name>`, ….
     pub fn describe(&self) -> String {
         match self {
@@ -145,6 +189,30 @@ impl Op {
 }
 
 impl FirewallOp {
+    fn target(&self) -> (&'static str, String, Action) {
+        let written = |id: &Option<String>| match id {
+            Some(_) => Action::Update,
+            None => Action::Create,
+        };
+        match self {
+            FirewallOp::WriteGroup(set) => ("firewall ip set", set.name.clone(), written(&set.id)),
+            FirewallOp::WriteProfile(profile) => {
+                ("port profile", profile.name.clone(), written(&profile.id))
+            }
+            FirewallOp::AddRule { rule, .. } => {
+                ("firewall rule", rule.name.clone(), Action::Create)
+            }
+            FirewallOp::UpdateRule(rule) => ("firewall rule", rule.name.clone(), Action::Update),
+            FirewallOp::DeleteRule { name, .. } => ("firewall rule", name.clone(), Action::Delete),
+            FirewallOp::DeleteGroup { name, .. } => {
+                ("firewall ip set", name.clone(), Action::Delete)
+            }
+            FirewallOp::DeleteProfile { name, .. } => {
+                ("port profile", name.clone(), Action::Delete)
+            }
+        }
+    }
+
     fn describe(&self) -> String {
         match self {
             FirewallOp::DeleteGroup { name, .. } => format!("deleted IP set {name}"),

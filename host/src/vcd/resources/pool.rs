@@ -113,7 +113,7 @@ pub struct Pool {
 }
 
 /// A pool as its gateway's `loadBalancer/poolSummaries` lists it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct PoolSummary {
     /// The pool's id.

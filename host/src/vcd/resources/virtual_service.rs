@@ -101,7 +101,7 @@ pub struct VirtualService {
 
 /// A virtual service as its gateway's
 /// `loadBalancer/virtualServiceSummaries` lists it.
-#[derive(Debug, Clone, Deserialize)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
 pub struct VirtualServiceSummary {
     /// The virtual service's id.

@@ -1,0 +1,234 @@
+//! Plans without writing (`vcd-ccm plan`): what a reconcile of a Service
+//! would write now, what deleting a Service would, and what the sweep
+//! would delete of Services that are gone. The same observe → decide →
+//! plan as a reconcile, stopped before apply. Writes a decision makes on
+//! its way (an IP Space address claimed for a new Service, a certificate
+//! uploaded from a Secret) are not planned ops yet: a read-only client
+//! refuses them, and the plan of that Service ends in that error.
+
+use std::collections::{BTreeMap, HashSet};
+use std::net::IpAddr;
+
+use serde::Serialize;
+use serde_json::Value;
+
+use crate::lb::LoadBalancers;
+use crate::lb::decide::current::Found;
+use crate::lb::errors::LbError;
+use crate::lb::naming::Names;
+use crate::lb::observe::objects::ServiceObjects;
+use crate::lb::ownership::OwnerTag;
+use crate::lb::plan;
+use crate::lb::plan::firewall::Exposure;
+use crate::lb::plan::op::{Action, Op};
+use crate::lb::service::{NodeSpec, ServiceSpec};
+
+/// One write a reconcile would make.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct PlannedWrite {
+    /// The kind of VCD object: `pool`, `virtual service`, `nat rule`, ….
+    pub kind: &'static str,
+    /// The object's name on the gateway.
+    pub name: String,
+    /// What happens to it.
+    pub action: Action,
+    /// For an update, the fields the gateway's copy differs in (empty when
+    /// the gateway's lists do not show them).
+    pub fields: Vec<String>,
+}
+
+impl LoadBalancers {
+    /// The writes a reconcile of `service` with `nodes` would make now.
+    pub async fn plan_ensure(
+        &self,
+        service: &ServiceSpec,
+        nodes: &[NodeSpec],
+    ) -> Result<Vec<PlannedWrite>, LbError> {
+        self.admissible(service)?;
+        let ranges = service.source_ranges()?;
+        let (view, observed) = self.observe(service).await?;
+        let owner = self.owner(service);
+        if observed.is_empty() {
+            let upstream = self.upstream_objects(service, &view);
+            if !upstream.deletes.is_empty() {
+                // The takeover claims the address before it decides.
+                return self.describe(&upstream.deletes, &observed).await;
+            }
+        }
+        let excluded = HashSet::new();
+        let found = Found {
+            view: &view,
+            observed: &observed,
+            upstream_ip: None,
+            owner: &owner,
+            excluded: &excluded,
+        };
+        let currents = self.current_addresses(service, &found).await?;
+        if let Some((ip, holder)) = currents.contested() {
+            return Err(LbError::AddressInUse {
+                service: service.key(),
+                ip: ip.to_string(),
+                holder,
+            });
+        }
+        let planned = self.plan(service, nodes, &found, &currents).await?;
+        let mut ops = planned.ops;
+        self.plan_member_sets(service, &owner, &planned.members, &mut ops)
+            .await?;
+        if self.config.manage_firewall {
+            let ips: Vec<IpAddr> = planned.addresses.iter().map(|a| a.ip).collect();
+            let exposure = Exposure::of(service, &ips, &planned.internal);
+            let firewall = self
+                .plan_firewall(&owner, &self.names(service), &exposure, &ranges)
+                .await?;
+            ops.extend(firewall.into_iter().map(Op::Firewall));
+        }
+        self.describe(&ops, &observed).await
+    }
+
+    /// The deletes a delete of `service` would make now.
+    pub async fn plan_delete(&self, service: &ServiceSpec) -> Result<Vec<PlannedWrite>, LbError> {
+        let (_, observed) = self.observe(service).await?;
+        let owner = self.owner(service);
+        let ops = self
+            .teardown(&owner, &self.names(service), &observed)
+            .await?;
+        self.describe(&ops, &observed).await
+    }
+
+    /// The deletes the sweep would make of the objects of Services that
+    /// are not in `live_uids`, by `namespace/name (uid)`.
+    pub async fn plan_sweep(
+        &self,
+        live_uids: &HashSet<String>,
+    ) -> Result<BTreeMap<String, Vec<PlannedWrite>>, LbError> {
+        let view = self
+            .snapshot
+            .view(&self.client, &self.gateway.id)
+            .await
+            .map_err(LbError::vcd(
+                "(sweep)",
+                "reading the gateway's load balancer objects".into(),
+            ))?;
+        let descriptions = view.descriptions();
+        let mut stale: BTreeMap<String, OwnerTag> = BTreeMap::new();
+        for owner in descriptions.filter_map(|d| Some(OwnerTag::parse(d?)?.owner)) {
+            if self.is_stale(&owner, live_uids) {
+                stale.insert(owner.uid.clone(), owner);
+            }
+        }
+        let mut plans = BTreeMap::new();
+        for owner in stale.values() {
+            let observed = view.owned_by(owner);
+            let names = Names::new(&owner.cluster_id, &owner.namespace, &owner.name, &owner.uid);
+            let ops = self.teardown(owner, &names, &observed).await?;
+            let key = format!("{}/{} ({})", owner.namespace, owner.name, owner.uid);
+            plans.insert(key, self.describe(&ops, &observed).await?);
+        }
+        Ok(plans)
+    }
+
+    /// A Service's deletes in the order a delete makes them: the firewall
+    /// rule first, then its objects, then its own IP set.
+    async fn teardown(
+        &self,
+        owner: &OwnerTag,
+        names: &Names,
+        observed: &ServiceObjects,
+    ) -> Result<Vec<Op>, LbError> {
+        let mut ops = Vec::new();
+        if self.config.manage_firewall {
+            let removal = self.plan_firewall_removal(owner, names).await?;
+            ops.extend(removal.into_iter().map(Op::Firewall));
+        }
+        ops.extend(plan::teardown(observed));
+        ops.extend(self.own_set_removal(owner, names).await?);
+        Ok(ops)
+    }
+}
+
+impl LoadBalancers {
+    /// The writes, with the fields each update changes: the object is read
+    /// whole (the gateway's lists show only part of it).
+    async fn describe(
+        &self,
+        ops: &[Op],
+        observed: &ServiceObjects,
+    ) -> Result<Vec<PlannedWrite>, LbError> {
+        let mut writes = Vec::with_capacity(ops.len());
+        for op in ops {
+            let (kind, name, action) = op.target();
+            let fields = match action {
+                Action::Update => self.changed_fields(op, observed).await?,
+                Action::Create | Action::Delete => Vec::new(),
+            };
+            writes.push(PlannedWrite {
+                kind,
+                name,
+                action,
+                fields,
+            });
+        }
+        Ok(writes)
+    }
+
+    /// The top-level fields the update writes that differ from the object
+    /// as VCD holds it.
+    async fn changed_fields(
+        &self,
+        op: &Op,
+        observed: &ServiceObjects,
+    ) -> Result<Vec<String>, LbError> {
+        let read = |what: &str| LbError::vcd("(plan)", format!("reading {what}"));
+        let (wanted, current) = match op {
+            Op::UpdatePool { id, pool } => {
+                let current = self.client.get_pool(id).await.map_err(read(&pool.name))?;
+                (json(pool), json(&current))
+            }
+            Op::UpdateVirtualService { id, vs } | Op::RecordVirtualService { id: Some(id), vs } => {
+                let current = self
+                    .client
+                    .get_virtual_service(id)
+                    .await
+                    .map_err(read(&vs.name))?;
+                (json(vs), json(&current))
+            }
+            Op::UpdateNat { rule, .. } => match observed.nat_rules.get(&rule.name) {
+                Some(current) => (json(rule), json(&current.object)),
+                None => return Ok(Vec::new()),
+            },
+            _ => return Ok(Vec::new()),
+        };
+        let (Value::Object(wanted), Value::Object(current)) = (wanted, current) else {
+            return Ok(Vec::new());
+        };
+        Ok(wanted
+            .iter()
+            .filter(|(key, value)| {
+                key.as_str() != "id" && !current.get(key.as_str()).is_some_and(|c| covers(c, value))
+            })
+            .map(|(key, _)| key.clone())
+            .collect())
+    }
+}
+
+/// Whether `current` holds what `wanted` says: VCD adds what it fills in
+/// (ids, names of the system objects referred to), and the plan leaves
+/// empty the ids the applier fills in from names.
+fn covers(current: &Value, wanted: &Value) -> bool {
+    match (current, wanted) {
+        (_, Value::Null) => true,
+        (_, Value::String(text)) if text.is_empty() => true,
+        (Value::Object(current), Value::Object(wanted)) => wanted
+            .iter()
+            .all(|(key, value)| covers(current.get(key).unwrap_or(&Value::Null), value)),
+        (Value::Array(current), Value::Array(wanted)) => {
+            current.len() == wanted.len() && current.iter().zip(wanted).all(|(c, w)| covers(c, w))
+        }
+        (current, wanted) => current == wanted,
+    }
+}
+
+fn json<T: Serialize>(value: &T) -> Value {
+    serde_json::to_value(value).unwrap_or_default()
+}

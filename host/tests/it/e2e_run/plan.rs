@@ -1,0 +1,155 @@
+//! `vcd-ccm plan` through the binary, on the world `run` converged and then
+//! left (killed): a converged cluster plans nothing (exit 0); another
+//! policy set previews exactly the pools it changes; a virtual service
+//! edited by hand plans its repair; a Service being deleted plans its
+//! deletes, and one gone from Kubernetes the sweep's; `--output json` says
+//! the same; and no plan writes anything to VCD.
+
+use std::path::Path;
+use std::process::Command;
+
+use k8s_openapi::api::core::v1::Service;
+use kube::Api;
+use kube::api::{DeleteParams, Patch, PatchParams};
+use serde_json::{Value, json};
+
+use super::{CONVERGE, START};
+use crate::support::poll::wait_until;
+use crate::support::run::gateway::vcd_writes;
+use crate::support::run::{RunFiles, World};
+use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
+use vcd_ccm::policy::loader::sha256_hex;
+
+/// Runs `vcd-ccm plan` with `files` and `extra`; its exit code and stdout
+/// (stderr appended, for messages).
+fn plan(files: &RunFiles, extra: &[&str]) -> (i32, String) {
+    let output = Command::new(env!("CARGO_BIN_EXE_vcd-ccm"))
+        .arg("plan")
+        .args(files.args())
+        .args(extra)
+        .env_remove("CLUSTER_ID")
+        .env_remove("KUBECONFIG")
+        .env_remove("RUST_LOG")
+        .output()
+        .expect("vcd-ccm plan runs");
+    let stdout = String::from_utf8_lossy(&output.stdout).into_owned();
+    let stderr = String::from_utf8_lossy(&output.stderr);
+    (output.status.code().unwrap_or(-1), stdout + &stderr)
+}
+
+/// The planned lines of one kind of object, as printed.
+fn lines<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
+    out.lines()
+        .map(str::trim)
+        .filter(|l| l.starts_with(prefix))
+        .collect()
+}
+
+/// A policy set where the default policy, configured for least
+/// connections, governs every namespace.
+fn least_connections(dir: &Path) {
+    std::fs::create_dir_all(dir).expect("the policy directory is created");
+    let wasm = std::fs::read(format!("{ARTIFACTS_DIR}/default_policy.wasm")).expect("built");
+    std::fs::write(dir.join("least.wasm"), &wasm).expect("copied");
+    let manifest = format!(
+        "policies:\n- name: least\n  file: least.wasm\n  sha256: {}\n  config: {{algorithm: least-connections}}\n  selector: {{namespaceSelector: {{}}}}\n",
+        sha256_hex(&wasm)
+    );
+    std::fs::write(dir.join("policies.yaml"), manifest).expect("the manifest is written");
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_shows_what_a_reconcile_would_write_and_writes_nothing() {
+    let world = World::start().await;
+    world.add_nodes().await;
+    let mut ccm = world.spawn("ccm", &[]);
+    let web = world.create_service("web", &[80, 443]).await;
+    wait_until("web's external IP", START + CONVERGE, || {
+        world.external_ip("web")
+    })
+    .await;
+    ccm.kill();
+    let written = vcd_writes(&world.vcd).len();
+
+    let (code, out) = plan(&world.files, &[]);
+    assert_eq!(code, 0, "a converged cluster plans nothing:\n{out}");
+    assert!(out.contains("default/web: up to date"), "{out}");
+    assert!(out.contains("Plan: 0 writes for 1 Services"), "{out}");
+
+    // Another policy set: exactly the two pools change, in their algorithm.
+    let mut other = world.files.clone();
+    other.policy_dir = world.dir.path().join("other-policies");
+    least_connections(&other.policy_dir);
+    let (code, out) = plan(&other, &[]);
+    assert_eq!(code, 2, "{out}");
+    let pools = lines(&out, "~ pool ");
+    assert_eq!(pools.len(), 2, "{out}");
+    assert!(
+        pools
+            .iter()
+            .all(|l| l.ends_with("-tcp-80 (description, algorithm)")
+                || l.ends_with("-tcp-443 (description, algorithm)")),
+        "the algorithm changes, and with it the tag's digest:\n{out}"
+    );
+    assert_eq!(
+        lines(&out, "~ ").len() + lines(&out, "+ ").len() + lines(&out, "- ").len(),
+        2,
+        "{out}"
+    );
+
+    // A virtual service edited by hand: its repair, naming what differs.
+    world.vcd.with_world(|w| {
+        let vs = w
+            .virtual_services
+            .iter_mut()
+            .find(|vs| vs.name.ends_with("-tcp-80"))
+            .expect("port 80's virtual service");
+        vs.service_ports[0].port_start = 8081;
+    });
+    let (code, out) = plan(&world.files, &["--output", "json"]);
+    assert_eq!(code, 2, "{out}");
+    let report: Value = serde_json::from_str(&out).expect("a JSON report");
+    let writes = &report["services"][0]["writes"];
+    assert_eq!(writes.as_array().map(Vec::len), Some(1), "{report:#}");
+    assert_eq!(writes[0]["kind"], "virtual service", "{report:#}");
+    assert_eq!(writes[0]["action"], "update", "{report:#}");
+    assert!(
+        writes[0]["fields"]
+            .as_array()
+            .is_some_and(|f| f.contains(&json!("servicePorts"))),
+        "{report:#}"
+    );
+
+    // Deleted while no CCM runs: the finalizer holds the Service.
+    let services: Api<Service> = Api::namespaced(world.client.clone(), "default");
+    services
+        .delete("web", &DeleteParams::default())
+        .await
+        .expect("the Service is deleted");
+    let (code, out) = plan(&world.files, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(out.contains("default/web (deleted): "), "{out}");
+    assert_eq!(lines(&out, "- virtual service ").len(), 2, "{out}");
+    assert_eq!(lines(&out, "- pool ").len(), 2, "{out}");
+
+    // Gone from Kubernetes (its finalizer removed by hand): the sweep's deletes.
+    let unfinalized = json!({"metadata": {"finalizers": null}});
+    services
+        .patch("web", &PatchParams::default(), &Patch::Merge(unfinalized))
+        .await
+        .expect("the finalizer is removed");
+    let (code, out) = plan(&world.files, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(
+        out.contains(&format!("default/web ({}) (deleted): ", web.uid)),
+        "{out}"
+    );
+    assert_eq!(lines(&out, "- virtual service ").len(), 2, "{out}");
+
+    assert_eq!(
+        vcd_writes(&world.vcd).len(),
+        written,
+        "a plan wrote to VCD: {:?}",
+        &vcd_writes(&world.vcd)[written..]
+    );
+}
