@@ -8,8 +8,11 @@ use crate::lb::apply::rde::RdeRecord;
 use crate::lb::decide::allocations;
 use crate::lb::errors::LbError;
 use crate::lb::journal::Noted;
+use crate::lb::observe::objects::GatewayView;
 use crate::lb::operations::firewall_ops;
 use crate::lb::plan;
+use crate::lb::plan::claims::hand_off;
+use crate::lb::plan::op::{AddressOp, Op};
 use crate::lb::service::ServiceSpec;
 
 impl LoadBalancers {
@@ -74,7 +77,8 @@ impl LoadBalancers {
             referenced: observed.certificate_ids(),
             secrets: crate::lb::tls::secret_keys(service),
         };
-        self.prune_uploads(&service.key(), &leftovers).await;
+        let prunes = self.plan_prunes(&service.key(), &leftovers).await;
+        self.applier(&service.name).apply(prunes, &observed).await?;
         // A takeover still waiting leaves the upstream CCM's objects: they
         // go with the Service, as upstream would have deleted them.
         // Its claim is made ours first, so a crash after the deletes cannot
@@ -83,56 +87,68 @@ impl LoadBalancers {
             self.adopt_upstream_claims(service).await?;
             self.remove_upstream(service, upstream).await?;
         }
-        if self.source.is_spaces() {
-            let owner = self.owner(service);
-            let vcd = |a: &str| LbError::vcd(&service.key(), a.to_string());
-            let claims = allocations::find_claims(&self.client, self.source.spaces(), &owner)
-                .await
-                .map_err(vcd("finding the Service's IP Space allocations"))?;
-            for (space_id, allocation) in claims {
-                changed = true;
-                self.release_or_pass_on(&view, &space_id, &allocation, &owner, None)
-                    .await
-                    .map_err(vcd(&format!(
-                        "releasing IP Space allocation {}",
-                        allocation.value
-                    )))?;
-            }
-            changed |= self.release_noted(service).await?;
-        }
+        let releases = self.claim_releases(service, &view).await?;
+        changed |= !releases.is_empty();
+        self.applier(&service.key())
+            .apply(releases, &observed)
+            .await?;
         Ok(changed.then(|| ip.unwrap_or_default()))
     }
 
-    /// Releases an allocation the journal noted that a crash or a lost
-    /// answer left unclaimed; whether there was one.
-    async fn release_noted(&self, service: &ServiceSpec) -> Result<bool, LbError> {
+    /// IP Spaces: the releases of the Service's claims (or their passing on
+    /// to a sharer), and of an allocation the journal noted unclaimed.
+    pub(super) async fn claim_releases(
+        &self,
+        service: &ServiceSpec,
+        view: &GatewayView,
+    ) -> Result<Vec<Op>, LbError> {
+        if !self.source.is_spaces() {
+            return Ok(Vec::new());
+        }
+        let owner = self.owner(service);
+        let claims = allocations::find_claims(&self.client, self.source.spaces(), &owner)
+            .await
+            .map_err(LbError::vcd(
+                &service.key(),
+                "finding the Service's IP Space allocations".into(),
+            ))?;
+        let mut releases: Vec<Op> = claims
+            .into_iter()
+            .map(|(space_id, allocation)| {
+                Op::Address(hand_off(view, space_id, allocation, &owner, None))
+            })
+            .collect();
+        releases.extend(self.noted_release(service).await?);
+        Ok(releases)
+    }
+
+    /// The release of an allocation the journal noted that a crash or a
+    /// lost answer left unclaimed, if there is one.
+    async fn noted_release(&self, service: &ServiceSpec) -> Result<Option<Op>, LbError> {
         let Some(noted) = self
             .journal
             .noted(service)
             .as_deref()
             .and_then(Noted::parse)
         else {
-            return Ok(false);
+            return Ok(None);
         };
         if !self.source.spaces().iter().any(|s| s.id == noted.space_id) {
-            return Ok(false);
+            return Ok(None);
         }
-        let vcd = |a: String| LbError::vcd(&service.key(), a);
-        let ip = noted.ip.to_string();
         let found = self
             .client
-            .find_allocation_by_value(&noted.space_id, &ip)
+            .find_allocation_by_value(&noted.space_id, &noted.ip.to_string())
             .await
-            .map_err(vcd("looking up the noted IP Space allocation".into()))?;
-        match found.filter(allocations::unmarked) {
-            Some(allocation) => {
-                self.client
-                    .release_allocation(&noted.space_id, &allocation)
-                    .await
-                    .map_err(vcd(format!("releasing IP Space allocation {ip}")))?;
-                Ok(true)
-            }
-            None => Ok(false),
-        }
+            .map_err(LbError::vcd(
+                &service.key(),
+                "looking up the noted IP Space allocation".into(),
+            ))?;
+        Ok(found.filter(allocations::unmarked).map(|allocation| {
+            Op::Address(AddressOp::Release {
+                space_id: noted.space_id,
+                allocation,
+            })
+        }))
     }
 }

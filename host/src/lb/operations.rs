@@ -149,6 +149,7 @@ impl LoadBalancers {
         Applier {
             client: &self.client,
             member_groups: &self.member_groups,
+            upload_pins: &self.upload_pins,
             catalog: &self.catalog,
             snapshot: &self.snapshot,
             gateway_id: &self.gateway.id,

@@ -1,7 +1,8 @@
 //! Plans without writing (`vcd-ccm plan`): what a reconcile of a Service
 //! would write now, what deleting a Service would, and what the sweep
 //! would delete of Services that are gone. The same observe → decide →
-//! plan as a reconcile, stopped before apply. Writes a decision makes on
+//! plan as a reconcile, stopped before apply, with the writes that follow
+//! (claims released, unused uploads deleted). Writes a decision makes on
 //! its way (an IP Space address claimed for a new Service, a certificate
 //! uploaded from a Secret) are not planned ops yet: a read-only client
 //! refuses them, and the plan of that Service ends in that error.
@@ -22,6 +23,8 @@ use crate::lb::plan;
 use crate::lb::plan::firewall::Exposure;
 use crate::lb::plan::op::{Action, Op};
 use crate::lb::service::{NodeSpec, ServiceSpec};
+use crate::lb::tls::{Leftovers, secret_keys};
+use crate::lb::vips::Vips;
 
 /// One write a reconcile would make.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
@@ -83,16 +86,27 @@ impl LoadBalancers {
                 .await?;
             ops.extend(firewall.into_iter().map(Op::Firewall));
         }
+        let vips: Vips = planned.addresses.iter().map(|a| a.ip).collect();
+        ops.extend(
+            self.plan_after(service, &view, &observed, &owner, &vips)
+                .await?,
+        );
         self.describe(&ops, &observed).await
     }
 
     /// The deletes a delete of `service` would make now.
     pub async fn plan_delete(&self, service: &ServiceSpec) -> Result<Vec<PlannedWrite>, LbError> {
-        let (_, observed) = self.observe(service).await?;
+        let (view, observed) = self.observe(service).await?;
         let owner = self.owner(service);
-        let ops = self
+        let mut ops = self
             .teardown(&owner, &self.names(service), &observed)
             .await?;
+        let leftovers = Leftovers {
+            referenced: observed.certificate_ids(),
+            secrets: secret_keys(service),
+        };
+        ops.extend(self.plan_prunes(&service.key(), &leftovers).await);
+        ops.extend(self.claim_releases(service, &view).await?);
         self.describe(&ops, &observed).await
     }
 

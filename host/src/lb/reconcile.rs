@@ -7,19 +7,19 @@ use std::time::{SystemTime, UNIX_EPOCH};
 
 use crate::lb::LoadBalancers;
 use crate::lb::decide::address::{Address, AddressContext};
-use crate::lb::decide::allocations;
 use crate::lb::decide::asking::Decided;
 use crate::lb::decide::current::{Currents, Found};
 use crate::lb::decide::dual_stack::Second;
 use crate::lb::decide::sharing;
 use crate::lb::errors::LbError;
+use crate::lb::observe::objects::{GatewayView, ServiceObjects};
 use crate::lb::ownership::OwnerTag;
 use crate::lb::plan::drain;
 use crate::lb::plan::member_groups::Members;
 use crate::lb::plan::op::Op;
 use crate::lb::plan::upstream::UpstreamObjects;
 use crate::lb::plan::virtual_service_diff;
-use crate::lb::plan::{self, Target};
+use crate::lb::plan::{self, Target, claims};
 use crate::lb::ranges::family_of;
 use crate::lb::service::{NodeSpec, ServiceSpec};
 use crate::lb::tls::{self, Leftovers, Pinned};
@@ -257,30 +257,10 @@ impl LoadBalancers {
         {
             return Ok(Pass::Contested { ip, holder, writes });
         }
-        // An address held or still in the status beside the new ones means
-        // a move, perhaps one whose release was cut short.
-        let moved = self
-            .external_ips(&observed)
-            .into_iter()
-            .chain(service.reported_ips.iter().filter_map(|r| r.parse().ok()))
-            .any(|ip| !vips.contains(ip));
-        if self.source.is_spaces() && moved {
-            self.release_other_claims(service, &view, &owner, &vips)
-                .await?;
-        }
-        if self.source.is_spaces() && observed.predates_format() {
-            allocations::adopt_claims(&self.client, self.source.spaces(), &owner)
-                .await
-                .map_err(LbError::vcd(
-                    &service.key(),
-                    "rewriting the Service's IP Space claim in this tag format".into(),
-                ))?;
-        }
-        let leftovers = Leftovers {
-            referenced: observed.certificate_ids(),
-            secrets: tls::secret_keys(service),
-        };
-        self.prune_uploads(&service.key(), &leftovers).await;
+        let after = self
+            .plan_after(service, &view, &observed, &owner, &vips)
+            .await?;
+        self.applier(&service.name).apply(after, &observed).await?;
         Ok(Pass::Done {
             vips,
             internal,
@@ -290,6 +270,48 @@ impl LoadBalancers {
             dual_stack_not_served,
             drain_ends,
         })
+    }
+
+    /// The writes that follow a pass's, once its address is verified: on IP
+    /// Spaces, the release of claims a move left (an address held, or still
+    /// in the status, beside the new ones; perhaps a release cut short) and
+    /// the rewrite of claims in an older tag format; then the deletes of
+    /// uploads the Service no longer uses.
+    pub(super) async fn plan_after(
+        &self,
+        service: &ServiceSpec,
+        view: &GatewayView,
+        observed: &ServiceObjects,
+        owner: &OwnerTag,
+        vips: &Vips,
+    ) -> Result<Vec<Op>, LbError> {
+        let mut ops = Vec::new();
+        let moved = self
+            .external_ips(observed)
+            .into_iter()
+            .chain(service.reported_ips.iter().filter_map(|r| r.parse().ok()))
+            .any(|ip| !vips.contains(ip));
+        if self.source.is_spaces() && moved {
+            ops.extend(
+                claims::other_releases(&self.client, self.source.spaces(), view, owner, vips)
+                    .await?,
+            );
+        }
+        if self.source.is_spaces() && observed.predates_format() {
+            let adopt = claims::claims_to_adopt(&self.client, self.source.spaces(), owner)
+                .await
+                .map_err(LbError::vcd(
+                    &service.key(),
+                    "finding the Service's IP Space claims of an older tag format".into(),
+                ))?;
+            ops.extend(adopt);
+        }
+        let leftovers = Leftovers {
+            referenced: observed.certificate_ids(),
+            secrets: tls::secret_keys(service),
+        };
+        ops.extend(self.plan_prunes(&service.key(), &leftovers).await);
+        Ok(ops)
     }
 
     /// Adds the writes of the IP sets the pools take their members from: the

@@ -18,6 +18,8 @@ use crate::lb::newer_format::{self, NewerObject};
 use crate::lb::operations::firewall_ops;
 use crate::lb::ownership::OwnerTag;
 use crate::lb::plan;
+use crate::lb::plan::claims::hand_off;
+use crate::lb::plan::op::{AddressOp, Op};
 
 /// What a sweep removed, and what it found and left alone.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
@@ -200,29 +202,30 @@ impl LoadBalancers {
                 };
                 match self.verdict(&tagged.owner, live_uids) {
                     Verdict::Stale => {
-                        let released = self
-                            .release_or_pass_on(
-                                &view,
-                                &space.id,
-                                &allocation,
-                                &tagged.owner,
-                                Some(live_uids),
-                            )
-                            .await
-                            .map_err(vcd(format!(
-                                "releasing IP Space allocation {}",
-                                allocation.value
-                            )))?;
-                        report.released += usize::from(released);
+                        let op = hand_off(
+                            &view,
+                            space.id.clone(),
+                            allocation,
+                            &tagged.owner,
+                            Some(live_uids),
+                        );
+                        report.released += usize::from(matches!(op, AddressOp::Release { .. }));
+                        self.applier("(sweep)")
+                            .apply(vec![Op::Address(op)], &Default::default())
+                            .await?;
                     }
                     other => report.note(other),
                 }
             }
         }
-        report.certificates = self
-            .sweep_uploads(&view)
+        let prunes = self
+            .plan_sweep_uploads(&view)
             .await
             .map_err(vcd("reading the certificate library".into()))?;
+        report.certificates = self
+            .applier("(sweep)")
+            .apply(prunes, &Default::default())
+            .await?;
         newer.iter().for_each(|o| self.newer_formats.notice(o));
         report.newer_format = newer_format::count_by_kind(&newer);
         Ok(report)

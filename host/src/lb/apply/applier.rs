@@ -14,6 +14,7 @@ use crate::lb::observe::objects::ServiceObjects;
 use crate::lb::observe::snapshot::{Change, GatewaySnapshot};
 use crate::lb::plan::member_groups::MemberGroups;
 use crate::lb::plan::op::Op;
+use crate::lb::tls::UploadPins;
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::ip_set::IpSet;
 use crate::vcd::resources::nat::NatRule;
@@ -36,6 +37,8 @@ pub(super) struct Ids {
 pub struct Applier<'a> {
     pub client: &'a VcdClient,
     pub member_groups: &'a MemberGroups,
+    /// Uploads reconciles in progress use: never deleted.
+    pub upload_pins: &'a UploadPins,
     pub catalog: &'a Catalog,
     pub snapshot: &'a GatewaySnapshot,
     pub gateway_id: &'a str,
@@ -82,6 +85,11 @@ impl Applier<'_> {
                 // The snapshot holds no firewall object.
                 return Ok(true);
             }
+            Op::Address(op) => {
+                self.apply_address(op).await?;
+                return Ok(true);
+            }
+            Op::DeleteUpload { id, alias } => return Ok(self.delete_upload(&id, &alias).await),
             Op::WriteIpSet(set) => return self.write_ip_set(set, ids).await,
             Op::DeleteIpSet { id, name } => {
                 let mut known = self.member_groups.writing().await;

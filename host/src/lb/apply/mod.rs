@@ -2,5 +2,6 @@
 //! serialised per gateway, and the CAPVCD cluster RDE's `status.cpi`.
 
 pub(super) mod applier;
+mod claims;
 mod firewall;
 pub(super) mod rde;

@@ -39,24 +39,6 @@ pub async fn find_claims(
     Ok(claims)
 }
 
-/// IP Spaces: rewrites the Service's claims that lack `owner`'s cluster
-/// identity (written before identities were recorded).
-pub async fn adopt_claims(
-    client: &VcdClient,
-    spaces: &[Space],
-    owner: &OwnerTag,
-) -> Result<(), VcdError> {
-    let marker = owner.format();
-    for (space_id, allocation) in find_claims(client, spaces, owner).await? {
-        if allocation.description.as_deref() != Some(marker.as_str()) {
-            client
-                .claim_allocation(&space_id, &allocation, &marker)
-                .await?;
-        }
-    }
-    Ok(())
-}
-
 /// IP Spaces: what holds `ip` in `space` other than `owner`'s Service. An
 /// allocation someone made and has not used yet is held too: it is a
 /// reservation, not a free address.

@@ -3,6 +3,7 @@
 //! HTTP rule lists and NAT rules; the desired member IP sets, firewall
 //! objects, drains and the upstream CCM's objects to take over.
 
+pub(super) mod claims;
 pub(super) mod desired;
 pub(super) mod drain;
 pub(super) mod firewall;

@@ -3,12 +3,14 @@
 //! services, pools), pools, virtual services and their HTTP rules, NAT
 //! rules, and a Service's own IP set that no pool uses any more; the
 //! managed firewall's IP sets and port profile, its rule, and their
-//! deletes, rule first.
+//! deletes, rule first; then the IP Space claims a move or a delete leaves,
+//! and the certificate uploads nothing uses any more.
 
 use crate::lb::ownership::OwnerTag;
 use crate::vcd::resources::firewall::FirewallRule;
 use crate::vcd::resources::http_policy::RuleList;
 use crate::vcd::resources::ip_set::IpSet;
+use crate::vcd::resources::ipspace::IpAllocation;
 use crate::vcd::resources::nat::NatRule;
 use crate::vcd::resources::pool::Pool;
 use crate::vcd::resources::profiles::PortProfile;
@@ -96,6 +98,35 @@ pub enum Op {
     },
     /// A write of the managed gateway firewall.
     Firewall(FirewallOp),
+    /// A write of an IP Space allocation, once the Service's objects are
+    /// written (and its address verified).
+    Address(AddressOp),
+    /// Deletes an upload of this cluster that nothing uses any more, unless
+    /// a reconcile in progress holds it; a failure is logged, not an error
+    /// (VCD refuses while a virtual service still uses it: later, then).
+    DeleteUpload {
+        id: String,
+        alias: String,
+    },
+}
+
+/// A write of an IP Space allocation.
+#[derive(Debug, Clone)]
+pub enum AddressOp {
+    /// Writes `marker` (an ownership tag) on the allocation: a claim in
+    /// this tag format, or one passed on to `holder`, a Service sharing
+    /// the address.
+    Mark {
+        space_id: String,
+        allocation: IpAllocation,
+        marker: String,
+        holder: String,
+    },
+    /// Returns the allocation to its IP Space.
+    Release {
+        space_id: String,
+        allocation: IpAllocation,
+    },
 }
 
 /// What a write does to its object.
@@ -140,6 +171,17 @@ impl Op {
             Op::UpdateNat { rule, .. } => ("nat rule", rule.name.clone(), Action::Update),
             Op::CreateNat(rule) => ("nat rule", rule.name.clone(), Action::Create),
             Op::Firewall(op) => op.target(),
+            Op::Address(AddressOp::Mark { allocation, .. }) => (
+                "ip space allocation",
+                allocation.value.clone(),
+                Action::Update,
+            ),
+            Op::Address(AddressOp::Release { allocation, .. }) => (
+                "ip space allocation",
+                allocation.value.clone(),
+                Action::Delete,
+            ),
+            Op::DeleteUpload { alias, .. } => ("certificate", alias.clone(), Action::Delete),
         }
     }
 
@@ -150,6 +192,16 @@ impl Op {
             Op::WriteIpSet(set) => format!("updated IP set {}", set.name),
             Op::DeleteIpSet { name, .. } => format!("deleted IP set {name}"),
             Op::Firewall(op) => op.describe(),
+            Op::Address(AddressOp::Mark {
+                allocation, holder, ..
+            }) => format!(
+                "claimed IP Space allocation {} for {holder}",
+                allocation.value
+            ),
+            Op::Address(AddressOp::Release { allocation, .. }) => {
+                format!("released IP Space allocation {}", allocation.value)
+            }
+            Op::DeleteUpload { alias, .. } => format!("deleted certificate upload {alias}"),
             Op::DeleteNat { name, .. } => format!("deleted NAT rule {name}"),
             Op::DeleteVirtualService { name, .. } => format!("deleted virtual service {name}"),
             Op::DeletePool { name, .. } => format!("deleted pool {name}"),
@@ -184,6 +236,8 @@ impl Op {
             Op::CreateNat(_) => 11,
             Op::DeleteIpSet { .. } => 12,
             Op::Firewall(op) => op.rank(),
+            Op::Address(_) => 19,
+            Op::DeleteUpload { .. } => 20,
         }
     }
 }

@@ -97,7 +97,7 @@ impl UploadPins {
         self.0.lock().unwrap_or_else(|poison| poison.into_inner())
     }
 
-    fn is_pinned(&self, id: &str) -> bool {
+    pub(in crate::lb) fn is_pinned(&self, id: &str) -> bool {
         self.lock().contains_key(id)
     }
 }

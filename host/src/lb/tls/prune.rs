@@ -1,4 +1,4 @@
-//! Deleting uploads nothing uses any more: after a Service's virtual
+//! Planning the deletes of uploads nothing uses any more: after a Service's virtual
 //! services were written (the older uploads of a rotated Secret, the upload
 //! a Service stopped using) and at the start-up sweep (every upload of this
 //! cluster no virtual service on the gateway uses). Only items tagged by
@@ -11,6 +11,7 @@ use std::collections::BTreeSet;
 use super::tag::SecretTag;
 use crate::lb::LoadBalancers;
 use crate::lb::observe::objects::GatewayView;
+use crate::lb::plan::op::Op;
 use crate::vcd::VcdError;
 use crate::vcd::resources::certificate::CertificateItem;
 
@@ -40,13 +41,13 @@ impl LoadBalancers {
             .filter(|tag| tag.is_ours(&self.config.cluster_id, &self.identity))
     }
 
-    /// Deletes the uploads among `leftovers` that are ours, unused on the
-    /// gateway and not pinned by a reconcile in progress. Failures are
-    /// logged: the next pass over the Secret, or the next start-up sweep,
-    /// tries again.
-    pub(in crate::lb) async fn prune_uploads(&self, service: &str, leftovers: &Leftovers) {
+    /// The deletes of the uploads among `leftovers` that are ours and
+    /// unused on the gateway (the applier skips those a reconcile in
+    /// progress holds). A failed read plans none: the next pass over the
+    /// Secret, or the next start-up sweep, tries again.
+    pub(in crate::lb) async fn plan_prunes(&self, service: &str, leftovers: &Leftovers) -> Vec<Op> {
         if leftovers.referenced.is_empty() && leftovers.secrets.is_empty() {
-            return;
+            return Vec::new();
         }
         let read = async {
             let library = self.catalog.certificates(&self.client, false).await?;
@@ -57,58 +58,45 @@ impl LoadBalancers {
             Ok(both) => both,
             Err(error) => {
                 tracing::warn!(%service, %error, "unused certificate uploads are deleted later");
-                return;
+                return Vec::new();
             }
         };
-        let candidates = library.iter().filter(|item| {
-            self.our_upload(item).is_some_and(|tag| {
-                leftovers.referenced.contains(&item.id)
-                    || leftovers
-                        .secrets
-                        .contains(&format!("{}/{}", tag.namespace, tag.name))
-            })
-        });
         let used = used_ids(&view);
-        for item in candidates.filter(|item| !used.contains(item.id.as_str())) {
-            self.delete_upload(service, item).await;
-        }
+        library
+            .iter()
+            .filter(|item| {
+                self.our_upload(item).is_some_and(|tag| {
+                    leftovers.referenced.contains(&item.id)
+                        || leftovers
+                            .secrets
+                            .contains(&format!("{}/{}", tag.namespace, tag.name))
+                })
+            })
+            .filter(|item| !used.contains(item.id.as_str()))
+            .map(delete_upload)
+            .collect()
     }
 
-    /// The start-up sweep's part: every upload of this cluster that no
-    /// virtual service on the gateway uses (the library as the sweep's
-    /// cache warm-up just read it). Returns how many were deleted.
-    pub(in crate::lb) async fn sweep_uploads(&self, view: &GatewayView) -> Result<usize, VcdError> {
+    /// The start-up sweep's part: the deletes of every upload of this
+    /// cluster that no virtual service on the gateway uses (the library as
+    /// the sweep's cache warm-up just read it).
+    pub(in crate::lb) async fn plan_sweep_uploads(
+        &self,
+        view: &GatewayView,
+    ) -> Result<Vec<Op>, VcdError> {
         let library = self.catalog.certificates(&self.client, false).await?;
         let used = used_ids(view);
-        let mut deleted = 0;
-        for item in library
+        Ok(library
             .iter()
             .filter(|item| self.our_upload(item).is_some() && !used.contains(item.id.as_str()))
-        {
-            deleted += usize::from(self.delete_upload("(sweep)", item).await);
-        }
-        Ok(deleted)
+            .map(delete_upload)
+            .collect())
     }
+}
 
-    /// Deletes one unpinned upload; whether it is gone.
-    async fn delete_upload(&self, service: &str, item: &CertificateItem) -> bool {
-        if self.upload_pins.is_pinned(&item.id) {
-            return false;
-        }
-        match self.client.delete_certificate(&item.id).await {
-            Ok(()) => {
-                tracing::info!(%service, alias = %item.alias, "deleted a certificate upload nothing uses any more");
-                self.catalog.forget_certificate(&item.id);
-                true
-            }
-            Err(VcdError::Rejected { status: 400, .. }) => {
-                tracing::debug!(%service, alias = %item.alias, "VCD keeps the certificate upload: a virtual service still uses it; deleted later");
-                false
-            }
-            Err(error) => {
-                tracing::warn!(%service, alias = %item.alias, %error, "could not delete a certificate upload; tried again later");
-                false
-            }
-        }
+fn delete_upload(item: &CertificateItem) -> Op {
+    Op::DeleteUpload {
+        id: item.id.clone(),
+        alias: item.alias.clone(),
     }
 }
