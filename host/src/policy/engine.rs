@@ -16,16 +16,13 @@ use wasmtime::{
 use super::capacity::{Capacity, POOL_SLOTS};
 use super::compiled::CompiledComponents;
 use super::contract::Contract;
-use super::metrics::EvaluationMetrics;
+use super::evaluation_metrics::EvaluationMetrics;
 use super::model::LogLevel;
-use super::sandbox::Sandbox;
+use super::sandbox::{MAX_MEMORY_BYTES, Sandbox};
 
 /// How often the epoch advances: a running guest yields to the call's timer
 /// this often, so deadlines are enforced to this granularity.
 pub const EPOCH_TICK: Duration = Duration::from_millis(5);
-
-/// The largest memory cap a policy may ask for (`memoryLimitMiB` ≤ 1024).
-pub const MAX_MEMORY_BYTES: usize = 1 << 30;
 
 /// The environment variable naming a directory where compiled policy code
 /// is kept across restarts, by the component's digest and the engine's
@@ -54,6 +51,11 @@ pub struct PolicyEngine {
 pub struct EngineError(String);
 
 impl PolicyEngine {
+    /// Exports the evaluation metrics of every policy this engine runs.
+    pub fn register_metrics(&self, registry: &mut prometheus_client::registry::Registry) {
+        self.metrics.register(registry);
+    }
+
     /// Builds the engine and starts its epoch ticker, which stops by itself when
     /// the engine is dropped.
     pub fn new() -> Result<Arc<PolicyEngine>, EngineError> {

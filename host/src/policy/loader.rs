@@ -281,3 +281,18 @@ pub fn component_interfaces(
         .collect();
     Ok((imports::list(&engine.engine, &component), exports))
 }
+
+/// Loads the default policy with the given settings (JSON text).
+pub async fn load_default(engine: &Arc<PolicyEngine>, config: String) -> Result<Policy, LoadError> {
+    load(
+        engine,
+        PolicySource {
+            name: DEFAULT_POLICY_NAME,
+            bytes: builtin::DEFAULT_POLICY_WASM,
+            pin: None,
+            config,
+            limits: Limits::default(),
+        },
+    )
+    .await
+}

@@ -28,8 +28,8 @@ use std::time::Duration;
 use serde::Deserialize;
 
 use super::builtin::DEFAULT_POLICY_NAME;
-use super::engine::MAX_MEMORY_BYTES;
 use super::oci::entry::{ComponentSource, SourceFields};
+use super::sandbox::MAX_MEMORY_BYTES;
 use super::sandbox::{Limits, MAX_TIMEOUT_MS};
 use super::selector::LabelSelector;
 

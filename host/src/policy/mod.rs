@@ -23,6 +23,7 @@ pub mod decision;
 pub mod directory;
 pub mod engine;
 pub mod errors;
+mod evaluation_metrics;
 pub mod imports;
 mod lift_charge;
 pub mod loader;

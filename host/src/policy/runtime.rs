@@ -17,9 +17,9 @@ use wasmtime::{Store, Trap, UpdateDeadline};
 
 use super::contract::Contract;
 use super::errors::{CallError, EvalError};
+use super::evaluation_metrics::Outcome;
 use super::lift_charge::LiftCharge;
 use super::loader::{Compiled, Exports, Policy};
-use super::metrics::Outcome;
 use super::model::{Decision, DecisionError, DecisionInput, PolicyInfo, v0_1, v0_2};
 use super::output;
 use super::sandbox::{CallCost, Limits, OUTPUT_BYTES, Sandbox};

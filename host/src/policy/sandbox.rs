@@ -36,6 +36,9 @@ const TABLE_ELEMENT_BYTES: usize = 8;
 /// The largest per-call deadline a policy may be given (`timeoutMs` ≤ 10000).
 pub const MAX_TIMEOUT_MS: u64 = 10_000;
 
+/// The largest memory cap a policy may ask for (`memoryLimitMiB` ≤ 1024).
+pub const MAX_MEMORY_BYTES: usize = 1 << 30;
+
 /// Limits one call runs under.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub struct Limits {

@@ -14,8 +14,8 @@ use k8s_openapi::api::rbac::v1::{ClusterRole, ClusterRoleBinding, Role, RoleBind
 use k8s_openapi::apimachinery::pkg::util::intstr::IntOrString;
 use serde_json::json;
 use vcd_ccm::config::CloudConfig;
-use vcd_ccm::policy::builtin::{self, ARTIFACTS_DIR};
-use vcd_ccm::policy::loader::sha256_hex;
+use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
+use vcd_ccm::policy::loader::{self, sha256_hex};
 use vcd_ccm::policy::manifest::Manifest;
 use vcd_ccm::policy::{PolicyEngine, directory};
 use vcdsim::world::compute::PowerState;
@@ -268,7 +268,7 @@ fn the_example_policy_list_loads_once_its_component_and_digest_are_added() {
     let engine = PolicyEngine::new().expect("the engine starts");
     let default = Arc::new(
         engine
-            .block_on(builtin::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(&engine, "{}".into()))
             .expect("the default policy"),
     );
     let load = |dir: &Path| {

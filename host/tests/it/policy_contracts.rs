@@ -8,9 +8,9 @@ use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
 
 use prometheus_client::registry::Registry as MetricRegistry;
-use vcd_ccm::policy::builtin::{self, ARTIFACTS_DIR};
+use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
 use vcd_ccm::policy::contract::Contract;
-use vcd_ccm::policy::loader::sha256_hex;
+use vcd_ccm::policy::loader::{self, sha256_hex};
 use vcd_ccm::policy::model::{
     AddressChoice, AppProfile, Decision, DecisionInput, HealthMonitor, IpAddress, Namespace,
     Persistence, PoolAlgorithm, PortDecision, PortTraffic, Protocol, SessionAffinity,
@@ -65,7 +65,7 @@ fn registry(engine: &Arc<PolicyEngine>) -> Registry {
     );
     std::fs::write(dir.path().join("policies.yaml"), manifest).unwrap();
     let default = engine
-        .block_on(builtin::load_default(engine, "{}".into()))
+        .block_on(loader::load_default(engine, "{}".into()))
         .unwrap();
     let (set, report) = engine
         .block_on(directory::load(engine, dir.path(), Arc::new(default), None))

@@ -6,9 +6,9 @@ use std::path::Path;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use vcd_ccm::policy::builtin::{self, ARTIFACTS_DIR};
+use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
 use vcd_ccm::policy::directory;
-use vcd_ccm::policy::loader::sha256_hex;
+use vcd_ccm::policy::loader::{self, sha256_hex};
 use vcd_ccm::policy::model::{Namespace, Service};
 use vcd_ccm::policy::registry::{PolicySet, PolicyState, ReloadStatus, SelectError};
 use vcd_ccm::policy::{PolicyEngine, Registry};
@@ -91,7 +91,7 @@ fn namespace(labels: &[(&str, &str)]) -> Namespace {
 fn load(engine: &Arc<PolicyEngine>, dir: &Path) -> PolicySet {
     let default = Arc::new(
         engine
-            .block_on(builtin::load_default(engine, "{}".into()))
+            .block_on(loader::load_default(engine, "{}".into()))
             .unwrap(),
     );
     let (set, report) = engine
@@ -180,7 +180,7 @@ fn a_policy_that_never_loaded_fails_only_the_services_it_governs() {
     ]);
     let default = Arc::new(
         engine
-            .block_on(builtin::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(&engine, "{}".into()))
             .unwrap(),
     );
     let (set, report) = engine
@@ -221,7 +221,7 @@ fn a_missing_manifest_means_no_provider_policies_and_a_bad_one_is_an_error() {
     let mount = MountedConfigMap::new(&[("policies.yaml", b"policies:\n- name: x\n  sha: 1\n")]);
     let default = Arc::new(
         engine
-            .block_on(builtin::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(&engine, "{}".into()))
             .unwrap(),
     );
     let error = engine

@@ -20,9 +20,9 @@ use std::time::Instant;
 
 use crate::support::registry::{PASSWORD, TestRegistry};
 use vcd_ccm::policy::PolicyEngine;
-use vcd_ccm::policy::builtin::{self, ARTIFACTS_DIR};
+use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
 use vcd_ccm::policy::directory;
-use vcd_ccm::policy::loader::sha256_hex;
+use vcd_ccm::policy::loader::{self, sha256_hex};
 use vcd_ccm::policy::registry::PolicyState;
 
 /// The example provider policy, built by the test build.
@@ -264,7 +264,7 @@ fn bytes_that_do_not_match_their_digest_are_refused_and_never_served() {
     let engine = PolicyEngine::new().unwrap();
     let default = Arc::new(
         engine
-            .block_on(builtin::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(&engine, "{}".into()))
             .unwrap(),
     );
     let (set, report) = engine
@@ -557,7 +557,7 @@ fn a_pull_secret_that_cannot_be_used_refuses_the_entry_and_the_previous_version_
     let engine = PolicyEngine::new().unwrap();
     let default = Arc::new(
         engine
-            .block_on(builtin::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(&engine, "{}".into()))
             .unwrap(),
     );
     let load = |previous| {

@@ -9,7 +9,7 @@ use std::sync::Arc;
 
 use vcd_ccm::policy::model::{Decision, DecisionInput};
 use vcd_ccm::policy::sandbox::OUTPUT_BYTES;
-use vcd_ccm::policy::{CallError, EvalError, Policy, PolicyEngine, builtin};
+use vcd_ccm::policy::{CallError, EvalError, Policy, PolicyEngine, loader};
 
 /// A Service whose HTTPS port's certificate alias is `alias_len` bytes, with
 /// every annotation that makes the default policy write HTTP rules.
@@ -62,7 +62,7 @@ fn decide(
 fn the_reported_output_is_the_charge_wasmtime_makes() {
     let engine = PolicyEngine::new().expect("engine");
     let policy = engine
-        .block_on(builtin::load_default(&engine, "{}".into()))
+        .block_on(loader::load_default(&engine, "{}".into()))
         .expect("the default policy loads");
 
     let (small, charged) = decide(&engine, &policy, 1);

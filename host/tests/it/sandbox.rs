@@ -6,7 +6,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::policies::{misbehaving, misbehaving_wasm, web_input};
 
-use vcd_ccm::policy::builtin::{self, ARTIFACTS_DIR};
+use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
 use vcd_ccm::policy::loader::{self, PolicySource};
 use vcd_ccm::policy::model::AppProfile;
 use vcd_ccm::policy::{CallError, EvalError, Limits, LoadError, Policy, PolicyEngine};
@@ -40,7 +40,7 @@ fn refused(name: &str, bytes: &[u8], pin: Option<&str>, config: &str) -> LoadErr
 
 fn default_still_serves(engine: &Arc<PolicyEngine>) {
     let policy = engine
-        .block_on(builtin::load_default(engine, "{}".into()))
+        .block_on(loader::load_default(engine, "{}".into()))
         .unwrap();
     let decision = engine
         .block_on(policy.decide(&web_input()))
@@ -363,7 +363,7 @@ fn a_policy_gets_its_share_of_the_pool_and_default_keeps_its_own() {
     ));
     let default = Arc::new(
         engine
-            .block_on(builtin::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(&engine, "{}".into()))
             .unwrap(),
     );
     let calls = 2 * PER_POLICY as usize;

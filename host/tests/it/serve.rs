@@ -15,8 +15,8 @@ use prometheus_client::registry::Registry as MetricRegistry;
 use rcgen::{BasicConstraints, CertificateParams, CertifiedIssuer, IsCa, KeyPair};
 use vcd_ccm::controllers::leader::{LeaderConfig, LeaderElector};
 use vcd_ccm::controllers::{CacheSync, EventRecorder};
-use vcd_ccm::policy::builtin::{self, DEFAULT_POLICY_WASM};
-use vcd_ccm::policy::loader::sha256_hex;
+use vcd_ccm::policy::builtin::DEFAULT_POLICY_WASM;
+use vcd_ccm::policy::loader::{self, sha256_hex};
 use vcd_ccm::policy::registry::PolicySet;
 use vcd_ccm::policy::{EvalError, Limits, PolicyEngine, Registry, metrics};
 use vcd_ccm::serve::{
@@ -324,7 +324,7 @@ async fn metrics_show_policy_evaluations_by_outcome_and_the_loaded_policy_digest
     let engine = PolicyEngine::new().unwrap();
     let mut registry = MetricRegistry::default();
     engine.register_metrics(&mut registry);
-    let policy = Arc::new(builtin::load_default(&engine, "{}".into()).await.unwrap());
+    let policy = Arc::new(loader::load_default(&engine, "{}".into()).await.unwrap());
     let policies = Arc::new(Registry::new(PolicySet::only_default(policy.clone())));
     metrics::register_policy_set(&mut registry, policies.clone());
 

@@ -30,8 +30,8 @@ use std::time::Duration;
 use serde::Deserialize;
 use serde_json::Value;
 
-use crate::policy::engine::MAX_MEMORY_BYTES;
 use crate::policy::model::{Decision, DecisionError};
+use crate::policy::sandbox::MAX_MEMORY_BYTES;
 use crate::policy::sandbox::{Limits, MAX_TIMEOUT_MS};
 
 /// One suite file.
