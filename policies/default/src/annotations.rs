@@ -5,10 +5,11 @@ use std::net::IpAddr;
 
 use crate::http_rules::{FORWARDED_HEADERS, HSTS, HTTPS_REDIRECT, RATE_LIMIT};
 use crate::placement::SERVICE_ENGINE_GROUP;
+use crate::read::{get, invalid, tcp_ports};
 use crate::tls_secret::{TLS_SECRET, TlsSecrets};
 use crate::traffic::{DRAIN_PERIOD, PERSISTENCE};
 use crate::vcd::lb_policy::types::{
-    DecisionError, HealthMonitor, InvalidField, PoolAlgorithm, Protocol, Service,
+    DecisionError, HealthMonitor, PoolAlgorithm, Protocol, Service,
 };
 
 /// Comma-separated Service ports whose TLS terminates at the load balancer (upstream).
@@ -95,21 +96,6 @@ fn flag(service: &Service, key: &str) -> Result<bool, DecisionError> {
     }
 }
 
-pub fn invalid(key: &str, message: String) -> DecisionError {
-    DecisionError::InvalidAnnotation(InvalidField {
-        key: key.into(),
-        message,
-    })
-}
-
-pub fn get<'a>(service: &'a Service, key: &str) -> Option<&'a str> {
-    service
-        .annotations
-        .iter()
-        .find(|(k, _)| k == key)
-        .map(|(_, v)| v.as_str())
-}
-
 impl Annotations {
     pub fn read(service: &Service) -> Result<Annotations, DecisionError> {
         let no_termination = flag(service, SSL_NO_TERMINATION)?;
@@ -169,16 +155,6 @@ fn ssl_ports(service: &Service) -> Result<BTreeSet<u16>, DecisionError> {
         ports.insert(port);
     }
     Ok(ports)
-}
-
-/// The Service's TCP port numbers, in `spec.ports` order.
-pub fn tcp_ports(service: &Service) -> Vec<u16> {
-    service
-        .ports
-        .iter()
-        .filter(|p| p.protocol == Protocol::Tcp)
-        .map(|p| p.port)
-        .collect()
 }
 
 /// The requested address from our annotation or `spec.loadBalancerIP`; both may be

@@ -3,7 +3,7 @@
 //! a redirect of plain HTTP to HTTPS, `X-Forwarded-Proto`/`-Port` headers,
 //! HSTS and a per-client request rate limit.
 
-use crate::annotations::{get, invalid};
+use crate::read::{get, invalid};
 use crate::vcd::lb_policy::types::{
     AppProfile, DecisionError, DecisionInput, Header, HeaderAction, HttpMatch, HttpRules,
     PortDecision, RateLimit, RateLimitAction, RequestAction, RequestModification, RequestRule,

@@ -19,6 +19,7 @@ mod http_rules;
 mod ip;
 mod placement;
 mod ports;
+mod read;
 mod tls_secret;
 mod traffic;
 
@@ -48,7 +49,7 @@ impl Guest for DefaultPolicy {
         let address = address::decide(&input, &config, &annotations)?;
         let traffic = traffic::decide(&input, &ports, &mut warnings)?;
         if annotations.preserve_client_ip && traffic.iter().any(|t| t.drain_seconds > 0) {
-            return Err(annotations::invalid(
+            return Err(read::invalid(
                 traffic::DRAIN_PERIOD,
                 format!(
                     "cannot go with {}: NSX ALB's transparent mode takes pool members from an IP set, and a drain disables members one by one in a member list; remove one of the two",

@@ -2,7 +2,7 @@
 //! names one of the gateway's groups; without it the host keeps a virtual
 //! service where it runs and places new ones in the first group with room.
 
-use crate::annotations::{get, invalid};
+use crate::read::{get, invalid};
 use crate::vcd::lb_policy::types::{DecisionError, DecisionInput};
 
 /// The name of a service engine group assigned to the gateway.

@@ -11,7 +11,7 @@
 
 use std::collections::BTreeMap;
 
-use crate::annotations::tcp_ports;
+use crate::read::tcp_ports;
 use crate::vcd::lb_policy::types::{DecisionError, InvalidField, Service};
 
 /// The annotation's key.

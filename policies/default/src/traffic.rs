@@ -4,8 +4,8 @@
 //! NSX ALB offers, the HTTP rules the annotations of `http_rules` ask for,
 //! and the drain period of `vcd-ccm.io/drain-period`.
 
-use crate::annotations::{get, invalid};
 use crate::http_rules::Asked;
+use crate::read::{get, invalid};
 use crate::vcd::lb_policy::types::{
     AppProfile, DecisionError, DecisionInput, Persistence, PortDecision, PortTraffic,
     SessionAffinity,
