@@ -226,7 +226,7 @@ pub fn collision(
 /// Whether a virtual service port carries UDP (a `tcpUdpProfile` of a UDP
 /// type, as the plan writes for `l4-udp`).
 fn is_udp(port: &ServicePort) -> bool {
-    crate::lb::plan::summary_drift::transport(port).is_some_and(|kind| kind.starts_with("UDP"))
+    port.transport().is_some_and(|kind| kind.starts_with("UDP"))
 }
 
 /// Whether `port` is a virtual service port or in its range.

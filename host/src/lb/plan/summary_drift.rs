@@ -7,15 +7,6 @@
 use crate::vcd::resources::nat::NatRule;
 use crate::vcd::resources::virtual_service::{ServicePort, VirtualService, VirtualServiceSummary};
 
-/// A virtual service port's transport (`tcpUdpProfile` type, such as
-/// `UDP_FAST_PATH`), when the body or list carries it.
-pub fn transport(port: &ServicePort) -> Option<&str> {
-    port.extra
-        .get("tcpUdpProfile")
-        .and_then(|profile| profile.get("type"))
-        .and_then(serde_json::Value::as_str)
-}
-
 /// A port as VCD means it: the range, TLS on or off, and the transport when
 /// the list shows it.
 fn port_shape(port: &ServicePort) -> (u32, u32, bool, Option<&str>) {
@@ -23,7 +14,7 @@ fn port_shape(port: &ServicePort) -> (u32, u32, bool, Option<&str>) {
         port.port_start,
         port.port_end.unwrap_or(port.port_start),
         port.ssl_enabled.unwrap_or(false),
-        transport(port),
+        port.transport(),
     )
 }
 

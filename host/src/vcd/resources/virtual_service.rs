@@ -44,6 +44,17 @@ pub struct ServicePort {
     pub extra: Map<String, Value>,
 }
 
+impl ServicePort {
+    /// The port's transport (`tcpUdpProfile` type, such as `UDP_FAST_PATH`),
+    /// when the body or list carries it.
+    pub fn transport(&self) -> Option<&str> {
+        self.extra
+            .get("tcpUdpProfile")
+            .and_then(|profile| profile.get("type"))
+            .and_then(Value::as_str)
+    }
+}
+
 /// How NSX ALB handles a virtual service's traffic.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(rename_all = "camelCase")]
