@@ -153,3 +153,40 @@ async fn plan_shows_what_a_reconcile_would_write_and_writes_nothing() {
         &vcd_writes(&world.vcd)[written..]
     );
 }
+
+/// On IP Spaces, a Service's delete releases its address claim: the plan
+/// lists that release after the objects' deletes, and sends nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_planned_delete_on_ip_spaces_lists_the_claim_it_releases() {
+    let scenario = vcdsim::Scenario::from_yaml(vcdsim::scenario::IP_SPACE_SCENARIO)
+        .expect("the scenario parses");
+    let world = World::start_on(scenario).await;
+    world.add_nodes().await;
+    let mut ccm = world.spawn("ccm", &[]);
+    world.create_service("web", &[80]).await;
+    let (ip, _) = wait_until("web's external IP", START + CONVERGE, || {
+        world.external_ip("web")
+    })
+    .await;
+    ccm.kill();
+    let services: Api<Service> = Api::namespaced(world.client.clone(), "default");
+    services
+        .delete("web", &DeleteParams::default())
+        .await
+        .expect("the Service is deleted");
+    let written = vcd_writes(&world.vcd).len();
+    let (code, out) = plan(&world.files, &[]);
+    assert_eq!(code, 2, "{out}");
+    let planned: Vec<&str> = out.lines().map(str::trim).collect();
+    let release = format!("- ip space allocation {ip}");
+    let at = |line: &str| planned.iter().position(|l| *l == line);
+    assert!(at(&release).is_some(), "{out}");
+    let last_delete = planned
+        .iter()
+        .rposition(|l| l.starts_with("- pool ") || l.starts_with("- virtual service "));
+    assert!(
+        last_delete < at(&release),
+        "the release follows the deletes:\n{out}"
+    );
+    assert_eq!(vcd_writes(&world.vcd).len(), written, "a plan wrote to VCD");
+}
