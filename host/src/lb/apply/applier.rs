@@ -246,20 +246,21 @@ impl Applier<'_> {
     }
 
     /// Writes the pools' IP set, unless another reconcile of this process
-    /// wrote it as wanted since this one planned (then its id is taken),
-    /// and records it; a refusal for want of a right is noted, as pools
-    /// then list their members.
+    /// wrote it as wanted since this one planned (a node join reconciles
+    /// every Service at once: the set is still written once), and records
+    /// it; a refusal for want of a right is noted, as pools then list their
+    /// members.
     async fn write_ip_set(&self, mut set: IpSet, ids: &mut Ids) -> Result<bool, LbError> {
         let mut known = self.member_groups.writing().await;
-        if set.id.is_none()
-            && let Some(made) = known.whole(&set.name)
-        {
+        if let Some(made) = known.whole(&set.name) {
             if made.description == set.description && made.ip_addresses == set.ip_addresses {
                 ids.ip_sets
                     .insert(set.name.clone(), made.id.clone().unwrap_or_default());
                 return Ok(false);
             }
-            set.id.clone_from(&made.id);
+            if set.id.is_none() {
+                set.id.clone_from(&made.id);
+            }
         }
         let written = match &set.id {
             None => self.client.create_ip_set(&set).await,
