@@ -260,7 +260,7 @@ impl LoadBalancers {
         let after = self
             .plan_after(service, &view, &observed, &owner, &vips)
             .await?;
-        self.applier(&service.name).apply(after, &observed).await?;
+        self.applier(&service.key()).apply(after, &observed).await?;
         Ok(Pass::Done {
             vips,
             internal,
