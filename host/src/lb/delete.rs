@@ -78,7 +78,9 @@ impl LoadBalancers {
             secrets: crate::lb::tls::secret_keys(service),
         };
         let prunes = self.plan_prunes(&service.key(), &leftovers).await;
-        self.applier(&service.key()).apply(prunes, &observed).await?;
+        self.applier(&service.key())
+            .apply(prunes, &observed)
+            .await?;
         // A takeover still waiting leaves the upstream CCM's objects: they
         // go with the Service, as upstream would have deleted them.
         // Its claim is made ours first, so a crash after the deletes cannot
