@@ -9,6 +9,7 @@ use serde_json::json;
 
 use crate::support::cluster::{Cluster, fast_config, lb_service};
 use crate::support::golden::{self, Normaliser, Order};
+use crate::support::lb::{blocks_scenario, spaces_scenario};
 use crate::support::objects::ServiceEdits;
 
 const SSL_PORTS: &str = "service.beta.kubernetes.io/vcloud-avi-ssl-ports";
@@ -47,15 +48,33 @@ fn the_demo_writes_what_it_wrote() {
     golden::assert_matches("demo.kube", &golden::kube_writes(&records, &mut normaliser));
 }
 
-/// One worker, one change at a time: the order of the writes is part of
-/// what is recorded.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_serial_service_lifecycle_writes_what_it_wrote() {
+    serial_lifecycle(blocks_scenario(), "service-lifecycle").await;
+}
+
+/// The same on an IP Space: allocations made, claimed, shared and released.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serial_service_lifecycle_on_ip_spaces_writes_what_it_wrote() {
+    serial_lifecycle(spaces_scenario(), "service-lifecycle-spaces").await;
+}
+
+/// Below API 37.2 an IP Space picks the address it allocates.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_serial_service_lifecycle_on_ip_spaces_before_37_2_writes_what_it_wrote() {
+    let mut scenario = spaces_scenario();
+    scenario.api_versions = vec!["37.0".into(), "37.1".into()];
+    serial_lifecycle(scenario, "service-lifecycle-spaces-37.1").await;
+}
+
+/// One worker, one change at a time: the order of the writes is part of
+/// what is recorded.
+async fn serial_lifecycle(scenario: vcdsim::Scenario, golden: &str) {
     let config = vcd_ccm::controllers::service::ServiceControllerConfig {
         workers: 1,
         ..fast_config()
     };
-    let mut cluster = Cluster::start_with(config.clone(), |_| {}).await;
+    let mut cluster = Cluster::start_on(scenario, config.clone(), |_| {}).await;
     // The Nodes are in the controller's first list, not a later update.
     cluster.controller_stop();
     cluster.add_node("worker-0", "10.0.0.11").await;
@@ -109,7 +128,7 @@ async fn a_serial_service_lifecycle_writes_what_it_wrote() {
 
     let mut normaliser = Normaliser::new(Order::Serial);
     let vcd = golden::vcd_writes(&cluster.vcd.requests(), &mut normaliser);
-    golden::assert_matches("service-lifecycle.vcd", &vcd);
+    golden::assert_matches(&format!("{golden}.vcd"), &vcd);
     let kube = golden::kube_writes(&cluster.kube.requests(), &mut normaliser);
-    golden::assert_matches("service-lifecycle.kube", &kube);
+    golden::assert_matches(&format!("{golden}.kube"), &kube);
 }
