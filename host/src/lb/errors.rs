@@ -173,6 +173,23 @@ pub enum LbError {
         /// Why the note could not be stored.
         source: JournalError,
     },
+    /// The IP Space refused an allocation: the address was taken
+    /// meanwhile (perhaps by an org whose allocations this one cannot see),
+    /// or the quota is spent. A reconcile moves on to another address.
+    #[error(
+        "Service {service}: IP Space {space} refused to allocate {}: {message}",
+        ip.map_or_else(|| "an address".to_string(), |ip| ip.to_string())
+    )]
+    AllocationRefused {
+        /// `namespace/name`.
+        service: String,
+        /// The address asked for (none before API 37.2).
+        ip: Option<std::net::IpAddr>,
+        /// The IP Space's name.
+        space: String,
+        /// VCD's task message.
+        message: String,
+    },
     /// A VCD call failed.
     #[error("Service {service}: {action}: {source}")]
     Vcd {

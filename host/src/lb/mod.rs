@@ -8,6 +8,7 @@
 
 mod apply;
 pub mod config;
+mod context;
 mod decide;
 mod delete;
 pub mod errors;
@@ -18,6 +19,7 @@ mod observe;
 mod operations;
 mod ownership;
 mod plan;
+mod planning;
 mod preview;
 mod ranges;
 mod reconcile;
@@ -27,7 +29,9 @@ mod sweep;
 pub mod tls;
 mod vips;
 
+use std::collections::{BTreeMap, HashSet};
 use std::sync::Arc;
+use std::time::Duration;
 
 pub use config::{LbConfig, Mode, OneArm};
 pub use decide::sharing::SHARING_KEY_ANNOTATION;
@@ -41,50 +45,20 @@ pub use source_ranges::SOURCE_RANGES_ANNOTATION;
 pub use sweep::SweepReport;
 pub use tls::TlsSecrets;
 
-use observe::catalog::Catalog;
 // The preflight checks read the gateway's features and addresses the way
 // the engine does.
-use apply::rde::RdeStatus;
-use naming::Names;
-use newer_format::NewerFormats;
 pub(crate) use observe::catalog::Features;
 pub(crate) use observe::ipam::{IpSource, used_addresses};
-use observe::snapshot::{GATEWAY_REFRESH, GatewaySnapshot};
-use ownership::OwnerTag;
-use plan::member_groups::{ClusterGroup, MemberGroups};
-use tls::UploadPins;
+
+use context::Context;
 
 use crate::policy::Registry;
-use crate::policy::model::{Capabilities, Cluster};
 use crate::vcd::VcdClient;
-use crate::vcd::resources::EntityRef;
 
-/// The load-balancer engine of one cluster on one edge gateway.
+/// The load-balancer engine of one cluster on one edge gateway: the front
+/// over the stages, each a function of the engine's [`Context`].
 pub struct LoadBalancers {
-    client: VcdClient,
-    registry: Arc<Registry>,
-    config: LbConfig,
-    identity: ClusterIdentity,
-    journal: Arc<dyn AllocationJournal>,
-    /// Reads the Secrets named by `vcd-ccm.io/tls-secret`.
-    tls_secrets: Arc<dyn TlsSecrets>,
-    /// Uploads reconciles in progress use.
-    upload_pins: Arc<UploadPins>,
-    mode: Mode,
-    gateway: EntityRef,
-    /// The org and VDC, which own the firewall's port profiles.
-    org: EntityRef,
-    vdc: EntityRef,
-    cluster: Cluster,
-    source: IpSource,
-    features: Features,
-    catalog: Catalog,
-    snapshot: GatewaySnapshot,
-    rde: RdeStatus,
-    /// Objects of a newer tag format already logged.
-    newer_formats: NewerFormats,
-    /// The IP sets pools take their members from (API 37.1+).
-    member_groups: MemberGroups,
+    ctx: Context,
 }
 
 impl LoadBalancers {
@@ -102,86 +76,82 @@ impl LoadBalancers {
         journal: Arc<dyn AllocationJournal>,
         tls_secrets: Arc<dyn TlsSecrets>,
     ) -> Result<Self, LbError> {
-        let mode = config.check()?;
-        let setup = |action: &str| LbError::vcd("(setup)", action.to_string());
-        let placement = client
-            .resolve_placement(&config.vdc, &config.network)
-            .await
-            .map_err(setup("resolving loadbalancer.network and its edge gateway"))?;
-        let gateway = &placement.gateway;
-        config.check_gateway(&gateway.name, gateway.is_distributed_only())?;
-        let features = Features::read(&client, &gateway.id)
-            .await
-            .map_err(setup("reading the gateway's load balancer"))?;
-        let source = IpSource::discover(&client, gateway, config.vip_subnet)
-            .await
-            .map_err(setup("reading the gateway's IP Spaces"))?;
-        let cluster = Cluster {
-            cluster_id: config.cluster_id.clone(),
-            org: placement.org.name.clone().unwrap_or_default(),
-            vdc: placement.vdc.name.clone().unwrap_or_default(),
-            gateway: gateway.name.clone(),
-            vcd_api_version: client.api_version().to_string(),
-            capabilities: Capabilities {
-                shared_vip: config.enable_virtual_service_shared_ip,
-                ip_spaces: source.is_spaces(),
-                one_arm: config.one_arm.is_some(),
-                premium: features.premium,
-                transparent_mode: features.transparent_mode,
-                http_rules: features.http_rules,
-            },
-        };
-        let rde = RdeStatus::new(client.clone(), &config.cluster_id);
-        let cluster_group = ClusterGroup::new(&config.cluster_id, identity.as_str());
-        Ok(Self {
-            gateway: EntityRef::new(gateway.name.clone(), gateway.id.clone()),
-            org: placement.org.clone(),
-            vdc: placement.vdc.clone(),
-            client,
-            registry,
-            config,
-            identity,
-            journal,
-            tls_secrets,
-            upload_pins: Arc::default(),
-            mode,
-            cluster,
-            source,
-            features,
-            catalog: Catalog::default(),
-            snapshot: GatewaySnapshot::new(
-                GATEWAY_REFRESH,
-                !placement.gateway.is_distributed_only(),
-            ),
-            rde,
-            newer_formats: NewerFormats::default(),
-            member_groups: MemberGroups::new(cluster_group),
-        })
+        let ctx = Context::new(client, registry, config, identity, journal, tls_secrets).await?;
+        Ok(Self { ctx })
     }
 
     /// The policies deciding this engine's Services.
     pub fn policies(&self) -> &Arc<Registry> {
-        &self.registry
+        &self.ctx.registry
     }
 
-    fn owner(&self, service: &ServiceSpec) -> OwnerTag {
-        OwnerTag {
-            cluster_id: self.config.cluster_id.clone(),
-            identity: Some(self.identity.as_str().to_string()),
-            namespace: service.namespace.clone(),
-            name: service.name.clone(),
-            uid: service.uid.clone(),
-            // Checked before any write; an unusable key shares nothing.
-            share: decide::sharing::sharing_key(service).ok().flatten(),
-        }
+    /// The Service's load balancer as VCD holds it: `None` when it owns no
+    /// object on the gateway.
+    pub async fn get(&self, service: &ServiceSpec) -> Result<Option<LbStatus>, LbError> {
+        operations::get(&self.ctx, service).await
     }
 
-    fn names(&self, service: &ServiceSpec) -> Names {
-        Names::new(
-            &self.config.cluster_id,
-            &service.namespace,
-            &service.name,
-            &service.uid,
-        )
+    /// Creates or converges the Service's load balancer; returns the
+    /// ingress to write to `status.loadBalancer`.
+    pub async fn ensure(
+        &self,
+        service: &ServiceSpec,
+        nodes: &[NodeSpec],
+    ) -> Result<LbStatus, LbError> {
+        operations::ensure(&self.ctx, service, nodes).await
+    }
+
+    /// The node set changed: the same reconcile, which then rewrites only
+    /// the pools' members. Returns when to reconcile again, when a drain
+    /// has started or is under way.
+    pub async fn update(
+        &self,
+        service: &ServiceSpec,
+        nodes: &[NodeSpec],
+    ) -> Result<Option<Duration>, LbError> {
+        let status = operations::ensure(&self.ctx, service, nodes).await?;
+        Ok(status.recheck_after)
+    }
+
+    /// Reads the gateway's load-balancer objects again now, for every
+    /// reconcile after it (drift repair compares Services against it).
+    pub async fn refresh_gateway(&self) -> Result<(), LbError> {
+        operations::refresh_gateway(&self.ctx).await
+    }
+
+    /// Removes every object the Service owns and releases its IP Space
+    /// allocations. Needs only namespace, name and uid of the Service.
+    pub async fn delete(&self, service: &ServiceSpec) -> Result<(), LbError> {
+        delete::delete(&self.ctx, service).await
+    }
+
+    /// Deletes every object tagged with this cluster whose Service uid is
+    /// not in `live_uids`. Objects of other clusters and untagged objects
+    /// are never touched.
+    pub async fn sweep(&self, live_uids: &HashSet<String>) -> Result<SweepReport, LbError> {
+        sweep::sweep(&self.ctx, live_uids).await
+    }
+
+    /// The writes a reconcile of `service` with `nodes` would make now.
+    pub async fn plan_ensure(
+        &self,
+        service: &ServiceSpec,
+        nodes: &[NodeSpec],
+    ) -> Result<Vec<PlannedWrite>, LbError> {
+        preview::plan_ensure(&self.ctx, service, nodes).await
+    }
+
+    /// The deletes a delete of `service` would make now.
+    pub async fn plan_delete(&self, service: &ServiceSpec) -> Result<Vec<PlannedWrite>, LbError> {
+        preview::plan_delete(&self.ctx, service).await
+    }
+
+    /// The deletes the sweep would make of the objects of Services that
+    /// are not in `live_uids`, by `namespace/name (uid)`.
+    pub async fn plan_sweep(
+        &self,
+        live_uids: &HashSet<String>,
+    ) -> Result<BTreeMap<String, Vec<PlannedWrite>>, LbError> {
+        preview::plan_sweep(&self.ctx, live_uids).await
     }
 }

@@ -126,7 +126,7 @@ impl ServiceSpec {
         self.ip_family_policy != FamilyPolicy::SingleStack
     }
 
-    pub(crate) fn check(&self) -> Result<(), crate::lb::LbError> {
+    pub(crate) fn check(&self) -> Result<(), crate::lb::errors::LbError> {
         let problem = if self.namespace.is_empty() || self.name.is_empty() {
             Some("namespace and name must be set")
         } else if self.uid.trim().is_empty() || self.uid.contains(char::is_whitespace) {
@@ -135,7 +135,7 @@ impl ServiceSpec {
             None
         };
         match problem {
-            Some(problem) => Err(crate::lb::LbError::InvalidService {
+            Some(problem) => Err(crate::lb::errors::LbError::InvalidService {
                 service: self.key(),
                 problem: problem.to_string(),
             }),

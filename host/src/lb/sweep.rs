@@ -11,14 +11,17 @@
 
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
-use crate::lb::LoadBalancers;
+use crate::lb::apply::applier::Applier;
+use crate::lb::context::Context;
 use crate::lb::errors::LbError;
 use crate::lb::naming::Names;
 use crate::lb::newer_format::{self, NewerObject};
 use crate::lb::operations::firewall_ops;
 use crate::lb::ownership::OwnerTag;
 use crate::lb::plan;
+use crate::lb::plan::certificate_prunes as prune;
 use crate::lb::plan::claims::hand_off;
+use crate::lb::plan::firewall;
 use crate::lb::plan::op::{AddressOp, Op};
 
 /// What a sweep removed, and what it found and left alone.
@@ -62,192 +65,189 @@ enum Verdict {
     Unattributed,
 }
 
-impl LoadBalancers {
-    /// Fills the caches every first Service would otherwise pay for (the
-    /// certificate library, the engine groups); a failure here is only a
-    /// cost moved to that Service.
-    async fn warm_caches(&self) {
-        if let Err(error) = self.catalog.certificates(&self.client, false).await {
-            tracing::debug!(%error, "the certificate library is read at the first decision instead");
-        }
-        if let Err(error) = self
-            .catalog
-            .engine_groups(&self.client, &self.gateway.id)
-            .await
-        {
-            tracing::debug!(%error, "the engine groups are read at the first decision instead");
-        }
+/// Fills the caches every first Service would otherwise pay for (the
+/// certificate library, the engine groups); a failure here is only a
+/// cost moved to that Service.
+async fn warm_caches(ctx: &Context) {
+    if let Err(error) = ctx.catalog.certificates(&ctx.client, false).await {
+        tracing::debug!(%error, "the certificate library is read at the first decision instead");
     }
+    if let Err(error) = ctx
+        .catalog
+        .engine_groups(&ctx.client, &ctx.gateway.id)
+        .await
+    {
+        tracing::debug!(%error, "the engine groups are read at the first decision instead");
+    }
+}
 
-    /// Deletes every object tagged with this cluster whose Service uid is
-    /// not in `live_uids`. Objects of other clusters and untagged objects
-    /// are never touched.
-    pub async fn sweep(&self, live_uids: &HashSet<String>) -> Result<SweepReport, LbError> {
-        let vcd = |a: String| LbError::vcd("(sweep)", a);
-        self.warm_caches().await;
-        let view = self
-            .snapshot
-            .refreshed(&self.client, &self.gateway.id)
-            .await
-            .map_err(vcd("reading the gateway's load balancer objects".into()))?;
-        let descriptions = view.descriptions();
-        let mut report = SweepReport::default();
-        // A later vcd-ccm's objects parse as no tag below: never deleted.
-        let mut newer = view.newer_objects();
-        let mut stale = BTreeMap::new();
-        let mut firewall_stale = BTreeMap::new();
-        if self.config.manage_firewall {
-            for (kind, name, description) in self.firewall_descriptions().await? {
-                newer.extend(NewerObject::of(kind, &name, Some(&description)));
-                let Some(tagged) = OwnerTag::parse(&description) else {
-                    continue;
-                };
-                match self.verdict(&tagged.owner, live_uids) {
-                    Verdict::Stale => {
-                        firewall_stale.insert(tagged.owner.uid.clone(), tagged.owner);
-                    }
-                    other => report.note(other),
-                }
-            }
-        }
-        for owner in firewall_stale.values() {
-            let names = Names::new(&owner.cluster_id, &owner.namespace, &owner.name, &owner.uid);
-            let removal = self.plan_firewall_removal(owner, &names).await?;
-            let key = format!("{}/{}", owner.namespace, owner.name);
-            report.objects += self
-                .applier(&key)
-                .apply(firewall_ops(removal), &Default::default())
-                .await?;
-        }
-        for owner in descriptions.filter_map(|d| Some(OwnerTag::parse(d?)?.owner)) {
-            match self.verdict(&owner, live_uids) {
+/// Deletes every object tagged with this cluster whose Service uid is
+/// not in `live_uids`. Objects of other clusters and untagged objects
+/// are never touched.
+pub(in crate::lb) async fn sweep(
+    ctx: &Context,
+    live_uids: &HashSet<String>,
+) -> Result<SweepReport, LbError> {
+    let vcd = |a: String| LbError::vcd("(sweep)", a);
+    warm_caches(ctx).await;
+    let view = ctx
+        .snapshot
+        .refreshed(&ctx.client, &ctx.gateway.id)
+        .await
+        .map_err(vcd("reading the gateway's load balancer objects".into()))?;
+    let descriptions = view.descriptions();
+    let mut report = SweepReport::default();
+    // A later vcd-ccm's objects parse as no tag below: never deleted.
+    let mut newer = view.newer_objects();
+    let mut stale = BTreeMap::new();
+    let mut firewall_stale = BTreeMap::new();
+    if ctx.config.manage_firewall {
+        for (kind, name, description) in firewall::firewall_descriptions(ctx).await? {
+            newer.extend(NewerObject::of(kind, &name, Some(&description)));
+            let Some(tagged) = OwnerTag::parse(&description) else {
+                continue;
+            };
+            match verdict(ctx, &tagged.owner, live_uids) {
                 Verdict::Stale => {
-                    stale.insert(owner.uid.clone(), owner);
+                    firewall_stale.insert(tagged.owner.uid.clone(), tagged.owner);
                 }
                 other => report.note(other),
             }
         }
-        for owner in stale.values() {
-            let observed = view.owned_by(owner);
-            let ops = plan::teardown(&observed);
-            report.objects += ops.len();
-            self.applier(&owner.name).apply(ops, &observed).await?;
+    }
+    for owner in firewall_stale.values() {
+        let names = Names::new(&owner.cluster_id, &owner.namespace, &owner.name, &owner.uid);
+        let removal = firewall::plan_firewall_removal(ctx, owner, &names).await?;
+        let key = format!("{}/{}", owner.namespace, owner.name);
+        report.objects += Applier::new(ctx, &key)
+            .apply(firewall_ops(removal), &Default::default())
+            .await?;
+    }
+    for owner in descriptions.filter_map(|d| Some(OwnerTag::parse(d?)?.owner)) {
+        match verdict(ctx, &owner, live_uids) {
+            Verdict::Stale => {
+                stale.insert(owner.uid.clone(), owner);
+            }
+            other => report.note(other),
+        }
+    }
+    for owner in stale.values() {
+        let observed = view.owned_by(owner);
+        let ops = plan::teardown(&observed);
+        report.objects += ops.len();
+        Applier::new(ctx, &owner.name).apply(ops, &observed).await?;
+        report.services.push(format!(
+            "{}/{} ({})",
+            owner.namespace, owner.name, owner.uid
+        ));
+    }
+    // Their IP sets, now that no pool uses them (and those a delete
+    // cut short left behind).
+    let sets = ctx
+        .member_groups
+        .service_sets(&ctx.client, &ctx.gateway.id)
+        .await
+        .map_err(vcd("listing the gateway's IP sets".into()))?;
+    for (name, description) in sets {
+        newer.extend(NewerObject::of("ip_set", &name, Some(&description)));
+        let Some(tagged) = OwnerTag::parse(&description) else {
+            continue;
+        };
+        match verdict(ctx, &tagged.owner, live_uids) {
+            Verdict::Stale => {
+                let removal = ctx
+                    .member_groups
+                    .plan_removal(
+                        &ctx.client,
+                        &ctx.gateway.id,
+                        &name,
+                        &tagged.owner,
+                        "(sweep)",
+                    )
+                    .await?;
+                report.objects += Applier::new(ctx, "(sweep)")
+                    .apply(removal.into_iter().collect(), &Default::default())
+                    .await?;
+            }
+            other => report.note(other),
+        }
+    }
+    for owner in firewall_stale.values() {
+        if !stale.contains_key(&owner.uid) {
             report.services.push(format!(
                 "{}/{} ({})",
                 owner.namespace, owner.name, owner.uid
             ));
         }
-        // Their IP sets, now that no pool uses them (and those a delete
-        // cut short left behind).
-        let sets = self
-            .member_groups
-            .service_sets(&self.client, &self.gateway.id)
+    }
+    // The view after the deletes above: who still holds an address, and
+    // what still uses a certificate.
+    let view = ctx
+        .snapshot
+        .view(&ctx.client, &ctx.gateway.id)
+        .await
+        .map_err(vcd("reading the gateway's load balancer objects".into()))?;
+    for space in ctx.source.spaces() {
+        let allocations = ctx
+            .client
+            .claimed_allocations(&space.id)
             .await
-            .map_err(vcd("listing the gateway's IP sets".into()))?;
-        for (name, description) in sets {
-            newer.extend(NewerObject::of("ip_set", &name, Some(&description)));
-            let Some(tagged) = OwnerTag::parse(&description) else {
+            .map_err(vcd(format!("reading IP Space {} allocations", space.name)))?;
+        for allocation in allocations {
+            let description = allocation.description.as_deref();
+            newer.extend(NewerObject::of(
+                "ip_space_allocation",
+                &allocation.value,
+                description,
+            ));
+            let Some(tagged) = description.and_then(OwnerTag::parse) else {
                 continue;
             };
-            match self.verdict(&tagged.owner, live_uids) {
+            match verdict(ctx, &tagged.owner, live_uids) {
                 Verdict::Stale => {
-                    let removal = self
-                        .member_groups
-                        .plan_removal(
-                            &self.client,
-                            &self.gateway.id,
-                            &name,
-                            &tagged.owner,
-                            "(sweep)",
-                        )
-                        .await?;
-                    report.objects += self
-                        .applier("(sweep)")
-                        .apply(removal.into_iter().collect(), &Default::default())
+                    let op = hand_off(
+                        &view,
+                        space.id.clone(),
+                        allocation,
+                        &tagged.owner,
+                        Some(live_uids),
+                    );
+                    report.released += usize::from(matches!(op, AddressOp::Release { .. }));
+                    Applier::new(ctx, "(sweep)")
+                        .apply(vec![Op::Address(op)], &Default::default())
                         .await?;
                 }
                 other => report.note(other),
             }
         }
-        for owner in firewall_stale.values() {
-            if !stale.contains_key(&owner.uid) {
-                report.services.push(format!(
-                    "{}/{} ({})",
-                    owner.namespace, owner.name, owner.uid
-                ));
-            }
-        }
-        // The view after the deletes above: who still holds an address, and
-        // what still uses a certificate.
-        let view = self
-            .snapshot
-            .view(&self.client, &self.gateway.id)
-            .await
-            .map_err(vcd("reading the gateway's load balancer objects".into()))?;
-        for space in self.source.spaces() {
-            let allocations = self
-                .client
-                .claimed_allocations(&space.id)
-                .await
-                .map_err(vcd(format!("reading IP Space {} allocations", space.name)))?;
-            for allocation in allocations {
-                let description = allocation.description.as_deref();
-                newer.extend(NewerObject::of(
-                    "ip_space_allocation",
-                    &allocation.value,
-                    description,
-                ));
-                let Some(tagged) = description.and_then(OwnerTag::parse) else {
-                    continue;
-                };
-                match self.verdict(&tagged.owner, live_uids) {
-                    Verdict::Stale => {
-                        let op = hand_off(
-                            &view,
-                            space.id.clone(),
-                            allocation,
-                            &tagged.owner,
-                            Some(live_uids),
-                        );
-                        report.released += usize::from(matches!(op, AddressOp::Release { .. }));
-                        self.applier("(sweep)")
-                            .apply(vec![Op::Address(op)], &Default::default())
-                            .await?;
-                    }
-                    other => report.note(other),
-                }
-            }
-        }
-        let prunes = self
-            .plan_sweep_uploads(&view)
-            .await
-            .map_err(vcd("reading the certificate library".into()))?;
-        report.certificates = self
-            .applier("(sweep)")
-            .apply(prunes, &Default::default())
-            .await?;
-        newer.iter().for_each(|o| self.newer_formats.notice(o));
-        report.newer_format = newer_format::count_by_kind(&newer);
-        Ok(report)
     }
+    let prunes = prune::plan_sweep_uploads(ctx, &view)
+        .await
+        .map_err(vcd("reading the certificate library".into()))?;
+    report.certificates = Applier::new(ctx, "(sweep)")
+        .apply(prunes, &Default::default())
+        .await?;
+    newer.iter().for_each(|o| ctx.newer_formats.notice(o));
+    report.newer_format = newer_format::count_by_kind(&newer);
+    Ok(report)
+}
 
-    /// Whether the sweep deletes `owner`'s objects.
-    pub(super) fn is_stale(&self, owner: &OwnerTag, live_uids: &HashSet<String>) -> bool {
-        self.verdict(owner, live_uids) == Verdict::Stale
-    }
+/// Whether the sweep deletes `owner`'s objects.
+pub(super) fn is_stale(ctx: &Context, owner: &OwnerTag, live_uids: &HashSet<String>) -> bool {
+    verdict(ctx, owner, live_uids) == Verdict::Stale
+}
 
-    fn verdict(&self, owner: &OwnerTag, live_uids: &HashSet<String>) -> Verdict {
-        let ours = self.identity.as_str();
-        let same_id = owner.cluster_id == self.config.cluster_id;
-        match owner.identity.as_deref() {
-            Some(identity) if identity == ours && !same_id => {
-                Verdict::FormerClusterId(owner.cluster_id.clone())
-            }
-            _ if !same_id || live_uids.contains(&owner.uid) => Verdict::Keep,
-            Some(identity) if identity == ours => Verdict::Stale,
-            Some(identity) => Verdict::OtherCluster(identity.to_string()),
-            None => Verdict::Unattributed,
+fn verdict(ctx: &Context, owner: &OwnerTag, live_uids: &HashSet<String>) -> Verdict {
+    let ours = ctx.identity.as_str();
+    let same_id = owner.cluster_id == ctx.config.cluster_id;
+    match owner.identity.as_deref() {
+        Some(identity) if identity == ours && !same_id => {
+            Verdict::FormerClusterId(owner.cluster_id.clone())
         }
+        _ if !same_id || live_uids.contains(&owner.uid) => Verdict::Keep,
+        Some(identity) if identity == ours => Verdict::Stale,
+        Some(identity) => Verdict::OtherCluster(identity.to_string()),
+        None => Verdict::Unattributed,
     }
 }
 

@@ -47,6 +47,7 @@ mod lb_crash;
 mod lb_crash_matrix;
 mod lb_drain_crash;
 mod lb_dual_stack_crash;
+mod lb_ip_space_refusals;
 mod lb_lifecycle;
 mod lb_member_groups;
 mod lb_mode_change;

@@ -14,8 +14,8 @@ const MESSAGE_BYTES: usize = 1024;
 pub enum Outcome {
     /// The writes a reconcile would make (none: up to date).
     Writes(Vec<PlannedWrite>),
-    /// The reconcile would write on its way to a plan (an address claim, a
-    /// certificate upload), which a plan does not send: that write.
+    /// The reconcile would write on its way to a plan (a certificate
+    /// upload), which a plan does not send: that write.
     DecisionWrites(String),
     /// Why the Service could not be planned.
     Error(String),

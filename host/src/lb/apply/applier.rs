@@ -8,12 +8,15 @@
 
 use std::collections::HashMap;
 
+use crate::lb::context::Context;
 use crate::lb::errors::LbError;
+use crate::lb::journal::AllocationJournal;
 use crate::lb::observe::catalog::Catalog;
 use crate::lb::observe::objects::ServiceObjects;
 use crate::lb::observe::snapshot::{Change, GatewaySnapshot};
 use crate::lb::plan::member_groups::MemberGroups;
 use crate::lb::plan::op::Op;
+use crate::lb::service::ServiceSpec;
 use crate::lb::tls::UploadPins;
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::ip_set::IpSet;
@@ -43,9 +46,34 @@ pub struct Applier<'a> {
     pub snapshot: &'a GatewaySnapshot,
     pub gateway_id: &'a str,
     pub service: &'a str,
+    /// Where allocations are noted before they are made, and the Service
+    /// whose note it is (none where no allocation is planned).
+    pub journal: Option<(&'a dyn AllocationJournal, &'a ServiceSpec)>,
 }
 
-impl Applier<'_> {
+impl<'a> Applier<'a> {
+    /// The applier of `service`'s writes (its name, for messages).
+    pub fn new(ctx: &'a Context, service: &'a str) -> Self {
+        Self {
+            client: &ctx.client,
+            member_groups: &ctx.member_groups,
+            upload_pins: &ctx.upload_pins,
+            catalog: &ctx.catalog,
+            snapshot: &ctx.snapshot,
+            gateway_id: &ctx.gateway.id,
+            service,
+            journal: None,
+        }
+    }
+
+    /// The applier of a reconcile of `spec`, which may allocate its address.
+    pub fn noting(ctx: &'a Context, service: &'a str, spec: &'a ServiceSpec) -> Self {
+        Self {
+            journal: Some((ctx.journal.as_ref(), spec)),
+            ..Self::new(ctx, service)
+        }
+    }
+
     /// Runs `ops`; returns how many writes it made.
     pub async fn apply(&self, ops: Vec<Op>, observed: &ServiceObjects) -> Result<usize, LbError> {
         let mut ids = Ids {

@@ -1,10 +1,16 @@
-//! Applying the writes that follow a Service's objects: IP Space claims
-//! marked or released, and certificate uploads nothing uses any more.
+//! Applying IP Space writes (the Service's address allocated or claimed
+//! first; claims a move or a delete leaves marked or released after the
+//! objects) and deleting certificate uploads nothing uses any more.
+
+use std::net::IpAddr;
 
 use crate::lb::apply::applier::Applier;
+use crate::lb::decide::allocations::unmarked;
 use crate::lb::errors::LbError;
+use crate::lb::journal::Noted;
 use crate::lb::plan::op::AddressOp;
 use crate::vcd::VcdError;
+use crate::vcd::resources::ipspace::IpAllocation;
 
 impl Applier<'_> {
     /// Marks or releases one allocation.
@@ -15,16 +21,33 @@ impl Applier<'_> {
                 allocation,
                 marker,
                 holder,
+            } => self.tag(&space_id, &allocation, &marker, &holder).await,
+            AddressOp::Allocate {
+                space_id,
+                space_name,
+                ip,
+                marker,
+                holder,
             } => {
-                tracing::info!(ip = %allocation.value, %holder, "an IP Space claim is marked for its Service");
-                self.client
-                    .claim_allocation(&space_id, &allocation, &marker)
-                    .await
-                    .map(|_| ())
-                    .map_err(self.failed(format!(
-                        "claiming IP Space allocation {} for {holder}",
-                        allocation.value
-                    )))
+                self.note(&space_id, ip).await?;
+                let allocation = self.allocate(&space_id, &space_name, Some(ip)).await?;
+                self.tag(&space_id, &allocation, &marker, &holder).await
+            }
+            AddressOp::AllocateAny {
+                space_id,
+                space_name,
+                marker,
+                holder,
+            } => {
+                let allocation = self.allocate(&space_id, &space_name, None).await?;
+                // The address is known only now: a crash before this note
+                // strands the allocation (API 37.2 closes that window).
+                if let Ok(ip) = allocation.value.parse()
+                    && let Err(error) = self.note(&space_id, ip).await
+                {
+                    tracing::warn!(service = %self.service, %error, "could not note the IP Space allocation; claiming it at once");
+                }
+                self.tag(&space_id, &allocation, &marker, &holder).await
             }
             AddressOp::Release {
                 space_id,
@@ -38,6 +61,91 @@ impl Applier<'_> {
                     allocation.value
                 ))),
         }
+    }
+
+    /// Writes `marker` on the allocation: the claim of `holder`.
+    async fn tag(
+        &self,
+        space_id: &str,
+        allocation: &IpAllocation,
+        marker: &str,
+        holder: &str,
+    ) -> Result<(), LbError> {
+        tracing::info!(ip = %allocation.value, %holder, "an IP Space allocation is claimed for its Service");
+        self.client
+            .claim_allocation(space_id, allocation, marker)
+            .await
+            .map(|_| ())
+            .map_err(self.failed(format!(
+                "claiming IP Space allocation {} for {holder}",
+                allocation.value
+            )))
+    }
+
+    /// Keeps the allocation about to be made in the Service's journal.
+    async fn note(&self, space_id: &str, ip: IpAddr) -> Result<(), LbError> {
+        let Some((journal, spec)) = self.journal else {
+            return Ok(());
+        };
+        let noted = Noted {
+            space_id: space_id.to_string(),
+            ip,
+        };
+        journal
+            .note(spec, noted.format())
+            .await
+            .map_err(|source| LbError::Journal {
+                service: self.service.to_string(),
+                source,
+            })
+    }
+
+    /// Allocates `ip` (or any address) and finds the new allocation, which
+    /// carries no claim yet. An answer lost after VCD allocated leaves an
+    /// unmarked allocation of the address: the one just asked for. A
+    /// refusal (the address taken meanwhile, the quota spent) is
+    /// [`LbError::AllocationRefused`].
+    async fn allocate(
+        &self,
+        space_id: &str,
+        space_name: &str,
+        ip: Option<IpAddr>,
+    ) -> Result<IpAllocation, LbError> {
+        let text = ip.map(|ip| ip.to_string());
+        let what = text.clone().unwrap_or_else(|| "an address".to_string());
+        let action = format!("allocating {what} from IP Space {space_name}");
+        let allocated = self
+            .client
+            .allocate_floating_ip(space_id, text.as_deref())
+            .await;
+        let (value, lost) = match (allocated, text) {
+            (Ok(answer), _) => (answer.value, None),
+            (Err(VcdError::TaskFailed { message, .. }), _) => {
+                return Err(LbError::AllocationRefused {
+                    service: self.service.to_string(),
+                    ip,
+                    space: space_name.to_string(),
+                    message,
+                });
+            }
+            // The answer lost: VCD may have allocated the address asked for.
+            (Err(error), Some(text)) => (text, Some(error)),
+            (Err(error), None) => return Err(self.failed(action)(error)),
+        };
+        let found = self
+            .client
+            .find_allocation_by_value(space_id, &value)
+            .await
+            .map_err(self.failed("looking up the new IP Space allocation".into()))?
+            .filter(unmarked);
+        found.ok_or_else(|| {
+            let error = lost.unwrap_or(VcdError::Missing {
+                what: "IP allocation",
+                name: value,
+                scope: format!("in IP Space {space_name} right after allocating it"),
+            });
+            self.failed(action)(error)
+        })
     }
 
     /// Deletes one upload unless a reconcile in progress holds it; whether

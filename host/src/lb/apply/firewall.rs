@@ -70,10 +70,10 @@ impl Applier<'_> {
                 .delete_ip_set(gateway, &id)
                 .await
                 .map_err(self.failed(format!("deleting IP set {name}")))?,
-            FirewallOp::DeleteProfile { id, .. } => client
+            FirewallOp::DeleteProfile { id, name } => client
                 .delete_port_profile(&id)
                 .await
-                .map_err(self.failed("deleting the firewall port profile".into()))?,
+                .map_err(self.failed(format!("deleting port profile {name}")))?,
         }
         Ok(())
     }

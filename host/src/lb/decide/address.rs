@@ -19,11 +19,8 @@ use crate::policy::EvalError;
 use crate::policy::Registry;
 use crate::policy::decision::DecideError;
 use crate::policy::model::{AddressChoice, AddressPool, Decision, DecisionInput, IpFamily};
-use crate::vcd::{ApiVersion, VcdClient, VcdError};
-
-/// Addresses tried in one reconcile when allocations fail (taken meanwhile,
-/// or held by an org whose allocations this one cannot see).
-const ALLOCATE_ATTEMPTS: usize = 4;
+use crate::vcd::resources::ipspace::IpAllocation;
+use crate::vcd::{ApiVersion, VcdClient};
 
 /// The first API version whose `allocate` takes the address to allocate.
 const ALLOCATE_BY_VALUE: ApiVersion = ApiVersion::new(37, 2);
@@ -44,12 +41,62 @@ pub async fn run_policy(registry: &Registry, input: DecisionInput) -> Result<Dec
 }
 
 /// The external address a decision resolves to.
-#[derive(Debug, Clone, PartialEq, Eq)]
+#[derive(Debug, Clone)]
 pub struct Address {
     pub ip: IpAddr,
     /// A new IP-block address: nothing in VCD reserves it, so the claim is
     /// verified once our objects hold it.
     pub verify_claim: bool,
+    /// The IP Space write that makes the address the Service's.
+    pub claim: Option<SpaceClaim>,
+}
+
+/// An IP Space write an address needs before it is the Service's, made by
+/// the applier (as the plan's first op).
+#[derive(Debug, Clone)]
+pub enum SpaceClaim {
+    /// A new allocation of the address.
+    Allocate {
+        space_id: String,
+        space_name: String,
+        ip: IpAddr,
+    },
+    /// Before API 37.2: an allocation of whatever address the space picks.
+    AllocateAny {
+        space_id: String,
+        space_name: String,
+    },
+    /// An allocation already made, tagged as the Service's.
+    Tag {
+        space_id: String,
+        allocation: IpAllocation,
+    },
+}
+
+impl Address {
+    /// An address that needs no IP Space write.
+    pub fn at(ip: IpAddr, verify_claim: bool) -> Self {
+        Self {
+            ip,
+            verify_claim,
+            claim: None,
+        }
+    }
+}
+
+/// What resolving a decision's address comes to.
+#[derive(Debug, Clone)]
+pub enum Resolved {
+    Ready(Address),
+    /// Below API 37.2 an IP Space picks the address it allocates: that
+    /// allocation is made first, and the Service decided again with it.
+    AllocateFirst(SpaceClaim),
+}
+
+impl From<Address> for Resolved {
+    fn from(address: Address) -> Self {
+        Resolved::Ready(address)
+    }
 }
 
 /// What the resolution needs to know about the Service and the gateway.
@@ -83,52 +130,48 @@ pub struct AddressContext<'a> {
 }
 
 impl AddressContext<'_> {
-    pub async fn resolve(&self, choice: &AddressChoice) -> Result<Address, LbError> {
-        let keep = |ip| Address {
-            ip,
-            verify_claim: false,
-        };
-        match choice {
+    pub async fn resolve(&self, choice: &AddressChoice) -> Result<Resolved, LbError> {
+        let keep = |ip| Address::at(ip, false);
+        let address = match choice {
             AddressChoice::KeepCurrent => {
                 match self.current.ordered(self.spec.first_family()).first() {
-                    Some(ip) => Ok(keep(*ip)),
-                    None => Err(LbError::InvalidService {
-                        service: self.service.to_string(),
-                        problem: "the policy kept the current address, but the Service has none"
-                            .to_string(),
-                    }),
+                    Some(ip) => keep(*ip),
+                    None => {
+                        return Err(LbError::InvalidService {
+                            service: self.service.to_string(),
+                            problem:
+                                "the policy kept the current address, but the Service has none"
+                                    .to_string(),
+                        });
+                    }
                 }
             }
             AddressChoice::Specific(ip) => {
                 let ip = IpAddr::from(*ip);
-                if self.current.contains(ip) {
-                    return Ok(keep(ip));
-                }
-                if self.held.contains(&ip) && !self.excluded.contains(&ip) {
-                    // A move cut short: the Service's own objects hold it
-                    // already; on IP blocks nothing reserved it, so verify.
-                    return Ok(Address {
-                        ip,
-                        verify_claim: !self.source.is_spaces(),
-                    });
-                }
                 // Its own namespace's group address, asked for by value;
                 // another namespace's is shared only when taken by name.
                 let namespace = &self.spec.namespace;
-                if self
+                if self.current.contains(ip) {
+                    keep(ip)
+                } else if self.held.contains(&ip) && !self.excluded.contains(&ip) {
+                    // A move cut short: the Service's own objects hold it
+                    // already; on IP blocks nothing reserved it, so verify.
+                    Address::at(ip, !self.source.is_spaces())
+                } else if self
                     .groups
                     .iter()
                     .any(|g| g.ip == ip && &g.namespace == namespace)
                 {
-                    return self.share(ip);
+                    self.share(ip)?
+                } else {
+                    self.claim_specific(ip).await?
                 }
-                self.claim_specific(ip).await
             }
             AddressChoice::FromPool(pool) if pool.starts_with(POOL_PREFIX) => {
                 match self.groups.iter().find(|g| &g.pool == pool) {
-                    Some(group) if self.current.contains(group.ip) => Ok(keep(group.ip)),
-                    Some(group) => self.share(group.ip),
-                    None => Err(self.unknown_pool(pool)),
+                    Some(group) if self.current.contains(group.ip) => keep(group.ip),
+                    Some(group) => self.share(group.ip)?,
+                    None => return Err(self.unknown_pool(pool)),
                 }
             }
             AddressChoice::FromPool(pool) => {
@@ -137,25 +180,23 @@ impl AddressContext<'_> {
                     .iter()
                     .find(|ip| self.source.pool_of(*ip) == Some(pool.as_str()));
                 match kept {
-                    Some(ip) => Ok(keep(ip)),
-                    None => self.claim_from_pool(pool).await,
+                    Some(ip) => keep(ip),
+                    None => return self.claim_from_pool(pool).await,
                 }
             }
-        }
+        };
+        Ok(Resolved::Ready(address))
     }
 
     /// The Service's address of `family` beside the one its policy decided
     /// (contract 0.2.0 decides one): the current one while a pool of the
     /// gateway holds it, else one from the first pool offering `family`.
     /// `None` when no pool does.
-    pub async fn resolve_second(&self, family: IpFamily) -> Result<Option<Address>, LbError> {
+    pub async fn resolve_second(&self, family: IpFamily) -> Result<Option<Resolved>, LbError> {
         if let Some(ip) = self.current.get(family)
             && self.source.pool_of(ip).is_some()
         {
-            return Ok(Some(Address {
-                ip,
-                verify_claim: false,
-            }));
+            return Ok(Some(Address::at(ip, false).into()));
         }
         match self.source.pools_of(family).first() {
             Some(pool) => self.claim_from_pool(pool).await.map(Some),
@@ -170,10 +211,7 @@ impl AddressContext<'_> {
         if self.excluded.contains(&ip) {
             return Err(self.in_use(ip, "another owner that claimed it at the same time".into()));
         }
-        Ok(Address {
-            ip,
-            verify_claim: !self.source.is_spaces(),
-        })
+        Ok(Address::at(ip, !self.source.is_spaces()))
     }
 
     /// The pools the source offers, without their free counts.
@@ -221,10 +259,7 @@ impl AddressContext<'_> {
                 if let Some((_, category)) = self.used.iter().find(|(u, _)| *u == ip) {
                     return Err(self.in_use(ip, format!("the gateway ({category})")));
                 }
-                Ok(Address {
-                    ip,
-                    verify_claim: true,
-                })
+                Ok(Address::at(ip, true))
             }
             IpSource::Spaces(_) => {
                 let space = self
@@ -234,7 +269,7 @@ impl AddressContext<'_> {
                 if let Some(allocation) = self.noted_allocation(space).await?
                     && allocation.value == ip.to_string()
                 {
-                    return self.claim(space, allocation).await;
+                    return self.claim(space, allocation);
                 }
                 let text = ip.to_string();
                 let (allocation, holder) =
@@ -245,14 +280,14 @@ impl AddressContext<'_> {
                     return Err(self.in_use(ip, holder));
                 }
                 match allocation {
-                    Some(ours) => self.claim(space, ours).await,
-                    None => self.allocate(space, ip).await,
+                    Some(ours) => self.claim(space, ours),
+                    None => Ok(self.allocate(space, ip)),
                 }
             }
         }
     }
 
-    async fn claim_from_pool(&self, pool: &str) -> Result<Address, LbError> {
+    async fn claim_from_pool(&self, pool: &str) -> Result<Resolved, LbError> {
         let vcd = |action: String| LbError::vcd(self.service, action);
         let exhausted = |detail: String| LbError::PoolExhausted {
             service: self.service.to_string(),
@@ -278,10 +313,7 @@ impl AddressContext<'_> {
                     self.seed,
                 )
                 .ok_or_else(|| exhausted(String::new()))?;
-                Ok(Address {
-                    ip,
-                    verify_claim: true,
-                })
+                Ok(Address::at(ip, true).into())
             }
             IpSource::Spaces(_) => {
                 let space = self
@@ -298,47 +330,25 @@ impl AddressContext<'_> {
                     .filter_map(|(_, a)| a.value.parse::<IpAddr>().ok())
                     .find(|ip| !self.excluded.contains(ip));
                 if let Some(ip) = reusable {
-                    return Ok(Address {
-                        ip,
-                        verify_claim: false,
-                    });
+                    return Ok(Address::at(ip, false).into());
                 }
                 if let Some(allocation) = self.noted_allocation(space).await? {
-                    return self.claim(space, allocation).await;
+                    return self.claim(space, allocation).map(Resolved::from);
                 }
                 if self.client.api_version() < ALLOCATE_BY_VALUE {
-                    return self
-                        .allocate_any(space)
-                        .await
-                        .map_err(|source| match source {
-                            VcdError::TaskFailed { ref message, .. } => {
-                                exhausted(format!(": {message}"))
-                            }
-                            source => vcd(format!(
-                                "allocating a floating IP from IP Space {}",
-                                space.name
-                            ))(source),
-                        });
+                    return Ok(self.allocate_any(space));
                 }
+                // A refused allocation (taken meanwhile, or held by an org
+                // whose allocations this one cannot see) moves the Service
+                // on to the next address in the next pass.
                 let candidates =
                     allocations::free_in_space(self.client, space, self.excluded, self.seed)
                         .await
                         .map_err(vcd(format!("reading IP Space {} allocations", space.name)))?;
-                let mut last = None;
-                for ip in candidates.into_iter().take(ALLOCATE_ATTEMPTS) {
-                    match self.allocate(space, ip).await {
-                        // Taken meanwhile, or by an org whose allocations we cannot see.
-                        Err(LbError::Vcd { source, .. })
-                            if matches!(*source, VcdError::TaskFailed { .. }) =>
-                        {
-                            last = Some(source.to_string());
-                        }
-                        other => return other,
-                    }
+                match candidates.first() {
+                    Some(ip) => Ok(self.allocate(space, *ip).into()),
+                    None => Err(exhausted(String::new())),
                 }
-                Err(exhausted(
-                    last.map(|m| format!(": {m}")).unwrap_or_default(),
-                ))
             }
         }
     }

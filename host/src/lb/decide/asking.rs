@@ -6,8 +6,10 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
-use crate::lb::LoadBalancers;
+use crate::lb::context::Context;
 use crate::lb::decide::address::run_policy;
+use crate::lb::decide::certificates as upload;
+use crate::lb::decide::dual_stack;
 use crate::lb::decide::engine_groups;
 use crate::lb::decide::input::{InputParts, build};
 use crate::lb::decide::sharing::{self, Group};
@@ -15,7 +17,7 @@ use crate::lb::errors::LbError;
 use crate::lb::observe::objects::GatewayView;
 use crate::lb::ranges::{family_name, family_of};
 use crate::lb::service::ServiceSpec;
-use crate::lb::tls::{self, CheckedSecret};
+use crate::lb::tls::CheckedSecret;
 use crate::policy::errors::EvalError;
 use crate::policy::model::{AddressPool, Decision, DecisionError, PoolSource};
 use crate::vcd::resources::certificate::CertificateItem;
@@ -52,106 +54,99 @@ fn policy_needs_certificates(error: &LbError) -> bool {
     }
 }
 
-impl LoadBalancers {
-    /// The source's pools of the families that can be served here, then the
-    /// sharing groups' (after them, so a policy taking the first pool with
-    /// room never shares by accident).
-    fn offered_pools(&self, in_use: &HashSet<IpAddr>, shared: &[Group]) -> Vec<AddressPool> {
-        let mut pools = self.source.address_pools(in_use);
-        pools.retain(|pool| {
-            pool.ranges.first().is_none_or(|r| {
-                self.family_unavailable(family_of(IpAddr::from(r.first)))
-                    .is_none()
-            })
-        });
-        pools.extend(sharing::pools(shared, |ip| {
-            match self.source.space_of(ip) {
-                Some(_) => PoolSource::IpSpace,
-                None => PoolSource::IpBlock,
-            }
-        }));
-        pools
-    }
+/// The source's pools of the families that can be served here, then the
+/// sharing groups' (after them, so a policy taking the first pool with
+/// room never shares by accident).
+fn offered_pools(ctx: &Context, in_use: &HashSet<IpAddr>, shared: &[Group]) -> Vec<AddressPool> {
+    let mut pools = ctx.source.address_pools(in_use);
+    pools.retain(|pool| {
+        pool.ranges.first().is_none_or(|r| {
+            dual_stack::family_unavailable(ctx, family_of(IpAddr::from(r.first))).is_none()
+        })
+    });
+    pools.extend(sharing::pools(shared, |ip| match ctx.source.space_of(ip) {
+        Some(_) => PoolSource::IpSpace,
+        None => PoolSource::IpBlock,
+    }));
+    pools
+}
 
-    pub(in crate::lb) async fn decide(
-        &self,
-        service: &ServiceSpec,
-        view: &GatewayView,
-        current: Option<IpAddr>,
-        shared: &[Group],
-    ) -> Result<Decided, LbError> {
-        let in_use: HashSet<IpAddr> = view.addresses_in_use().into_iter().collect();
-        let secrets = self.read_tls_secrets(service).await?;
-        let mut fresh = false;
-        loop {
-            let library = self
-                .catalog
-                .certificates(&self.client, fresh)
-                .await
-                .map_err(LbError::vcd(
-                    &service.key(),
-                    "reading the certificate library".into(),
-                ))?;
-            let certificates = tls::offered(&library, &secrets);
-            let engine_groups = self.engine_groups(service).await?;
-            let input = build(InputParts {
-                service,
-                cluster: &self.cluster,
-                pools: self.offered_pools(&in_use, shared),
-                certificates: &certificates,
-                profiles: &self.features.profiles,
-                engine_groups: engine_groups::offered(&engine_groups),
-                current,
-            });
-            match run_policy(&self.registry, input).await {
-                Ok(decision) => {
-                    return Ok(Decided {
-                        decision,
-                        certificates,
-                        secrets,
-                        library,
-                        engine_groups,
-                    });
-                }
-                // The library may have gained the certificate since it was read.
-                Err(error) if !fresh && policy_needs_certificates(&error) => fresh = true,
-                Err(error) => return Err(self.why_family_missing(error)),
+pub(in crate::lb) async fn decide(
+    ctx: &Context,
+    service: &ServiceSpec,
+    view: &GatewayView,
+    current: Option<IpAddr>,
+    shared: &[Group],
+) -> Result<Decided, LbError> {
+    let in_use: HashSet<IpAddr> = view.addresses_in_use().into_iter().collect();
+    let secrets = upload::read_tls_secrets(ctx, service).await?;
+    let mut fresh = false;
+    loop {
+        let library = ctx
+            .catalog
+            .certificates(&ctx.client, fresh)
+            .await
+            .map_err(LbError::vcd(
+                &service.key(),
+                "reading the certificate library".into(),
+            ))?;
+        let certificates = upload::offered(&library, &secrets);
+        let engine_groups = engine_groups::engine_groups(ctx, service).await?;
+        let input = build(InputParts {
+            service,
+            cluster: &ctx.cluster,
+            pools: offered_pools(ctx, &in_use, shared),
+            certificates: &certificates,
+            profiles: &ctx.features.profiles,
+            engine_groups: engine_groups::offered(&engine_groups),
+            current,
+        });
+        match run_policy(&ctx.registry, input).await {
+            Ok(decision) => {
+                return Ok(Decided {
+                    decision,
+                    certificates,
+                    secrets,
+                    library,
+                    engine_groups,
+                });
             }
+            // The library may have gained the certificate since it was read.
+            Err(error) if !fresh && policy_needs_certificates(&error) => fresh = true,
+            Err(error) => return Err(why_family_missing(ctx, error)),
         }
     }
 }
 
-impl LoadBalancers {
-    /// A policy that found no pool of the Service's family, or not the
-    /// address it was asked for, where the gateway has pools of that family
-    /// but they cannot be served: the hint says why.
-    fn why_family_missing(&self, error: LbError) -> LbError {
-        let LbError::Policy { source, hint } = error else {
-            return error;
-        };
-        let family = match &source {
-            EvalError::Declined {
-                error: DecisionError::UnsupportedIpFamily(family),
-                ..
-            } => Some(*family),
-            EvalError::Declined {
-                error: DecisionError::RequestedAddressUnavailable(ip),
-                ..
-            } => Some(family_of(IpAddr::from(*ip))),
-            _ => None,
-        };
-        let why = family
-            .filter(|family| !self.source.pools_of(*family).is_empty())
-            .and_then(|family| {
-                let reason = self.family_unavailable(family)?;
-                Some(format!(
-                    "; the gateway's {} pools are not offered: {reason}",
-                    family_name(family)
-                ))
-            });
-        LbError::Policy {
-            source,
-            hint: hint + &why.unwrap_or_default(),
-        }
+/// A policy that found no pool of the Service's family, or not the
+/// address it was asked for, where the gateway has pools of that family
+/// but they cannot be served: the hint says why.
+fn why_family_missing(ctx: &Context, error: LbError) -> LbError {
+    let LbError::Policy { source, hint } = error else {
+        return error;
+    };
+    let family = match &source {
+        EvalError::Declined {
+            error: DecisionError::UnsupportedIpFamily(family),
+            ..
+        } => Some(*family),
+        EvalError::Declined {
+            error: DecisionError::RequestedAddressUnavailable(ip),
+            ..
+        } => Some(family_of(IpAddr::from(*ip))),
+        _ => None,
+    };
+    let why = family
+        .filter(|family| !ctx.source.pools_of(*family).is_empty())
+        .and_then(|family| {
+            let reason = dual_stack::family_unavailable(ctx, family)?;
+            Some(format!(
+                "; the gateway's {} pools are not offered: {reason}",
+                family_name(family)
+            ))
+        });
+    LbError::Policy {
+        source,
+        hint: hint + &why.unwrap_or_default(),
     }
 }

@@ -10,7 +10,7 @@
 use std::collections::HashSet;
 use std::net::IpAddr;
 
-use crate::lb::LoadBalancers;
+use crate::lb::context::Context;
 use crate::lb::decide::allocations;
 use crate::lb::errors::LbError;
 use crate::lb::observe::ipam::{self, IpSource};
@@ -78,112 +78,109 @@ pub struct Found<'a> {
     pub excluded: &'a HashSet<IpAddr>,
 }
 
-impl LoadBalancers {
-    /// The Service's external addresses as VCD holds them, whatever mode
-    /// made its objects.
-    pub(in crate::lb) fn external_ips(&self, observed: &ServiceObjects) -> Vec<IpAddr> {
-        observed.external_ips(|ip| self.source.pool_of(ip).is_some())
-    }
+/// The Service's external addresses as VCD holds them, whatever mode
+/// made its objects.
+pub(in crate::lb) fn external_ips(ctx: &Context, observed: &ServiceObjects) -> Vec<IpAddr> {
+    observed.external_ips(|ip| ctx.source.pool_of(ip).is_some())
+}
 
-    /// The Service's addresses as found: of its first family, and of the
-    /// other when it asks for both.
-    pub(in crate::lb) async fn current_addresses(
-        &self,
-        service: &ServiceSpec,
-        found: &Found<'_>,
-    ) -> Result<Currents, LbError> {
-        let first = service.first_family();
-        let mut families = vec![first];
-        if service.wants_dual_stack() {
-            families.push(other_family(first));
-        }
-        let mut found_all = Vec::new();
-        for family in families {
-            found_all.push(self.current_address(service, found, family).await?);
-        }
-        Ok(Currents(found_all))
+/// The Service's addresses as found: of its first family, and of the
+/// other when it asks for both.
+pub(in crate::lb) async fn current_addresses(
+    ctx: &Context,
+    service: &ServiceSpec,
+    found: &Found<'_>,
+) -> Result<Currents, LbError> {
+    let first = service.first_family();
+    let mut families = vec![first];
+    if service.wants_dual_stack() {
+        families.push(other_family(first));
     }
+    let mut found_all = Vec::new();
+    for family in families {
+        found_all.push(current_address(ctx, service, found, family).await?);
+    }
+    Ok(Currents(found_all))
+}
 
-    /// The Service's address of `family` as found.
-    async fn current_address(
-        &self,
-        service: &ServiceSpec,
-        found: &Found<'_>,
-        family: IpFamily,
-    ) -> Result<Current, LbError> {
-        let parse = |ip: &str| {
-            ip.parse::<IpAddr>()
-                .ok()
-                .filter(|ip| family_of(*ip) == family)
-        };
-        let usable = |ip: &IpAddr| !found.excluded.contains(ip);
-        let held = self
-            .external_ips(found.observed)
-            .into_iter()
-            .find(|ip| family_of(*ip) == family);
-        if let Some(ip) = held {
-            if !usable(&ip) {
-                return Ok(Current::None);
-            }
-            // On IP Spaces the claim says whose the address is; only our
-            // own cluster's Services can hold it beside us (a group left).
-            let contestable = matches!(self.source, IpSource::Blocks { .. })
-                || found.view.held_by_another_service(ip, found.owner);
-            return Ok(
-                match found.view.other_holder(&ip.to_string(), found.owner) {
-                    Some(holder) if contestable => Current::Contested(ip, holder),
-                    _ => Current::Held(ip),
-                },
-            );
-        }
-        if let Some(ip) = found.upstream_ip.and_then(parse).filter(usable) {
-            return Ok(Current::Held(ip));
-        }
-        let Some(ip) = service
-            .reported_ips
-            .iter()
-            .find_map(|ip| parse(ip))
-            .filter(usable)
-        else {
+/// The Service's address of `family` as found.
+async fn current_address(
+    ctx: &Context,
+    service: &ServiceSpec,
+    found: &Found<'_>,
+    family: IpFamily,
+) -> Result<Current, LbError> {
+    let parse = |ip: &str| {
+        ip.parse::<IpAddr>()
+            .ok()
+            .filter(|ip| family_of(*ip) == family)
+    };
+    let usable = |ip: &IpAddr| !found.excluded.contains(ip);
+    let held = external_ips(ctx, found.observed)
+        .into_iter()
+        .find(|ip| family_of(*ip) == family);
+    if let Some(ip) = held {
+        if !usable(&ip) {
             return Ok(Current::None);
-        };
-        let free = self.remembered_is_free(service, ip, found.owner).await?;
-        Ok(if free {
-            Current::Remembered(ip)
-        } else {
-            Current::None
-        })
+        }
+        // On IP Spaces the claim says whose the address is; only our
+        // own cluster's Services can hold it beside us (a group left).
+        let contestable = matches!(ctx.source, IpSource::Blocks { .. })
+            || found.view.held_by_another_service(ip, found.owner);
+        return Ok(
+            match found.view.other_holder(&ip.to_string(), found.owner) {
+                Some(holder) if contestable => Current::Contested(ip, holder),
+                _ => Current::Held(ip),
+            },
+        );
     }
+    if let Some(ip) = found.upstream_ip.and_then(parse).filter(usable) {
+        return Ok(Current::Held(ip));
+    }
+    let Some(ip) = service
+        .reported_ips
+        .iter()
+        .find_map(|ip| parse(ip))
+        .filter(usable)
+    else {
+        return Ok(Current::None);
+    };
+    let free = remembered_is_free(ctx, service, ip, found.owner).await?;
+    Ok(if free {
+        Current::Remembered(ip)
+    } else {
+        Current::None
+    })
+}
 
-    /// Whether the address the status reports is still the Service's to
-    /// take: on IP blocks unused by the gateway, on IP Spaces claimed for it.
-    async fn remembered_is_free(
-        &self,
-        service: &ServiceSpec,
-        ip: IpAddr,
-        owner: &OwnerTag,
-    ) -> Result<bool, LbError> {
-        let vcd = |action: &str| LbError::vcd(&service.key(), action.to_string());
-        match &self.source {
-            IpSource::Blocks { .. } => {
-                if self.source.pool_of(ip).is_none() {
-                    return Ok(false);
-                }
-                let used = ipam::used_addresses(&self.client, &self.gateway.id)
+/// Whether the address the status reports is still the Service's to
+/// take: on IP blocks unused by the gateway, on IP Spaces claimed for it.
+async fn remembered_is_free(
+    ctx: &Context,
+    service: &ServiceSpec,
+    ip: IpAddr,
+    owner: &OwnerTag,
+) -> Result<bool, LbError> {
+    let vcd = |action: &str| LbError::vcd(&service.key(), action.to_string());
+    match &ctx.source {
+        IpSource::Blocks { .. } => {
+            if ctx.source.pool_of(ip).is_none() {
+                return Ok(false);
+            }
+            let used = ipam::used_addresses(&ctx.client, &ctx.gateway.id)
+                .await
+                .map_err(vcd("reading the gateway's used IP addresses"))?;
+            Ok(!used.iter().any(|(u, _)| *u == ip))
+        }
+        IpSource::Spaces(_) => {
+            let Some(space) = ctx.source.space_of(ip) else {
+                return Ok(false);
+            };
+            let (allocation, holder) =
+                allocations::space_holder(&ctx.client, space, &ip.to_string(), owner)
                     .await
-                    .map_err(vcd("reading the gateway's used IP addresses"))?;
-                Ok(!used.iter().any(|(u, _)| *u == ip))
-            }
-            IpSource::Spaces(_) => {
-                let Some(space) = self.source.space_of(ip) else {
-                    return Ok(false);
-                };
-                let (allocation, holder) =
-                    allocations::space_holder(&self.client, space, &ip.to_string(), owner)
-                        .await
-                        .map_err(vcd("looking up the IP Space allocation"))?;
-                Ok(allocation.is_some() && holder.is_none())
-            }
+                    .map_err(vcd("looking up the IP Space allocation"))?;
+            Ok(allocation.is_some() && holder.is_none())
         }
     }
 }

@@ -9,8 +9,8 @@
 
 use std::net::IpAddr;
 
-use crate::lb::LoadBalancers;
-use crate::lb::decide::address::{Address, AddressContext};
+use crate::lb::context::Context;
+use crate::lb::decide::address::{Address, AddressContext, Resolved, SpaceClaim};
 use crate::lb::decide::sharing::SHARING_KEY_ANNOTATION;
 use crate::lb::errors::LbError;
 use crate::lb::ownership::OwnerTag;
@@ -27,93 +27,94 @@ pub enum Second {
     /// It asks for one family.
     NotAsked,
     Served(Address),
+    /// Below API 37.2 the IP Space picks it: allocated first.
+    AllocateFirst(SpaceClaim),
     /// It prefers two and gets one: the Warning's message.
     NotServed(String),
 }
 
-impl LoadBalancers {
-    /// Why addresses of `family` cannot be served here, if they cannot.
-    pub(in crate::lb) fn family_unavailable(&self, family: IpFamily) -> Option<String> {
-        if family == IpFamily::Ipv4 {
-            return None;
-        }
-        if self.mode.uses_nat() {
-            return Some("one-arm mode translates IPv4 only (DNAT rules and the loadbalancer.oneArm range are IPv4)".to_string());
-        }
-        let version = self.client.api_version();
-        if version < IPV6_VIPS {
-            return Some(format!(
-                "VCD API {version} has no IPv6 virtual service addresses (ipv6VirtualIpAddress needs API {IPV6_VIPS})"
-            ));
-        }
-        (!self.features.ipv6_service_network).then(|| {
-            "the gateway's load balancer has no IPv6 service network (ipv6ServiceNetworkDefinition, set by the provider in the edge gateway's load balancer settings)".to_string()
-        })
+/// Why addresses of `family` cannot be served here, if they cannot.
+pub(in crate::lb) fn family_unavailable(ctx: &Context, family: IpFamily) -> Option<String> {
+    if family == IpFamily::Ipv4 {
+        return None;
     }
-
-    /// Refuses the policy's address when its family cannot be served.
-    pub(in crate::lb) fn check_family(
-        &self,
-        service: &ServiceSpec,
-        ip: IpAddr,
-    ) -> Result<(), LbError> {
-        match self.family_unavailable(family_of(ip)) {
-            None => Ok(()),
-            Some(reason) => Err(LbError::InvalidService {
-                service: service.key(),
-                problem: format!("address {ip}: {reason}; set ipFamilies to [IPv4]"),
-            }),
-        }
+    if ctx.mode.uses_nat() {
+        return Some("one-arm mode translates IPv4 only (DNAT rules and the loadbalancer.oneArm range are IPv4)".to_string());
     }
+    let version = ctx.client.api_version();
+    if version < IPV6_VIPS {
+        return Some(format!(
+            "VCD API {version} has no IPv6 virtual service addresses (ipv6VirtualIpAddress needs API {IPV6_VIPS})"
+        ));
+    }
+    (!ctx.features.ipv6_service_network).then(|| {
+        "the gateway's load balancer has no IPv6 service network (ipv6ServiceNetworkDefinition, set by the provider in the edge gateway's load balancer settings)".to_string()
+    })
+}
 
-    /// The Service's address of the family `first` is not, when its
-    /// `ipFamilyPolicy` asks for both.
-    pub(in crate::lb) async fn second_address(
-        &self,
-        service: &ServiceSpec,
-        context: &AddressContext<'_>,
-        owner: &OwnerTag,
-        first: IpAddr,
-    ) -> Result<Second, LbError> {
-        let policy = service.ip_family_policy;
-        if policy == FamilyPolicy::SingleStack {
-            return Ok(Second::NotAsked);
-        }
-        let family = other_family(family_of(first));
-        let unserved = |reason: String| match policy {
-            FamilyPolicy::RequireDualStack => Err(LbError::InvalidService {
-                service: service.key(),
-                problem: format!(
-                    "spec.ipFamilyPolicy RequireDualStack cannot be met: no {} address: {reason}; set ipFamilyPolicy to PreferDualStack or SingleStack",
-                    family_name(family)
-                ),
-            }),
-            _ => Ok(Second::NotServed(format!(
-                "spec.ipFamilyPolicy {}: the load balancer has its {} address {first} only: {reason}",
-                policy.as_str(),
-                family_name(family_of(first)),
-            ))),
-        };
-        if owner.share.is_some() {
-            return unserved(format!(
-                "Services with {SHARING_KEY_ANNOTATION} share one address"
-            ));
-        }
-        let no_pool = format!("the gateway offers no {} addresses", family_name(family));
-        if self.source.pools_of(family).is_empty() {
-            return unserved(no_pool);
-        }
-        if let Some(reason) = self.family_unavailable(family) {
-            return unserved(reason);
-        }
-        match context.resolve_second(family).await {
-            Ok(Some(address)) => Ok(Second::Served(address)),
-            Ok(None) => unserved(no_pool),
-            Err(error @ LbError::PoolExhausted { .. }) => match policy {
-                FamilyPolicy::RequireDualStack => Err(error),
-                _ => unserved(error.to_string()),
-            },
-            Err(error) => Err(error),
-        }
+/// Refuses the policy's address when its family cannot be served.
+pub(in crate::lb) fn check_family(
+    ctx: &Context,
+    service: &ServiceSpec,
+    ip: IpAddr,
+) -> Result<(), LbError> {
+    match family_unavailable(ctx, family_of(ip)) {
+        None => Ok(()),
+        Some(reason) => Err(LbError::InvalidService {
+            service: service.key(),
+            problem: format!("address {ip}: {reason}; set ipFamilies to [IPv4]"),
+        }),
+    }
+}
+
+/// The Service's address of the family `first` is not, when its
+/// `ipFamilyPolicy` asks for both.
+pub(in crate::lb) async fn second_address(
+    ctx: &Context,
+    service: &ServiceSpec,
+    context: &AddressContext<'_>,
+    owner: &OwnerTag,
+    first: IpAddr,
+) -> Result<Second, LbError> {
+    let policy = service.ip_family_policy;
+    if policy == FamilyPolicy::SingleStack {
+        return Ok(Second::NotAsked);
+    }
+    let family = other_family(family_of(first));
+    let unserved = |reason: String| match policy {
+        FamilyPolicy::RequireDualStack => Err(LbError::InvalidService {
+            service: service.key(),
+            problem: format!(
+                "spec.ipFamilyPolicy RequireDualStack cannot be met: no {} address: {reason}; set ipFamilyPolicy to PreferDualStack or SingleStack",
+                family_name(family)
+            ),
+        }),
+        _ => Ok(Second::NotServed(format!(
+            "spec.ipFamilyPolicy {}: the load balancer has its {} address {first} only: {reason}",
+            policy.as_str(),
+            family_name(family_of(first)),
+        ))),
+    };
+    if owner.share.is_some() {
+        return unserved(format!(
+            "Services with {SHARING_KEY_ANNOTATION} share one address"
+        ));
+    }
+    let no_pool = format!("the gateway offers no {} addresses", family_name(family));
+    if ctx.source.pools_of(family).is_empty() {
+        return unserved(no_pool);
+    }
+    if let Some(reason) = family_unavailable(ctx, family) {
+        return unserved(reason);
+    }
+    match context.resolve_second(family).await {
+        Ok(Some(Resolved::Ready(address))) => Ok(Second::Served(address)),
+        Ok(Some(Resolved::AllocateFirst(claim))) => Ok(Second::AllocateFirst(claim)),
+        Ok(None) => unserved(no_pool),
+        Err(error @ LbError::PoolExhausted { .. }) => match policy {
+            FamilyPolicy::RequireDualStack => Err(error),
+            _ => unserved(error.to_string()),
+        },
+        Err(error) => Err(error),
     }
 }

@@ -3,6 +3,7 @@
 //! write for the virtual services the Service would create in the group or
 //! move into it.
 
+use crate::lb::context::Context;
 use crate::lb::errors::LbError;
 use crate::lb::naming::{Names, PortKey};
 use crate::lb::observe::objects::ServiceObjects;
@@ -65,36 +66,34 @@ pub fn check_room(
     })
 }
 
-impl crate::lb::LoadBalancers {
-    /// [`check_room`] against the cached groups, and when they refuse,
-    /// against a fresh read: a refusal is never based on stale counts.
-    pub(in crate::lb) async fn check_engine_group_room(
-        &self,
-        service: &ServiceSpec,
-        names: &Names,
-        observed: &ServiceObjects,
-        wanted: &str,
-        cached: &[SegAssignment],
-    ) -> Result<(), LbError> {
-        if check_room(service, names, observed, wanted, cached).is_ok() {
-            return Ok(());
-        }
-        self.catalog.forget_engine_groups();
-        let fresh = self.engine_groups(service).await?;
-        check_room(service, names, observed, wanted, &fresh)
+/// [`check_room`] against the cached groups, and when they refuse,
+/// against a fresh read: a refusal is never based on stale counts.
+pub(in crate::lb) async fn check_engine_group_room(
+    ctx: &Context,
+    service: &ServiceSpec,
+    names: &Names,
+    observed: &ServiceObjects,
+    wanted: &str,
+    cached: &[SegAssignment],
+) -> Result<(), LbError> {
+    if check_room(service, names, observed, wanted, cached).is_ok() {
+        return Ok(());
     }
+    ctx.catalog.forget_engine_groups();
+    let fresh = engine_groups(ctx, service).await?;
+    check_room(service, names, observed, wanted, &fresh)
+}
 
-    /// The gateway's groups, from the catalog.
-    pub(in crate::lb) async fn engine_groups(
-        &self,
-        service: &ServiceSpec,
-    ) -> Result<Vec<SegAssignment>, LbError> {
-        self.catalog
-            .engine_groups(&self.client, &self.gateway.id)
-            .await
-            .map_err(LbError::vcd(
-                &service.key(),
-                "reading the gateway's service engine groups".into(),
-            ))
-    }
+/// The gateway's groups, from the catalog.
+pub(in crate::lb) async fn engine_groups(
+    ctx: &Context,
+    service: &ServiceSpec,
+) -> Result<Vec<SegAssignment>, LbError> {
+    ctx.catalog
+        .engine_groups(&ctx.client, &ctx.gateway.id)
+        .await
+        .map_err(LbError::vcd(
+            &service.key(),
+            "reading the gateway's service engine groups".into(),
+        ))
 }

@@ -6,6 +6,7 @@
 pub(super) mod address;
 pub(super) mod allocations;
 pub(super) mod asking;
+pub(super) mod certificates;
 pub(super) mod claims;
 pub(super) mod current;
 pub(super) mod dual_stack;

@@ -14,7 +14,6 @@
 use std::collections::{BTreeMap, BTreeSet};
 use std::net::IpAddr;
 
-use crate::lb::LoadBalancers;
 use crate::lb::config::Mode;
 use crate::lb::errors::LbError;
 use crate::lb::observe::objects::{GatewayView, vips_of};
@@ -53,55 +52,52 @@ pub fn sharing_key(service: &ServiceSpec) -> Result<Option<String>, LbError> {
     })
 }
 
-impl LoadBalancers {
-    /// Refuses an unusable key, and any key in one-arm mode without shared
-    /// VIPs, where each port has an address of its own. Before any write.
-    pub(in crate::lb) fn check_sharing(&self, service: &ServiceSpec) -> Result<(), LbError> {
-        if sharing_key(service)?.is_some() && matches!(self.mode, Mode::OneArm(_)) {
-            return Err(LbError::InvalidService {
-                service: service.key(),
-                problem: format!(
-                    "annotation {SHARING_KEY_ANNOTATION}: addresses cannot be shared in one-arm mode without shared virtual service IPs, where every port gets addresses of its own; set loadbalancer.enableVirtualServiceSharedIP: true, or remove the annotation"
-                ),
-            });
-        }
-        Ok(())
+/// Refuses an unusable key, and any key in one-arm mode without shared
+/// VIPs, where each port has an address of its own. Before any write.
+pub(in crate::lb) fn check_sharing(mode: &Mode, service: &ServiceSpec) -> Result<(), LbError> {
+    if sharing_key(service)?.is_some() && matches!(mode, Mode::OneArm(_)) {
+        return Err(LbError::InvalidService {
+            service: service.key(),
+            problem: format!(
+                "annotation {SHARING_KEY_ANNOTATION}: addresses cannot be shared in one-arm mode without shared virtual service IPs, where every port gets addresses of its own; set loadbalancer.enableVirtualServiceSharedIP: true, or remove the annotation"
+            ),
+        });
     }
+    Ok(())
+}
 
-    /// Refuses a decision whose ports another owner already serves on
-    /// `ip`: the later of two sharers is told which Service and port, and
-    /// nothing is written.
-    pub(in crate::lb) fn check_ports_free(
-        &self,
-        service: &ServiceSpec,
-        view: &GatewayView,
-        owner: &OwnerTag,
-        decision: &Decision,
-        ip: IpAddr,
-    ) -> Result<(), LbError> {
-        // Ports without a node port get no objects, so they cannot collide.
-        let listening: Vec<(u16, bool)> = decision
-            .ports
-            .iter()
-            .filter(|p| {
-                service.ports.iter().any(|s| {
-                    s.port == p.service_port
-                        && s.protocol == p.protocol
-                        && s.node_port.is_some_and(|n| n > 0)
-                })
+/// Refuses a decision whose ports another owner already serves on
+/// `ip`: the later of two sharers is told which Service and port, and
+/// nothing is written.
+pub(in crate::lb) fn check_ports_free(
+    service: &ServiceSpec,
+    view: &GatewayView,
+    owner: &OwnerTag,
+    decision: &Decision,
+    ip: IpAddr,
+) -> Result<(), LbError> {
+    // Ports without a node port get no objects, so they cannot collide.
+    let listening: Vec<(u16, bool)> = decision
+        .ports
+        .iter()
+        .filter(|p| {
+            service.ports.iter().any(|s| {
+                s.port == p.service_port
+                    && s.protocol == p.protocol
+                    && s.node_port.is_some_and(|n| n > 0)
             })
-            .map(|p| (p.listen_port, p.profile == AppProfile::L4Udp))
-            .collect();
-        match collision(view, owner, ip, &listening) {
-            None => Ok(()),
-            Some((port, holder)) => Err(LbError::InvalidService {
-                service: service.key(),
-                problem: format!(
-                    "port {port} on {ip}, shared by {SHARING_KEY_ANNOTATION} {:?}, is already served by {holder}; Services sharing an address need distinct ports (NSX ALB serves one virtual service per address, port and transport; a DNAT rule forwards every protocol of its port): change the port or the key; nothing was changed in VCD",
-                    owner.share.as_deref().unwrap_or_default()
-                ),
-            }),
-        }
+        })
+        .map(|p| (p.listen_port, p.profile == AppProfile::L4Udp))
+        .collect();
+    match collision(view, owner, ip, &listening) {
+        None => Ok(()),
+        Some((port, holder)) => Err(LbError::InvalidService {
+            service: service.key(),
+            problem: format!(
+                "port {port} on {ip}, shared by {SHARING_KEY_ANNOTATION} {:?}, is already served by {holder}; Services sharing an address need distinct ports (NSX ALB serves one virtual service per address, port and transport; a DNAT rule forwards every protocol of its port): change the port or the key; nothing was changed in VCD",
+                owner.share.as_deref().unwrap_or_default()
+            ),
+        }),
     }
 }
 

@@ -1,15 +1,17 @@
-//! Making and claiming an IP Space allocation for the address a decision
-//! resolves to: noted in the allocation journal before the request, so a
-//! crash or a lost answer leaves an allocation the next reconcile finds.
+//! The IP Space writes the address a decision resolves to needs, planned
+//! for the applier: an allocation of the address (of any address, before
+//! API 37.2), or a claim of one already made (the journal's note of an
+//! allocation a crash or a lost answer left unclaimed).
 
-use crate::lb::decide::address::{Address, AddressContext};
+use std::net::IpAddr;
+
+use crate::lb::decide::address::{Address, AddressContext, Resolved, SpaceClaim};
 use crate::lb::decide::allocations::unmarked;
 use crate::lb::errors::LbError;
 use crate::lb::journal::Noted;
 use crate::lb::observe::ipam::Space;
 use crate::vcd::VcdError;
 use crate::vcd::resources::ipspace::IpAllocation;
-use std::net::IpAddr;
 
 impl AddressContext<'_> {
     /// An unmarked allocation of the address the journal noted for the
@@ -40,92 +42,32 @@ impl AddressContext<'_> {
         Ok(found.filter(unmarked))
     }
 
-    /// Notes `ip`, allocates it and claims it. An answer lost after VCD
-    /// allocated it leaves an unmarked allocation of exactly `ip`: that is
-    /// the one just asked for.
-    pub(in crate::lb) async fn allocate(
-        &self,
-        space: &Space,
-        ip: IpAddr,
-    ) -> Result<Address, LbError> {
-        let noted = Noted {
-            space_id: space.id.clone(),
-            ip,
-        };
-        self.journal
-            .note(self.spec, noted.format())
-            .await
-            .map_err(|source| LbError::Journal {
-                service: self.service.to_string(),
-                source,
-            })?;
-        let text = ip.to_string();
-        let vcd = |action: String| LbError::vcd(self.service, action);
-        let allocated = self
-            .client
-            .allocate_floating_ip(&space.id, Some(&text))
-            .await;
-        let allocation = match allocated {
-            Err(error @ VcdError::TaskFailed { .. }) => {
-                return Err(vcd(format!("allocating {ip} from IP Space {}", space.name))(error));
-            }
-            _ => self
-                .client
-                .find_allocation_by_value(&space.id, &text)
-                .await
-                .map_err(vcd("looking up the new IP Space allocation".into()))?
-                .filter(unmarked),
-        };
-        let Some(allocation) = allocation else {
-            let error = allocated.err().unwrap_or(VcdError::Missing {
-                what: "IP allocation",
-                name: text,
-                scope: format!("in IP Space {} right after allocating it", space.name),
-            });
-            return Err(vcd(format!("allocating {ip} from IP Space {}", space.name))(error));
-        };
-        self.claim(space, allocation).await
-    }
-
-    /// Before API 37.2 `allocate` takes no address, so the address is known
-    /// only from the answer: noted and claimed right after (a crash between
-    /// allocate and note still strands it; 37.2 closes that window).
-    pub(in crate::lb) async fn allocate_any(&self, space: &Space) -> Result<Address, VcdError> {
-        let allocated = self.client.allocate_floating_ip(&space.id, None).await?;
-        let allocation = self
-            .client
-            .find_allocation_by_value(&space.id, &allocated.value)
-            .await?
-            .ok_or_else(|| VcdError::Missing {
-                what: "IP allocation",
-                name: allocated.value.clone(),
-                scope: format!("in IP Space {} right after allocating it", space.name),
-            })?;
-        if let Ok(ip) = allocated.value.parse() {
-            let noted = Noted {
-                space_id: space.id.clone(),
-                ip,
-            };
-            if let Err(error) = self.journal.note(self.spec, noted.format()).await {
-                tracing::warn!(service = %self.service, %error, "could not note the IP Space allocation; claiming it at once");
-            }
-        }
-        self.client
-            .claim_allocation(&space.id, &allocation, &self.owner.format())
-            .await?;
-        let ip = allocated.value.parse().map_err(|_| VcdError::Missing {
-            what: "IP allocation with an address",
-            name: allocated.value.clone(),
-            scope: format!("in IP Space {}", space.name),
-        })?;
-        Ok(Address {
+    /// The allocation of `ip` from `space`, for the applier to make
+    /// (noted in the journal first, then claimed).
+    pub(in crate::lb) fn allocate(&self, space: &Space, ip: IpAddr) -> Address {
+        Address {
             ip,
             verify_claim: false,
+            claim: Some(SpaceClaim::Allocate {
+                space_id: space.id.clone(),
+                space_name: space.name.clone(),
+                ip,
+            }),
+        }
+    }
+
+    /// Before API 37.2 the IP Space picks the address: its allocation is
+    /// made first, and the Service decided again once it is claimed.
+    pub(in crate::lb) fn allocate_any(&self, space: &Space) -> Resolved {
+        Resolved::AllocateFirst(SpaceClaim::AllocateAny {
+            space_id: space.id.clone(),
+            space_name: space.name.clone(),
         })
     }
 
-    /// Claims `allocation` for the Service (again, if it is claimed already).
-    pub(in crate::lb) async fn claim(
+    /// The claim of `allocation` for the Service, unless it carries the
+    /// Service's tag already.
+    pub(in crate::lb) fn claim(
         &self,
         space: &Space,
         allocation: IpAllocation,
@@ -139,19 +81,15 @@ impl AddressContext<'_> {
                 },
             )
         })?;
-        let marker = self.owner.format();
-        if allocation.description.as_deref() != Some(marker.as_str()) {
-            self.client
-                .claim_allocation(&space.id, &allocation, &marker)
-                .await
-                .map_err(LbError::vcd(
-                    self.service,
-                    format!("claiming IP Space allocation {ip}"),
-                ))?;
-        }
+        let tagged = allocation.description.as_deref() == Some(self.owner.format().as_str());
+        let claim = (!tagged).then(|| SpaceClaim::Tag {
+            space_id: space.id.clone(),
+            allocation,
+        });
         Ok(Address {
             ip,
             verify_claim: false,
+            claim,
         })
     }
 }

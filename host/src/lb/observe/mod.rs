@@ -7,4 +7,5 @@
 pub(super) mod catalog;
 pub(super) mod ipam;
 pub(super) mod objects;
+pub(super) mod owned;
 pub(super) mod snapshot;

@@ -5,6 +5,7 @@
 
 use std::collections::HashSet;
 
+use crate::lb::decide::address::SpaceClaim;
 use crate::lb::decide::allocations::find_claims;
 use crate::lb::decide::sharing;
 use crate::lb::errors::LbError;
@@ -86,4 +87,43 @@ pub async fn claims_to_adopt(
             })
         })
         .collect())
+}
+
+/// The write that makes a decided address `owner`'s Service's.
+pub fn claim_op(claim: SpaceClaim, owner: &OwnerTag) -> Op {
+    let (marker, holder) = (
+        owner.format(),
+        format!("{}/{}", owner.namespace, owner.name),
+    );
+    Op::Address(match claim {
+        SpaceClaim::Allocate {
+            space_id,
+            space_name,
+            ip,
+        } => AddressOp::Allocate {
+            space_id,
+            space_name,
+            ip,
+            marker,
+            holder,
+        },
+        SpaceClaim::AllocateAny {
+            space_id,
+            space_name,
+        } => AddressOp::AllocateAny {
+            space_id,
+            space_name,
+            marker,
+            holder,
+        },
+        SpaceClaim::Tag {
+            space_id,
+            allocation,
+        } => AddressOp::Mark {
+            space_id,
+            allocation,
+            marker,
+            holder,
+        },
+    })
 }

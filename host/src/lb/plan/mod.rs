@@ -3,12 +3,14 @@
 //! HTTP rule lists and NAT rules; the desired member IP sets, firewall
 //! objects, drains and the upstream CCM's objects to take over.
 
+pub(super) mod certificate_prunes;
 pub(super) mod claims;
 pub(super) mod desired;
 pub(super) mod drain;
 pub(super) mod firewall;
 pub(super) mod http_rules;
 pub(super) mod member_groups;
+pub(super) mod members;
 pub(super) mod objects;
 pub(super) mod op;
 pub(super) mod summary_drift;

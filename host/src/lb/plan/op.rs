@@ -1,10 +1,14 @@
-//! One write to VCD, as plans list them and the applier runs them: the IP
+//! One write to VCD, as plans list them and the applier runs them: the
+//! Service's address allocated or claimed (applied on its own, before the
+//! rest: a refusal there moves the Service to another address), the IP
 //! set the pools take their members from first, then deletes (NAT, virtual
 //! services, pools), pools, virtual services and their HTTP rules, NAT
 //! rules, and a Service's own IP set that no pool uses any more; the
 //! managed firewall's IP sets and port profile, its rule, and their
 //! deletes, rule first; then the IP Space claims a move or a delete leaves,
 //! and the certificate uploads nothing uses any more.
+
+use std::net::IpAddr;
 
 use crate::lb::ownership::OwnerTag;
 use crate::vcd::resources::firewall::FirewallRule;
@@ -113,6 +117,24 @@ pub enum Op {
 /// A write of an IP Space allocation.
 #[derive(Debug, Clone)]
 pub enum AddressOp {
+    /// Allocates `ip` from the IP Space and claims it with `marker` (the
+    /// Service's tag), noted in the allocation journal first: a crash or a
+    /// lost answer leaves an allocation the next reconcile finds.
+    Allocate {
+        space_id: String,
+        space_name: String,
+        ip: IpAddr,
+        marker: String,
+        holder: String,
+    },
+    /// Below API 37.2 the IP Space picks the address: allocated, noted and
+    /// claimed, and the Service then decided again with it.
+    AllocateAny {
+        space_id: String,
+        space_name: String,
+        marker: String,
+        holder: String,
+    },
     /// Writes `marker` (an ownership tag) on the allocation: a claim in
     /// this tag format, or one passed on to `holder`, a Service sharing
     /// the address.
@@ -181,6 +203,14 @@ impl Op {
                 allocation.value.clone(),
                 Action::Delete,
             ),
+            Op::Address(AddressOp::Allocate { ip, .. }) => {
+                ("ip space allocation", ip.to_string(), Action::Create)
+            }
+            Op::Address(AddressOp::AllocateAny { space_name, .. }) => (
+                "ip space allocation",
+                format!("(an address of {space_name})"),
+                Action::Create,
+            ),
             Op::DeleteUpload { alias, .. } => ("certificate", alias.clone(), Action::Delete),
         }
     }
@@ -201,6 +231,15 @@ impl Op {
             Op::Address(AddressOp::Release { allocation, .. }) => {
                 format!("released IP Space allocation {}", allocation.value)
             }
+            Op::Address(AddressOp::Allocate {
+                ip,
+                space_name,
+                holder,
+                ..
+            }) => format!("allocated {ip} from IP Space {space_name} for {holder}"),
+            Op::Address(AddressOp::AllocateAny {
+                space_name, holder, ..
+            }) => format!("allocated an address from IP Space {space_name} for {holder}"),
             Op::DeleteUpload { alias, .. } => format!("deleted certificate upload {alias}"),
             Op::DeleteNat { name, .. } => format!("deleted NAT rule {name}"),
             Op::DeleteVirtualService { name, .. } => format!("deleted virtual service {name}"),

@@ -6,16 +6,16 @@
 //! address as current and the host checks the decision; only then are the
 //! upstream objects deleted (a shared VIP cannot hold two virtual services on
 //! one port) and ours created on the same address. A refusal leaves the
-//! upstream objects serving.
+//! upstream objects serving. All of it is ops, for the applier.
 
 use std::collections::HashSet;
 
-use crate::lb::LoadBalancers;
+use crate::lb::context::Context;
 use crate::lb::errors::LbError;
 use crate::lb::observe::ipam::Space;
-use crate::lb::observe::objects::{GatewayView, ServiceObjects};
+use crate::lb::observe::objects::GatewayView;
 use crate::lb::ownership::{NewerTag, OwnerTag};
-use crate::lb::plan::op::Op;
+use crate::lb::plan::op::{AddressOp, FirewallOp, Op};
 use crate::lb::service::ServiceSpec;
 use crate::vcd::VcdClient;
 use crate::vcd::resources::ipspace::IpAllocation;
@@ -29,10 +29,9 @@ const TRIMMED_PREFIXES: [&str; 2] = [
 /// What the upstream CCM left for one Service.
 #[derive(Debug, Default)]
 pub struct UpstreamObjects {
-    /// Deletes of its virtual services, pools and DNAT rules.
+    /// Deletes of its DNAT rules, virtual services and pools, then of the
+    /// tenant port profiles its DNAT rules used.
     pub deletes: Vec<Op>,
-    /// The tenant port profiles its DNAT rules used (deleted after them).
-    pub port_profiles: Vec<(String, String)>,
     /// The external address it served on.
     pub ip: Option<String>,
 }
@@ -68,6 +67,7 @@ fn find(
             .is_some_and(|rest| suffixes.contains(rest))
     };
     let mut found = UpstreamObjects::default();
+    let mut profiles = Vec::new();
     for rule in &view.nat_rules {
         if named(&rule.name, "dnat-ingress-vs-") && untagged(rule.description.as_deref()) {
             found
@@ -78,9 +78,10 @@ fn find(
                 && let Some(name) = profile.name.as_deref()
                 && name.strip_prefix("appPort_") == Some(rule.name.as_str())
             {
-                found
-                    .port_profiles
-                    .push((profile.id.clone(), name.to_string()));
+                profiles.push(Op::Firewall(FirewallOp::DeleteProfile {
+                    id: profile.id.clone(),
+                    name: name.to_string(),
+                }));
             }
             found.deletes.push(Op::DeleteNat {
                 id: rule.id.clone().unwrap_or_default(),
@@ -107,6 +108,7 @@ fn find(
             });
         }
     }
+    found.deletes.extend(profiles);
     found
 }
 
@@ -120,18 +122,19 @@ fn upstream_marker(cluster_id: &str, service: &ServiceSpec) -> String {
     )
 }
 
-/// Marks upstream's IP Space allocation for the Service as ours, so the
-/// address stays allocated and counts as the Service's own. Changes nothing
-/// that serves traffic, so it is done before the policy decides: the claim
-/// is then the durable record of the address.
-async fn adopt_claims(
+/// The marks of upstream's IP Space allocations for the Service as ours,
+/// so the address stays allocated and counts as the Service's own. They
+/// change nothing that serves traffic, so they are applied before the
+/// policy decides: the claim is then the durable record of the address.
+async fn claim_adoptions(
     client: &VcdClient,
     spaces: &[Space],
     cluster_id: &str,
     service: &ServiceSpec,
-    marker: &str,
-) -> Result<(), LbError> {
+    owner: &OwnerTag,
+) -> Result<Vec<Op>, LbError> {
     let theirs = upstream_marker(cluster_id, service);
+    let mut ops = Vec::new();
     for space in spaces {
         let claims: Vec<IpAllocation> =
             client
@@ -141,76 +144,44 @@ async fn adopt_claims(
                     &service.key(),
                     "finding the upstream CCM's IP Space allocation".into(),
                 ))?;
-        for allocation in claims
-            .into_iter()
-            .filter(|a| a.description.as_deref() == Some(theirs.as_str()))
-        {
-            client
-                .claim_allocation(&space.id, &allocation, marker)
-                .await
-                .map_err(LbError::vcd(
-                    &service.key(),
-                    format!("taking over IP Space allocation {}", allocation.value),
-                ))?;
-        }
+        ops.extend(
+            claims
+                .into_iter()
+                .filter(|a| a.description.as_deref() == Some(theirs.as_str()))
+                .map(|allocation| {
+                    Op::Address(AddressOp::Mark {
+                        space_id: space.id.clone(),
+                        allocation,
+                        marker: owner.format(),
+                        holder: service.key(),
+                    })
+                }),
+        );
     }
-    Ok(())
+    Ok(ops)
 }
 
-impl LoadBalancers {
-    /// What the upstream CCM left for a Service, found without writing.
-    pub(in crate::lb) fn upstream_objects(
-        &self,
-        service: &ServiceSpec,
-        view: &GatewayView,
-    ) -> UpstreamObjects {
-        find(view, &self.config.cluster_id, service, self.mode.uses_nat())
-    }
+/// What the upstream CCM left for a Service, found without writing.
+pub(in crate::lb) fn upstream_objects(
+    ctx: &Context,
+    service: &ServiceSpec,
+    view: &GatewayView,
+) -> UpstreamObjects {
+    find(view, &ctx.config.cluster_id, service, ctx.mode.uses_nat())
+}
 
-    /// Prepares a takeover before anything is decided: upstream's IP Space
-    /// claim becomes ours (nothing that serves traffic changes).
-    pub(in crate::lb) async fn adopt_upstream_claims(
-        &self,
-        service: &ServiceSpec,
-    ) -> Result<(), LbError> {
-        if !self.source.is_spaces() {
-            return Ok(());
-        }
-        let marker = self.owner(service).format();
-        let spaces = self.source.spaces();
-        adopt_claims(
-            &self.client,
-            spaces,
-            &self.config.cluster_id,
-            service,
-            &marker,
-        )
-        .await
+/// The first writes of a takeover, before anything is decided: upstream's
+/// IP Space claim made ours (nothing that serves traffic changes).
+pub(in crate::lb) async fn plan_claim_adoption(
+    ctx: &Context,
+    service: &ServiceSpec,
+) -> Result<Vec<Op>, LbError> {
+    if !ctx.source.is_spaces() {
+        return Ok(Vec::new());
     }
-
-    /// Deletes what the upstream CCM made for the Service, once the
-    /// replacement is decided and checked (a shared VIP cannot hold two
-    /// virtual services on one port, so they go first).
-    pub(in crate::lb) async fn remove_upstream(
-        &self,
-        service: &ServiceSpec,
-        found: UpstreamObjects,
-    ) -> Result<usize, LbError> {
-        let count = found.deletes.len() + found.port_profiles.len();
-        self.applier(&service.name)
-            .apply(found.deletes, &ServiceObjects::default())
-            .await?;
-        for (id, name) in &found.port_profiles {
-            self.client
-                .delete_port_profile(id)
-                .await
-                .map_err(LbError::vcd(
-                    &service.key(),
-                    format!("deleting the upstream CCM's port profile {name}"),
-                ))?;
-        }
-        Ok(count)
-    }
+    let spaces = ctx.source.spaces();
+    let owner = ctx.owner(service);
+    claim_adoptions(&ctx.client, spaces, &ctx.config.cluster_id, service, &owner).await
 }
 
 #[cfg(test)]

@@ -17,21 +17,17 @@
 mod annotation;
 mod check;
 mod error;
-mod prune;
-mod tag;
-mod upload;
+pub(super) mod tag;
 
 use std::collections::HashMap;
 use std::fmt;
-use std::sync::Mutex;
+use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 
 pub use annotation::{TLS_SECRET_ANNOTATION, secret_keys, secret_names};
 pub use check::CheckedSecret;
 pub use error::TlsSecretError;
-pub(super) use prune::Leftovers;
-pub(super) use upload::{Pinned, offered};
 
 /// The Secret type whose data the CCM uploads.
 pub const TLS_SECRET_TYPE: &str = "kubernetes.io/tls";
@@ -99,5 +95,35 @@ impl UploadPins {
 
     pub(in crate::lb) fn is_pinned(&self, id: &str) -> bool {
         self.lock().contains_key(id)
+    }
+}
+
+/// An upload a reconcile in progress points (or is about to point) virtual
+/// services at; unpinned when dropped.
+#[derive(Debug)]
+pub(in crate::lb) struct Pinned {
+    pins: Arc<UploadPins>,
+    id: String,
+}
+
+impl Pinned {
+    pub(in crate::lb) fn new(pins: &Arc<UploadPins>, id: &str) -> Self {
+        *pins.lock().entry(id.to_string()).or_default() += 1;
+        Self {
+            pins: pins.clone(),
+            id: id.to_string(),
+        }
+    }
+}
+
+impl Drop for Pinned {
+    fn drop(&mut self) {
+        let mut pins = self.pins.lock();
+        if let Some(count) = pins.get_mut(&self.id) {
+            *count -= 1;
+            if *count == 0 {
+                pins.remove(&self.id);
+            }
+        }
     }
 }

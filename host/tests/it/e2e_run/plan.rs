@@ -190,3 +190,53 @@ async fn a_planned_delete_on_ip_spaces_lists_the_claim_it_releases() {
     );
     assert_eq!(vcd_writes(&world.vcd).len(), written, "a plan wrote to VCD");
 }
+
+/// A Service no reconcile has served yet, on an IP Space: `ip` is what the
+/// plan allocates; the allocation comes before every object.
+async fn planned_allocation(api_versions: Option<Vec<String>>) -> (String, Vec<String>) {
+    let mut scenario = vcdsim::Scenario::from_yaml(vcdsim::scenario::IP_SPACE_SCENARIO)
+        .expect("the scenario parses");
+    if let Some(versions) = api_versions {
+        scenario.api_versions = versions;
+    }
+    let world = World::start_on(scenario).await;
+    world.add_nodes().await;
+    world.create_service("web", &[80]).await;
+    let (code, out) = plan(&world.files, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert!(vcd_writes(&world.vcd).is_empty(), "a plan wrote to VCD");
+    let planned = out
+        .lines()
+        .map(str::trim)
+        .filter(|l| ["+ ", "~ ", "- "].iter().any(|p| l.starts_with(p)))
+        .map(String::from)
+        .collect();
+    (out, planned)
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_new_service_on_an_ip_space_plans_its_allocation_before_its_objects() {
+    let (out, planned) = planned_allocation(None).await;
+    let first = planned.first().map(String::as_str).unwrap_or_default();
+    let ip = first
+        .strip_prefix("+ ip space allocation 192.0.2.")
+        .unwrap_or_else(|| panic!("the allocation comes first:\n{out}"));
+    assert!(ip.parse::<u8>().is_ok(), "{out}");
+    assert!(
+        planned.iter().any(|l| l.starts_with("+ pool "))
+            && planned.iter().any(|l| l.starts_with("+ virtual service ")),
+        "{out}"
+    );
+}
+
+/// Below API 37.2 the IP Space picks the address, so the plan can only
+/// say that one will be allocated: what follows depends on it.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn before_api_37_2_a_new_service_plans_only_the_allocation_the_space_picks() {
+    let (out, planned) = planned_allocation(Some(vec!["37.0".into(), "37.1".into()])).await;
+    assert_eq!(
+        planned,
+        ["+ ip space allocation (an address of public1)"],
+        "{out}"
+    );
+}
