@@ -45,25 +45,24 @@ pub(super) async fn drift_loop(shared: Arc<Shared>, period: Duration) {
     }
 }
 
-impl Shared {
-    /// The Warning of a drift check that wrote something.
-    pub(super) async fn report_repair(
-        &self,
-        reference: &k8s_openapi::api::core::v1::ObjectReference,
-        changes: &[String],
-    ) {
-        let list = sanitize(&changes.join(", "), CHANGES_BYTES);
-        let message = format!(
-            "The load balancer in VCD no longer matched the Service (changed or deleted outside the CCM) and was repaired: {list}"
-        );
-        tracing::warn!(service = ?reference.name, namespace = ?reference.namespace, %list, "repaired load balancer drift");
-        self.metrics.drift_repairs.inc();
-        self.event(
+/// The Warning of a drift check that wrote something.
+pub(super) async fn report_repair(
+    shared: &Shared,
+    reference: &k8s_openapi::api::core::v1::ObjectReference,
+    changes: &[String],
+) {
+    let list = sanitize(&changes.join(", "), CHANGES_BYTES);
+    let message = format!(
+        "The load balancer in VCD no longer matched the Service (changed or deleted outside the CCM) and was repaired: {list}"
+    );
+    tracing::warn!(service = ?reference.name, namespace = ?reference.namespace, %list, "repaired load balancer drift");
+    shared.metrics.drift_repairs.inc();
+    shared
+        .event(
             reference,
             crate::controllers::EventType::Warning,
             REPAIRED,
             &message,
         )
         .await;
-    }
 }

@@ -15,6 +15,7 @@ use tokio::sync::Notify;
 
 use super::Shared;
 use crate::controllers::informer::Change;
+use crate::controllers::service::nodesync;
 
 /// The label an EndpointSlice names its Service with.
 const SERVICE_NAME_LABEL: &str = "kubernetes.io/service-name";
@@ -131,7 +132,7 @@ pub async fn endpoint_sync_loop(shared: Arc<Shared>, changes: EndpointChanges) {
             if !is_local(&service) || !shared.class.wants_load_balancer(&service) {
                 continue;
             }
-            if let Some(retry) = shared.sync_service_nodes(&service).await {
+            if let Some(retry) = nodesync::sync_service_nodes(&shared, &service).await {
                 shared.queue.add(retry);
             }
         }

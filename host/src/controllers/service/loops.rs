@@ -5,6 +5,8 @@ use std::panic::AssertUnwindSafe;
 use std::sync::Arc;
 use std::time::Duration;
 
+use crate::controllers::service::nodesync;
+use crate::controllers::service::sync;
 use futures::FutureExt;
 use tokio::sync::Notify;
 
@@ -23,7 +25,7 @@ pub(super) async fn worker(shared: Arc<Shared>) {
         let started = std::time::Instant::now();
         // A panic in one sync fails that sync (retried with backoff), not
         // the worker: the key would otherwise stay taken for good.
-        let result = AssertUnwindSafe(shared.sync(&key))
+        let result = AssertUnwindSafe(sync::sync(&shared, &key))
             .catch_unwind()
             .await
             .unwrap_or_else(|_| Err(SyncError::Panicked));
@@ -48,7 +50,7 @@ pub(super) async fn worker(shared: Arc<Shared>) {
 pub(super) async fn node_sync_loop(shared: Arc<Shared>, changed: Arc<Notify>) {
     loop {
         changed.notified().await;
-        shared.sync_nodes().await;
+        nodesync::sync_nodes(&shared).await;
     }
 }
 

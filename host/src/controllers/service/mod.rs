@@ -265,7 +265,7 @@ impl ServiceController {
             return;
         };
         let shared = Arc::new((self.make_shared)(lb));
-        shared.sweep().await;
+        sweep::sweep(&shared).await;
         synced.set();
         let health = &self.tasks;
         for _ in 0..shared.workers {
@@ -302,11 +302,11 @@ impl ServiceController {
         }
         let (s, policies) = (shared.clone(), self.policies.clone());
         tasks.spawn(health.clone().supervise(NAME, "policy-reloads", move || {
-            s.clone().follow_policy_reloads(policies.clone())
+            policies::follow_policy_reloads(s.clone(), policies.clone())
         }));
         let (s, policies) = (shared.clone(), self.policies);
         tasks.spawn(health.clone().supervise(NAME, "shadow-reports", move || {
-            s.clone().report_shadow_differences(policies.clone())
+            policies::report_shadow_differences(s.clone(), policies.clone())
         }));
         while let Some(result) = tasks.join_next().await {
             if let Err(error) = result {

@@ -14,102 +14,105 @@ use super::predicates::needs_cleanup;
 use super::spec::{NodeKey, NodeSetDigest};
 use super::sync::{object_ref, service_key};
 use crate::controllers::EventType::{Normal, Warning};
+use crate::controllers::service::sync;
 
 /// Upstream caps the node names in a failure message at this many.
 const MAX_NODE_NAMES: usize = 20;
 
-impl Shared {
-    pub(super) async fn sync_nodes(self: &Arc<Self>) {
-        let started = Instant::now();
-        let services: Vec<Arc<Service>> = self
-            .cache()
-            .values()
-            .filter(|s| self.class.wants_load_balancer(s))
-            .cloned()
-            .collect();
-        let retries: Vec<String> = futures::stream::iter(services)
-            .map(|service| {
-                let shared = Arc::clone(self);
-                async move { shared.sync_service_nodes(&service).await }
-            })
-            .buffer_unordered(self.workers)
-            .filter_map(|retry| async move { retry })
-            .collect()
-            .await;
-        for key in retries {
-            self.queue.add(key);
-        }
-        self.metrics
-            .nodesync_latency
-            .observe(started.elapsed().as_secs_f64());
+pub(super) async fn sync_nodes(shared: &Arc<Shared>) {
+    let started = Instant::now();
+    let services: Vec<Arc<Service>> = shared
+        .cache()
+        .values()
+        .filter(|s| shared.class.wants_load_balancer(s))
+        .cloned()
+        .collect();
+    let retries: Vec<String> = futures::stream::iter(services)
+        .map(|service| {
+            let shared = Arc::clone(shared);
+            async move { sync_service_nodes(&shared, &service).await }
+        })
+        .buffer_unordered(shared.workers)
+        .filter_map(|retry| async move { retry })
+        .collect()
+        .await;
+    for key in retries {
+        shared.queue.add(key);
     }
+    shared
+        .metrics
+        .nodesync_latency
+        .observe(started.elapsed().as_secs_f64());
+}
 
-    /// Returns the Service's key when it must be retried.
-    pub(super) async fn sync_service_nodes(&self, service: &Service) -> Option<String> {
-        let key = service_key(service);
-        let _exclusive = self.exclusive(&key, None).await;
-        // As its last sync saw it, which may be newer than the pass's copy.
-        let service = self.cache().get(&key).cloned()?; // gone: deleted meanwhile
-        if !self.class.wants_load_balancer(&service) || needs_cleanup(&service) {
-            // Its load balancer is being deleted: an update would rebuild it.
+/// Returns the Service's key when it must be retried.
+pub(super) async fn sync_service_nodes(shared: &Shared, service: &Service) -> Option<String> {
+    let key = service_key(service);
+    let _exclusive = shared.exclusive(&key, None).await;
+    // As its last sync saw it, which may be newer than the pass's copy.
+    let service = shared.cache().get(&key).cloned()?; // gone: deleted meanwhile
+    if !shared.class.wants_load_balancer(&service) || needs_cleanup(&service) {
+        // Its load balancer is being deleted: an update would rebuild it.
+        return None;
+    }
+    // Read under the lock, not once per pass: a sync that ran meanwhile
+    // may have given the load balancer a newer set (upstream's
+    // TestSlowNodeSync).
+    let nodes = shared.caches.members_of(&service);
+    {
+        let mut synced = shared.last_synced();
+        // Not ensured yet (its finalizer may not be set): its own sync
+        // creates the load balancer, with the nodes of that moment.
+        let previous = synced.get_mut(&key)?;
+        let digest = NodeSetDigest::of(&nodes);
+        if *previous == digest {
             return None;
         }
-        // Read under the lock, not once per pass: a sync that ran meanwhile
-        // may have given the load balancer a newer set (upstream's
-        // TestSlowNodeSync).
-        let nodes = self.caches.members_of(&service);
-        {
-            let mut synced = self.last_synced();
-            // Not ensured yet (its finalizer may not be set): its own sync
-            // creates the load balancer, with the nodes of that moment.
-            let previous = synced.get_mut(&key)?;
-            let digest = NodeSetDigest::of(&nodes);
-            if *previous == digest {
+        *previous = digest;
+    }
+    shared.metrics.loadbalancer_sync.inc();
+    let spec = shared.caches.spec_of(&service);
+    let members: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
+    let started = Instant::now();
+    tracing::debug!(service = %key, nodes = members.len(), "updating the load balancer's nodes");
+    let result = sync::timed(shared, "update", shared.lb.update(&spec, &members)).await;
+    tracing::debug!(service = %key, ok = result.is_ok(), "updated");
+    shared
+        .metrics
+        .update_host_latency
+        .observe(started.elapsed().as_secs_f64());
+    let reference = object_ref(&service);
+    if let Ok(Some(after)) = result {
+        shared.queue.add_after(key.clone(), after);
+    }
+    match result {
+        Ok(_) if nodes.is_empty() => {
+            if let Some((reason, message)) = shared.no_members(&service, &nodes) {
+                shared.event(&reference, Warning, reason, message).await;
+            }
+            None
+        }
+        Ok(_) => {
+            let message = "Updated load balancer with new hosts";
+            shared
+                .event(&reference, Normal, "UpdatedLoadBalancer", message)
+                .await;
+            None
+        }
+        Err(error) => {
+            if let Ok(None) = shared.lb.get(&spec).await {
                 return None;
             }
-            *previous = digest;
-        }
-        self.metrics.loadbalancer_sync.inc();
-        let spec = self.caches.spec_of(&service);
-        let members: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
-        let started = Instant::now();
-        tracing::debug!(service = %key, nodes = members.len(), "updating the load balancer's nodes");
-        let result = self.timed("update", self.lb.update(&spec, &members)).await;
-        tracing::debug!(service = %key, ok = result.is_ok(), "updated");
-        self.metrics
-            .update_host_latency
-            .observe(started.elapsed().as_secs_f64());
-        let reference = object_ref(&service);
-        if let Ok(Some(after)) = result {
-            self.queue.add_after(key.clone(), after);
-        }
-        match result {
-            Ok(_) if nodes.is_empty() => {
-                if let Some((reason, message)) = self.no_members(&service, &nodes) {
-                    self.event(&reference, Warning, reason, message).await;
-                }
-                None
-            }
-            Ok(_) => {
-                let message = "Updated load balancer with new hosts";
-                self.event(&reference, Normal, "UpdatedLoadBalancer", message)
-                    .await;
-                None
-            }
-            Err(error) => {
-                if let Ok(None) = self.lb.get(&spec).await {
-                    return None;
-                }
-                self.metrics.nodesync_error.inc();
-                let message = format!(
-                    "Error updating load balancer with new hosts {} [node names limited, total number of nodes: {}], error: {error}",
-                    node_names(&nodes),
-                    nodes.len()
-                );
-                self.event(&reference, Warning, "UpdateLoadBalancerFailed", &message)
-                    .await;
-                Some(key)
-            }
+            shared.metrics.nodesync_error.inc();
+            let message = format!(
+                "Error updating load balancer with new hosts {} [node names limited, total number of nodes: {}], error: {error}",
+                node_names(&nodes),
+                nodes.len()
+            );
+            shared
+                .event(&reference, Warning, "UpdateLoadBalancerFailed", &message)
+                .await;
+            Some(key)
         }
     }
 }

@@ -31,89 +31,87 @@ pub const SHADOW_POLICY_DIFFERS: &str = "ShadowPolicyDiffers";
 
 type Selection = Result<Arc<Policy>, SelectError>;
 
-impl Shared {
-    pub(super) async fn follow_policy_reloads(self: Arc<Self>, policies: Arc<Registry>) {
-        let mut reloaded = policies.subscribe();
-        let mut previous = policies.current();
-        while reloaded.changed().await.is_ok() {
-            let current = policies.current();
-            let refused = policies.status().last_refusals;
-            for service in self.services.state() {
-                if !self.class.wants_load_balancer(&service) {
-                    continue;
-                }
-                let (spec, namespace) = self.caches.spec_of(&service).to_policy();
-                let after = current.select(&spec, &namespace);
-                if !same(&previous.select(&spec, &namespace), &after) {
-                    self.queue.add(service_key(&service));
-                }
-                let governing = governing(&after);
-                for (name, reason) in &refused {
-                    let concerned = governing.as_deref() == Some(name.as_str())
-                        || (name == MANIFEST_FILE
-                            && governing.as_deref() != Some(DEFAULT_POLICY_NAME));
-                    if concerned {
-                        let message = format!(
-                            "policy {name} was not reloaded: {reason}; the previous version keeps deciding"
-                        );
-                        self.event(
+pub(super) async fn follow_policy_reloads(shared: Arc<Shared>, policies: Arc<Registry>) {
+    let mut reloaded = policies.subscribe();
+    let mut previous = policies.current();
+    while reloaded.changed().await.is_ok() {
+        let current = policies.current();
+        let refused = policies.status().last_refusals;
+        for service in shared.services.state() {
+            if !shared.class.wants_load_balancer(&service) {
+                continue;
+            }
+            let (spec, namespace) = shared.caches.spec_of(&service).to_policy();
+            let after = current.select(&spec, &namespace);
+            if !same(&previous.select(&spec, &namespace), &after) {
+                shared.queue.add(service_key(&service));
+            }
+            let governing = governing(&after);
+            for (name, reason) in &refused {
+                let concerned = governing.as_deref() == Some(name.as_str())
+                    || (name == MANIFEST_FILE && governing.as_deref() != Some(DEFAULT_POLICY_NAME));
+                if concerned {
+                    let message = format!(
+                        "policy {name} was not reloaded: {reason}; the previous version keeps deciding"
+                    );
+                    shared
+                        .event(
                             &object_ref(&service),
                             Warning,
                             POLICY_RELOAD_FAILED,
                             &message,
                         )
                         .await;
-                    }
                 }
             }
-            // The process's own record, on the Lease: refusals of policies
-            // that govern no Service yet (a pull that failed) show too.
-            for (name, reason) in &refused {
-                let serving = match current.provider(name).map(|p| &p.state) {
-                    Some(PolicyState::Failed(_)) => "the Services it governs fail until it loads",
-                    _ => "the previous version keeps deciding",
-                };
-                let message = format!("policy {name} was not reloaded: {reason}; {serving}");
-                self.event(&self.events_on, Warning, POLICY_RELOAD_FAILED, &message)
-                    .await;
-            }
-            previous = current;
         }
+        // The process's own record, on the Lease: refusals of policies
+        // that govern no Service yet (a pull that failed) show too.
+        for (name, reason) in &refused {
+            let serving = match current.provider(name).map(|p| &p.state) {
+                Some(PolicyState::Failed(_)) => "the Services it governs fail until it loads",
+                _ => "the previous version keeps deciding",
+            };
+            let message = format!("policy {name} was not reloaded: {reason}; {serving}");
+            shared
+                .event(&shared.events_on, Warning, POLICY_RELOAD_FAILED, &message)
+                .await;
+        }
+        previous = current;
     }
 }
 
-impl Shared {
-    /// Puts each shadow policy's difference on its Service as a Normal
-    /// Event: the Service itself got the governing decision.
-    pub(super) async fn report_shadow_differences(self: Arc<Self>, policies: Arc<Registry>) {
-        let mut reports = policies.shadows().subscribe();
-        loop {
-            let report = match reports.recv().await {
-                Ok(report) => report,
-                Err(RecvError::Lagged(missed)) => {
-                    tracing::warn!(
-                        missed,
-                        "shadow policy differences came faster than their Events; some were not reported"
-                    );
-                    continue;
-                }
-                Err(RecvError::Closed) => return,
-            };
-            let key = ObjectRef::new(&report.name).within(&report.namespace);
-            let Some(service) = self.services.get(&key) else {
-                continue;
-            };
-            if service.metadata.uid.as_deref() != Some(report.uid.as_str()) {
+/// Puts each shadow policy's difference on its Service as a Normal
+/// Event: the Service itself got the governing decision.
+pub(super) async fn report_shadow_differences(shared: Arc<Shared>, policies: Arc<Registry>) {
+    let mut reports = policies.shadows().subscribe();
+    loop {
+        let report = match reports.recv().await {
+            Ok(report) => report,
+            Err(RecvError::Lagged(missed)) => {
+                tracing::warn!(
+                    missed,
+                    "shadow policy differences came faster than their Events; some were not reported"
+                );
                 continue;
             }
-            self.event(
+            Err(RecvError::Closed) => return,
+        };
+        let key = ObjectRef::new(&report.name).within(&report.namespace);
+        let Some(service) = shared.services.get(&key) else {
+            continue;
+        };
+        if service.metadata.uid.as_deref() != Some(report.uid.as_str()) {
+            continue;
+        }
+        shared
+            .event(
                 &object_ref(&service),
                 Normal,
                 SHADOW_POLICY_DIFFERS,
                 &report.message,
             )
             .await;
-        }
     }
 }
 

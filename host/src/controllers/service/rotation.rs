@@ -54,18 +54,17 @@ pub(super) async fn rotation_loop(shared: Arc<Shared>, period: Duration) {
     }
 }
 
-impl Shared {
-    /// The Event of a rotation check that wrote something.
-    pub(super) async fn report_certificate_update(
-        &self,
-        reference: &ObjectReference,
-        changes: &[String],
-    ) {
-        let list = sanitize(&changes.join(", "), CHANGES_BYTES);
-        let message = format!(
-            "The Service's TLS Secrets were read again and the load balancer now matches them: {list}"
-        );
-        self.event(reference, EventType::Normal, CERTIFICATE_UPDATED, &message)
-            .await;
-    }
+/// The Event of a rotation check that wrote something.
+pub(super) async fn report_certificate_update(
+    shared: &Shared,
+    reference: &ObjectReference,
+    changes: &[String],
+) {
+    let list = sanitize(&changes.join(", "), CHANGES_BYTES);
+    let message = format!(
+        "The Service's TLS Secrets were read again and the load balancer now matches them: {list}"
+    );
+    shared
+        .event(reference, EventType::Normal, CERTIFICATE_UPDATED, &message)
+        .await;
 }

@@ -13,72 +13,74 @@ use crate::text::sanitize;
 /// Room for a few identities or cluster ids in one message.
 const LIST_BYTES: usize = 512;
 
-impl Shared {
-    /// Deletes objects tagged for Services that no longer exist (crash
-    /// leftovers). Runs before any sync, so it cannot race one.
-    pub(super) async fn sweep(&self) {
-        let _permit = self.gate.enter().await;
-        let live: HashSet<String> = self
-            .services
-            .state()
-            .iter()
-            .filter(|s| self.class.wants_load_balancer(s) || has_finalizer(s))
-            .filter_map(|s| s.metadata.uid.clone())
-            .collect();
-        match self.lb.sweep(&live).await {
-            Ok(report) => self.report_sweep(&report).await,
-            Err(error) => {
-                tracing::warn!(%error, "the sweep of deleted Services' objects failed; it runs again at the next start")
-            }
+/// Deletes objects tagged for Services that no longer exist (crash
+/// leftovers). Runs before any sync, so it cannot race one.
+pub(super) async fn sweep(shared: &Shared) {
+    let _permit = shared.gate.enter().await;
+    let live: HashSet<String> = shared
+        .services
+        .state()
+        .iter()
+        .filter(|s| shared.class.wants_load_balancer(s) || has_finalizer(s))
+        .filter_map(|s| s.metadata.uid.clone())
+        .collect();
+    match shared.lb.sweep(&live).await {
+        Ok(report) => report_sweep(shared, &report).await,
+        Err(error) => {
+            tracing::warn!(%error, "the sweep of deleted Services' objects failed; it runs again at the next start")
         }
     }
+}
 
-    async fn report_sweep(&self, report: &SweepReport) {
-        let counts = [
-            ("other_cluster", report.other_clusters.len()),
-            ("former_cluster_id", report.former_cluster_ids.len()),
-            ("unattributed", report.unattributed),
-        ];
-        for (reason, count) in counts {
-            self.metrics
-                .sweep_left_alone
-                .get_or_create(&LeftAloneLabels { reason })
-                .set(count as i64);
-        }
-        for (kind, count) in report.newer_format_by_kind() {
-            self.metrics
-                .newer_format_objects
-                .get_or_create(&KindLabels { kind })
-                .set(count as i64);
-        }
-        let on = &self.events_on;
-        if !report.other_clusters.is_empty() {
-            let message = format!(
-                "Another Kubernetes cluster (kube-system uid {}) writes VCD objects with this cluster's clusterid on the same edge gateway, typically from a copied cloud config. Neither deletes the other's objects, but give each cluster its own clusterid.",
-                joined(&report.other_clusters)
-            );
-            tracing::warn!(%message, "clusterid shared with another cluster");
-            self.event(on, EventType::Warning, "ClusterIdShared", &message)
-                .await;
-        }
-        if !report.former_cluster_ids.is_empty() {
-            let message = format!(
-                "VCD objects of this cluster still carry the former clusterid {}. They are not deleted automatically: set clusterid back to migrate them, or delete them in VCD once the Services serve under the new id.",
-                joined(&report.former_cluster_ids)
-            );
-            tracing::warn!(%message, "clusterid changed");
-            self.event(on, EventType::Warning, "ClusterIdChanged", &message)
-                .await;
-        }
-        if report.unattributed > 0 {
-            tracing::warn!(
-                objects = report.unattributed,
-                "objects tagged with this clusterid but no cluster identity belong to no live Service; they predate identities and may be another cluster's, so they are left for an operator to delete"
-            );
-        }
-        if !report.services.is_empty() {
-            tracing::info!(?report, "swept load-balancer objects of deleted Services");
-        }
+async fn report_sweep(shared: &Shared, report: &SweepReport) {
+    let counts = [
+        ("other_cluster", report.other_clusters.len()),
+        ("former_cluster_id", report.former_cluster_ids.len()),
+        ("unattributed", report.unattributed),
+    ];
+    for (reason, count) in counts {
+        shared
+            .metrics
+            .sweep_left_alone
+            .get_or_create(&LeftAloneLabels { reason })
+            .set(count as i64);
+    }
+    for (kind, count) in report.newer_format_by_kind() {
+        shared
+            .metrics
+            .newer_format_objects
+            .get_or_create(&KindLabels { kind })
+            .set(count as i64);
+    }
+    let on = &shared.events_on;
+    if !report.other_clusters.is_empty() {
+        let message = format!(
+            "Another Kubernetes cluster (kube-system uid {}) writes VCD objects with this cluster's clusterid on the same edge gateway, typically from a copied cloud config. Neither deletes the other's objects, but give each cluster its own clusterid.",
+            joined(&report.other_clusters)
+        );
+        tracing::warn!(%message, "clusterid shared with another cluster");
+        shared
+            .event(on, EventType::Warning, "ClusterIdShared", &message)
+            .await;
+    }
+    if !report.former_cluster_ids.is_empty() {
+        let message = format!(
+            "VCD objects of this cluster still carry the former clusterid {}. They are not deleted automatically: set clusterid back to migrate them, or delete them in VCD once the Services serve under the new id.",
+            joined(&report.former_cluster_ids)
+        );
+        tracing::warn!(%message, "clusterid changed");
+        shared
+            .event(on, EventType::Warning, "ClusterIdChanged", &message)
+            .await;
+    }
+    if report.unattributed > 0 {
+        tracing::warn!(
+            objects = report.unattributed,
+            "objects tagged with this clusterid but no cluster identity belong to no live Service; they predate identities and may be another cluster's, so they are left for an operator to delete"
+        );
+    }
+    if !report.services.is_empty() {
+        tracing::info!(?report, "swept load-balancer objects of deleted Services");
     }
 }
 

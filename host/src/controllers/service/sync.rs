@@ -15,6 +15,8 @@ use super::metrics::ReconcileLabels;
 use super::predicates::{has_finalizer, needs_cleanup};
 use super::spec::{NodeKey, NodeSetDigest, current_ingress, ingress_of, service_spec};
 use crate::controllers::EventType::{Normal, Warning};
+use crate::controllers::service::drift;
+use crate::controllers::service::rotation;
 use crate::lb::{LbError, SHARING_KEY_ANNOTATION, ServiceSpec};
 
 /// The Event (and condition) reason of a Service whose load balancer matches it.
@@ -56,245 +58,256 @@ pub fn object_ref(service: &Service) -> ObjectReference {
     service.object_ref(&())
 }
 
-impl Shared {
-    pub(super) async fn sync(&self, key: &str) -> Result<(), SyncError> {
-        let (namespace, name) = key
-            .split_once('/')
-            .ok_or_else(|| SyncError::Key(key.to_string()))?;
-        let at = ObjectRef::new(name).within(namespace);
-        let sharing_key = self
-            .services
-            .get(&at)
-            .or_else(|| self.cached(key))
-            .and_then(|service| service.annotations().get(SHARING_KEY_ANNOTATION).cloned());
-        let _exclusive = self.exclusive(key, sharing_key.as_deref()).await;
-        let found = self.services.get(&at);
-        match found {
-            None => self.process_deletion(key).await,
-            Some(service) => self.process_create_or_update(key, service).await,
-        }
+pub(super) async fn sync(shared: &Shared, key: &str) -> Result<(), SyncError> {
+    let (namespace, name) = key
+        .split_once('/')
+        .ok_or_else(|| SyncError::Key(key.to_string()))?;
+    let at = ObjectRef::new(name).within(namespace);
+    let sharing_key = shared
+        .services
+        .get(&at)
+        .or_else(|| shared.cached(key))
+        .and_then(|service| service.annotations().get(SHARING_KEY_ANNOTATION).cloned());
+    let _exclusive = shared.exclusive(key, sharing_key.as_deref()).await;
+    let found = shared.services.get(&at);
+    match found {
+        None => process_deletion(shared, key).await,
+        Some(service) => process_create_or_update(shared, key, service).await,
     }
+}
 
-    /// The Service is gone without our finalizer having run (it was
-    /// removed by someone else): delete what the cache says it had.
-    async fn process_deletion(&self, key: &str) -> Result<(), SyncError> {
-        let Some(cached) = self.cached(key) else {
-            return Ok(());
-        };
-        if self.class.wants_load_balancer(&cached) {
-            self.legacy_delete(&cached).await?;
-        }
-        self.forget(key);
-        Ok(())
+/// The Service is gone without our finalizer having run (it was
+/// removed by someone else): delete what the cache says it had.
+async fn process_deletion(shared: &Shared, key: &str) -> Result<(), SyncError> {
+    let Some(cached) = shared.cached(key) else {
+        return Ok(());
+    };
+    if shared.class.wants_load_balancer(&cached) {
+        legacy_delete(shared, &cached).await?;
     }
+    shared.forget(key);
+    Ok(())
+}
 
-    async fn legacy_delete(&self, service: &Service) -> Result<(), SyncError> {
-        let reference = object_ref(service);
-        self.event(
+async fn legacy_delete(shared: &Shared, service: &Service) -> Result<(), SyncError> {
+    let reference = object_ref(service);
+    shared
+        .event(
             &reference,
             Normal,
             "DeletingLoadBalancer",
             "Deleting load balancer",
         )
         .await;
-        let spec = service_spec(service, Default::default());
-        if let Err(error) = self.timed("delete", self.lb.delete(&spec)).await {
-            let message = format!("Error deleting load balancer: {error}");
-            self.event(&reference, Warning, "DeleteLoadBalancerFailed", &message)
-                .await;
-            return Err(SyncError::Delete(error));
-        }
-        self.event(
+    let spec = service_spec(service, Default::default());
+    if let Err(error) = timed(shared, "delete", shared.lb.delete(&spec)).await {
+        let message = format!("Error deleting load balancer: {error}");
+        shared
+            .event(&reference, Warning, "DeleteLoadBalancerFailed", &message)
+            .await;
+        return Err(SyncError::Delete(error));
+    }
+    shared
+        .event(
             &reference,
             Normal,
             "DeletedLoadBalancer",
             "Deleted load balancer",
         )
         .await;
-        Ok(())
-    }
+    Ok(())
+}
 
-    async fn process_create_or_update(
-        &self,
-        key: &str,
-        service: Arc<Service>,
-    ) -> Result<(), SyncError> {
-        if let Some(cached) = self.cached(key)
-            && cached.metadata.uid != service.metadata.uid
-            && self.class.wants_load_balancer(&cached)
-        {
-            // Deleted and created again under the same name.
-            self.legacy_delete(&cached).await?;
-        }
-        if self.class.wants_load_balancer(&service)
-            && !needs_cleanup(&service)
-            && self.caches.namespace_labels(&service).is_none()
-        {
-            // Ensuring now would pick a policy without the Namespace's
-            // labels; its arrival in the cache queues the Service again.
-            tracing::debug!(service = %key, "waiting for the Service's Namespace");
-            return Ok(());
-        }
-        self.remember(key, &service);
-        let result = self.sync_load_balancer(&service).await;
-        match &result {
-            Err(error) => {
-                let message = format!("Error syncing load balancer: {error}");
-                self.event(&object_ref(&service), Warning, SYNC_FAILED, &message)
-                    .await;
-                if self.class.wants_load_balancer(&service) && !needs_cleanup(&service) {
-                    let failed = Readiness::not_ready(SYNC_FAILED, &message);
-                    self.writes.set_condition(&service, &failed).await;
-                }
+async fn process_create_or_update(
+    shared: &Shared,
+    key: &str,
+    service: Arc<Service>,
+) -> Result<(), SyncError> {
+    if let Some(cached) = shared.cached(key)
+        && cached.metadata.uid != service.metadata.uid
+        && shared.class.wants_load_balancer(&cached)
+    {
+        // Deleted and created again under the same name.
+        legacy_delete(shared, &cached).await?;
+    }
+    if shared.class.wants_load_balancer(&service)
+        && !needs_cleanup(&service)
+        && shared.caches.namespace_labels(&service).is_none()
+    {
+        // Ensuring now would pick a policy without the Namespace's
+        // labels; its arrival in the cache queues the Service again.
+        tracing::debug!(service = %key, "waiting for the Service's Namespace");
+        return Ok(());
+    }
+    shared.remember(key, &service);
+    let result = sync_load_balancer(shared, &service).await;
+    match &result {
+        Err(error) => {
+            let message = format!("Error syncing load balancer: {error}");
+            shared
+                .event(&object_ref(&service), Warning, SYNC_FAILED, &message)
+                .await;
+            if shared.class.wants_load_balancer(&service) && !needs_cleanup(&service) {
+                let failed = Readiness::not_ready(SYNC_FAILED, &message);
+                shared.writes.set_condition(&service, &failed).await;
             }
-            Ok(Outcome::Deleted) => self.forget(key),
-            Ok(Outcome::Ensured) => {}
         }
-        result.map(drop)
+        Ok(Outcome::Deleted) => shared.forget(key),
+        Ok(Outcome::Ensured) => {}
     }
+    result.map(drop)
+}
 
-    async fn sync_load_balancer(&self, service: &Service) -> Result<Outcome, SyncError> {
-        let previous = current_ingress(service);
-        let (wanted, outcome, condition) =
-            if !self.class.wants_load_balancer(service) || needs_cleanup(service) {
-                self.clean_up(service).await?;
-                (Vec::new(), Outcome::Deleted, condition::removal(service))
-            } else {
-                let wanted = self.ensure(service).await?;
-                let ready = Readiness::ready(ENSURED, ENSURED_MESSAGE).change(service);
-                (wanted, Outcome::Ensured, ready.map(condition::entry))
-            };
-        let ingress = (previous != wanted).then_some(wanted.as_slice());
-        self.writes
-            .set_status(service, ingress, condition.into_iter().collect())
-            .await
-            .map_err(SyncError::Status)?;
-        Ok(outcome)
-    }
+async fn sync_load_balancer(shared: &Shared, service: &Service) -> Result<Outcome, SyncError> {
+    let previous = current_ingress(service);
+    let (wanted, outcome, condition) =
+        if !shared.class.wants_load_balancer(service) || needs_cleanup(service) {
+            clean_up(shared, service).await?;
+            (Vec::new(), Outcome::Deleted, condition::removal(service))
+        } else {
+            let wanted = ensure(shared, service).await?;
+            let ready = Readiness::ready(ENSURED, ENSURED_MESSAGE).change(service);
+            (wanted, Outcome::Ensured, ready.map(condition::entry))
+        };
+    let ingress = (previous != wanted).then_some(wanted.as_slice());
+    shared
+        .writes
+        .set_status(service, ingress, condition.into_iter().collect())
+        .await
+        .map_err(SyncError::Status)?;
+    Ok(outcome)
+}
 
-    async fn clean_up(&self, service: &Service) -> Result<(), SyncError> {
-        let reference = object_ref(service);
-        let spec = service_spec(service, Default::default());
-        let exists = self
-            .lb
-            .get(&spec)
-            .await
-            .map_err(SyncError::CheckBeforeCleanup)?
-            .is_some();
-        if exists {
-            self.event(
+async fn clean_up(shared: &Shared, service: &Service) -> Result<(), SyncError> {
+    let reference = object_ref(service);
+    let spec = service_spec(service, Default::default());
+    let exists = shared
+        .lb
+        .get(&spec)
+        .await
+        .map_err(SyncError::CheckBeforeCleanup)?
+        .is_some();
+    if exists {
+        shared
+            .event(
                 &reference,
                 Normal,
                 "DeletingLoadBalancer",
                 "Deleting load balancer",
             )
             .await;
-            self.timed("delete", self.lb.delete(&spec))
-                .await
-                .map_err(SyncError::Delete)?;
-        }
-        if has_finalizer(service) {
-            self.writes
-                .remove_finalizer(service)
-                .await
-                .map_err(SyncError::RemoveFinalizer)?;
-        }
-        self.event(
+        timed(shared, "delete", shared.lb.delete(&spec))
+            .await
+            .map_err(SyncError::Delete)?;
+    }
+    if has_finalizer(service) {
+        shared
+            .writes
+            .remove_finalizer(service)
+            .await
+            .map_err(SyncError::RemoveFinalizer)?;
+    }
+    shared
+        .event(
             &reference,
             Normal,
             "DeletedLoadBalancer",
             "Deleted load balancer",
         )
         .await;
-        Ok(())
-    }
+    Ok(())
+}
 
-    async fn ensure(
-        &self,
-        service: &Service,
-    ) -> Result<Vec<k8s_openapi::api::core::v1::LoadBalancerIngress>, SyncError> {
-        let reference = object_ref(service);
-        let drift_check = self.drift_marks.take(&service_key(service));
-        let rotation_check = self.rotation_marks.take(&service_key(service));
-        if !drift_check && !rotation_check {
-            self.event(
+async fn ensure(
+    shared: &Shared,
+    service: &Service,
+) -> Result<Vec<k8s_openapi::api::core::v1::LoadBalancerIngress>, SyncError> {
+    let reference = object_ref(service);
+    let drift_check = shared.drift_marks.take(&service_key(service));
+    let rotation_check = shared.rotation_marks.take(&service_key(service));
+    if !drift_check && !rotation_check {
+        shared
+            .event(
                 &reference,
                 Normal,
                 "EnsuringLoadBalancer",
                 "Ensuring load balancer",
             )
             .await;
-        }
-        self.writes
-            .add_finalizer(service)
-            .await
-            .map_err(SyncError::AddFinalizer)?;
-        let nodes = self.caches.members_of(service);
-        if let Some((reason, message)) = self.no_members(service, &nodes) {
-            self.event(&reference, Warning, reason, message).await;
-        }
-        let key = service_key(service);
-        self.last_synced().insert(key, NodeSetDigest::of(&nodes));
-        let spec = ServiceSpec {
-            read_unsummarised: drift_check,
-            ..self.caches.spec_of(service)
-        };
-        let node_specs: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
-        tracing::debug!(service = %service_key(service), "ensuring the load balancer");
-        let status = self
-            .timed("ensure", self.lb.ensure(&spec, &node_specs))
-            .await
-            .map_err(SyncError::Ensure)?;
-        for warning in &status.warnings {
-            self.event(&reference, Warning, POLICY_WARNING, warning)
-                .await;
-        }
-        if let Some(message) = &status.dual_stack_not_served {
-            self.event(&reference, Warning, DUAL_STACK_NOT_SERVED, message)
-                .await;
-        }
-        if status.source_ranges_unenforced {
-            self.event(
+    }
+    shared
+        .writes
+        .add_finalizer(service)
+        .await
+        .map_err(SyncError::AddFinalizer)?;
+    let nodes = shared.caches.members_of(service);
+    if let Some((reason, message)) = shared.no_members(service, &nodes) {
+        shared.event(&reference, Warning, reason, message).await;
+    }
+    let key = service_key(service);
+    shared.last_synced().insert(key, NodeSetDigest::of(&nodes));
+    let spec = ServiceSpec {
+        read_unsummarised: drift_check,
+        ..shared.caches.spec_of(service)
+    };
+    let node_specs: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
+    tracing::debug!(service = %service_key(service), "ensuring the load balancer");
+    let status = timed(shared, "ensure", shared.lb.ensure(&spec, &node_specs))
+        .await
+        .map_err(SyncError::Ensure)?;
+    for warning in &status.warnings {
+        shared
+            .event(&reference, Warning, POLICY_WARNING, warning)
+            .await;
+    }
+    if let Some(message) = &status.dual_stack_not_served {
+        shared
+            .event(&reference, Warning, DUAL_STACK_NOT_SERVED, message)
+            .await;
+    }
+    if status.source_ranges_unenforced {
+        shared
+            .event(
                 &reference,
                 Warning,
                 "SourceRangesNotEnforced",
                 SOURCE_RANGES_UNENFORCED,
             )
             .await;
-        }
-        if let Some(after) = status.recheck_after {
-            tracing::debug!(service = %service_key(service), after_s = after.as_secs(), "a drain is under way; reconciling again when it ends");
-            self.queue.add_after(service_key(service), after);
-        }
-        match (drift_check, rotation_check, status.changes.is_empty()) {
-            (true, _, true) | (false, true, true) => {}
-            (true, _, false) => self.report_repair(&reference, &status.changes).await,
-            (false, true, false) => {
-                self.report_certificate_update(&reference, &status.changes)
-                    .await
-            }
-            (false, false, _) => {
-                self.event(&reference, Normal, ENSURED, ENSURED_MESSAGE)
-                    .await
-            }
-        }
-        Ok(ingress_of(&status))
     }
+    if let Some(after) = status.recheck_after {
+        tracing::debug!(service = %service_key(service), after_s = after.as_secs(), "a drain is under way; reconciling again when it ends");
+        shared.queue.add_after(service_key(service), after);
+    }
+    match (drift_check, rotation_check, status.changes.is_empty()) {
+        (true, _, true) | (false, true, true) => {}
+        (true, _, false) => drift::report_repair(shared, &reference, &status.changes).await,
+        (false, true, false) => {
+            rotation::report_certificate_update(shared, &reference, &status.changes).await
+        }
+        (false, false, _) => {
+            shared
+                .event(&reference, Normal, ENSURED, ENSURED_MESSAGE)
+                .await
+        }
+    }
+    Ok(ingress_of(&status))
+}
 
-    pub(super) async fn timed<T>(
-        &self,
-        operation: &'static str,
-        call: impl Future<Output = Result<T, LbError>>,
-    ) -> Result<T, LbError> {
-        let started = Instant::now();
-        let result = call.await;
-        let outcome = if result.is_ok() { "success" } else { "error" };
-        self.metrics
-            .reconcile_duration
-            .get_or_create(&ReconcileLabels { operation, outcome })
-            .observe(started.elapsed().as_secs_f64());
-        result
-    }
+pub(super) async fn timed<T>(
+    shared: &Shared,
+    operation: &'static str,
+    call: impl Future<Output = Result<T, LbError>>,
+) -> Result<T, LbError> {
+    let started = Instant::now();
+    let result = call.await;
+    let outcome = if result.is_ok() { "success" } else { "error" };
+    shared
+        .metrics
+        .reconcile_duration
+        .get_or_create(&ReconcileLabels { operation, outcome })
+        .observe(started.elapsed().as_secs_f64());
+    result
 }
 
 enum Outcome {
