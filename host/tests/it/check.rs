@@ -354,7 +354,8 @@ async fn a_service_account_token_is_replaced_in_the_file_or_left_unused() {
     std::fs::write(&token_file, FIRST).expect("written");
     let current = || {
         setup.vcd.with_world(|w| {
-            let account = w.service_account("ccm-check").expect("the account");
+            let account =
+                vcdsim::world::service_account::find_account(w, "ccm-check").expect("the account");
             (account.refresh_token.clone(), account.reuses)
         })
     };

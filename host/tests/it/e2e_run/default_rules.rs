@@ -109,7 +109,7 @@ async fn re_applied_default_rules_cause_no_write() {
     for round in 1..=5 {
         let applied = world
             .vcd
-            .with_world(|w| w.apply_default_gateway_services(&gateway))
+            .with_world(|w| vcdsim::world::default_services::apply(w, &gateway))
             .expect("the defaults are re-applied");
         assert!(!applied.created.is_empty(), "round {round}: {applied:?}");
         holds_across(

@@ -250,10 +250,15 @@ async fn before_api_37_1_pools_list_members_and_more_than_100_nodes_is_refused()
     // 101st is refused with the limit and the version that lifts it, and
     // the pool is left as it is.
     add_ready_nodes(&world, 2..101).await;
+    // The node sync reports it, or a drift check's sync when it runs first.
     let (message, _) = wait_until("a Warning naming the limit", CONVERGE, || async {
-        world
+        match world
             .latest_event("web-0", "UpdateLoadBalancerFailed")
             .await
+        {
+            Ok(message) => Ok(message),
+            Err(_) => world.latest_event("web-0", "SyncLoadBalancerFailed").await,
+        }
     })
     .await;
     assert!(

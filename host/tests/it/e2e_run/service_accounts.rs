@@ -79,7 +79,7 @@ async fn stored(world: &World) -> String {
 /// (current token, every voided one, exchanges, reuses of voided tokens).
 fn account(world: &World) -> (Option<String>, Vec<String>, u64, u64) {
     world.vcd.with_world(|w| {
-        let a = w.service_account(ACCOUNT).expect("the account");
+        let a = vcdsim::world::service_account::find_account(w, ACCOUNT).expect("the account");
         (
             a.refresh_token.clone(),
             a.voided.clone(),
@@ -208,7 +208,7 @@ async fn a_refused_token_is_logged_fails_readyz_and_warns_on_the_secret() {
     // Voided before the CCM starts, as by a replica killed mid-write.
     world
         .vcd
-        .with_world(|w| w.revoke_service_account_token(FIRST_TOKEN));
+        .with_world(|w| vcdsim::world::service_account::revoke_token(w, FIRST_TOKEN));
     let ccm = world.spawn("alone", &["--leader-elect=false"]);
     wait_until("/readyz to name the refused token", START, || async {
         match ccm.ready().await {
@@ -255,7 +255,7 @@ async fn a_refused_token_is_logged_fails_readyz_and_warns_on_the_secret() {
     // The administrator issues a new token and writes it to the Secret.
     let issued = world
         .vcd
-        .with_world(|w| w.issue_service_account_token(ACCOUNT))
+        .with_world(|w| vcdsim::world::service_account::issue_token(w, ACCOUNT))
         .expect("a new token");
     let mut secret = secrets(&world)
         .get("vcloud-basic-auth")

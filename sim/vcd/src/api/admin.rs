@@ -160,7 +160,10 @@ async fn reapply_default_services(
     State(state): State<AppState>,
     Path(id): Path<String>,
 ) -> Response {
-    hook_result(state.world().apply_default_gateway_services(&id))
+    hook_result(crate::world::default_services::apply(
+        &mut state.world(),
+        &id,
+    ))
 }
 
 #[derive(Deserialize)]

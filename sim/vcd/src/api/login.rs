@@ -86,25 +86,25 @@ fn refresh_grant(
     };
     let ttl = state.knobs().token_ttl();
     let mut world = state.world();
-    let (user, next, ttl) = match world.exchange_service_account_token(refresh_token, &org_matches)
-    {
-        Some(Exchange::Issued {
-            user,
-            refresh_token,
-            ttl: own,
-        }) => (user, Some(refresh_token), own.unwrap_or(ttl)),
-        Some(Exchange::Voided) => {
-            return invalid_grant("the service account's refresh token was used or revoked");
-        }
-        None => match token_user(&world, refresh_token, org_matches) {
-            Some(user) => (user, None, ttl),
-            None => {
-                return invalid_grant(
-                    "the API token is unknown, revoked or not valid for this org",
-                );
+    let (user, next, ttl) =
+        match crate::world::service_account::exchange(&mut world, refresh_token, &org_matches) {
+            Some(Exchange::Issued {
+                user,
+                refresh_token,
+                ttl: own,
+            }) => (user, Some(refresh_token), own.unwrap_or(ttl)),
+            Some(Exchange::Voided) => {
+                return invalid_grant("the service account's refresh token was used or revoked");
             }
-        },
-    };
+            None => match token_user(&world, refresh_token, org_matches) {
+                Some(user) => (user, None, ttl),
+                None => {
+                    return invalid_grant(
+                        "the API token is unknown, revoked or not valid for this org",
+                    );
+                }
+            },
+        };
     let access = issue_token(&mut world, &user, ttl);
     Json(json!({
         "access_token": access.token,

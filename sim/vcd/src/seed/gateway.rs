@@ -73,7 +73,7 @@ pub(super) fn add_gateway(
         deployment_mode: spec.deployment_mode,
     });
     // VCD's default rules where an IP Space of the uplink asks for them.
-    world.apply_default_gateway_services(&gateway_id).ok();
+    crate::world::default_services::apply(world, &gateway_id).ok();
     Ok(())
 }
 

@@ -23,7 +23,7 @@ pub fn add_service_accounts(
             })?
             .id
             .clone();
-        if world.service_account(&spec.name).is_some() {
+        if crate::world::service_account::find_account(world, &spec.name).is_some() {
             return Err(ScenarioError::Duplicate {
                 kind: "service account",
                 name: spec.name.clone(),

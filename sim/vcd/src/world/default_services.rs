@@ -87,210 +87,205 @@ fn firewall_rule(space: &IpSpace) -> FirewallRuleBody {
     .expect("a default firewall rule is a valid body")
 }
 
-impl World {
-    /// The IP Spaces with default gateway services the gateway reaches.
-    fn default_spaces(&self, gateway_id: &str) -> Vec<IpSpace> {
-        let Some(gateway) = find(&self.gateways, gateway_id) else {
-            return Vec::new();
-        };
-        if gateway.deployment_mode == DeploymentMode::DistributedOnly {
-            return Vec::new();
-        }
-        gateway
-            .ip_space_ids
-            .iter()
-            .filter_map(|id| find(&self.ip_spaces, id))
-            .filter(|space| space.default_gateway_services)
-            .cloned()
-            .collect()
+/// The IP Spaces with default gateway services the gateway reaches.
+fn default_spaces(world: &World, gateway_id: &str) -> Vec<IpSpace> {
+    let Some(gateway) = find(&world.gateways, gateway_id) else {
+        return Vec::new();
+    };
+    if gateway.deployment_mode == DeploymentMode::DistributedOnly {
+        return Vec::new();
     }
+    gateway
+        .ip_space_ids
+        .iter()
+        .filter_map(|id| find(&world.ip_spaces, id))
+        .filter(|space| space.default_gateway_services)
+        .cloned()
+        .collect()
+}
 
-    /// The IPv4 floating IP of the space's default SNAT rule on the
-    /// gateway: the one in use, else VCD's allocation to the org, else a
-    /// new allocation of the first free address.
-    fn default_snat_ip(
-        &mut self,
-        gateway_id: &str,
-        space: &IpSpace,
-        previous: &[NatRule],
-    ) -> Option<IpAddr> {
-        let org_id = self.gateway_org(gateway_id)?.to_string();
-        let in_use = previous
+/// The IPv4 floating IP of the space's default SNAT rule on the
+/// gateway: the one in use, else VCD's allocation to the org, else a
+/// new allocation of the first free address.
+fn default_snat_ip(
+    world: &mut World,
+    gateway_id: &str,
+    space: &IpSpace,
+    previous: &[NatRule],
+) -> Option<IpAddr> {
+    let org_id = world.gateway_org(gateway_id)?.to_string();
+    let in_use = previous
+        .iter()
+        .filter(|r| r.body.kind() == "SNAT")
+        .filter_map(|r| r.body.external_addresses.parse().ok())
+        .find(|ip| space.contains(*ip));
+    let allocated = || {
+        world
+            .ip_allocations
             .iter()
-            .filter(|r| r.body.kind() == "SNAT")
-            .filter_map(|r| r.body.external_addresses.parse().ok())
-            .find(|ip| space.contains(*ip));
-        let allocated = || {
-            self.ip_allocations
-                .iter()
-                .find(|a| {
-                    a.space_id == space.id
-                        && a.org_id == org_id
-                        && a.description == ALLOCATION_DESCRIPTION
-                })
-                .map(|a| a.value)
-        };
-        if let Some(ip) = in_use.or_else(allocated) {
-            return Some(ip);
-        }
-        let taken = |ip: &IpAddr| {
-            self.ip_allocations
-                .iter()
-                .any(|a| a.space_id == space.id && a.value == *ip)
-        };
-        let ip = space
-            .ranges
-            .iter()
-            .flat_map(|r| r.range.addresses())
-            .find(|ip| ip.is_ipv4() && !taken(ip))?;
-        self.ip_allocations.push(IpAllocation {
-            id: new_urn("ipSpaceIpAllocation"),
-            space_id: space.id.clone(),
-            org_id,
-            value: ip,
-            allocation_date: crate::tasks::now_rfc3339(),
-            claimed: ClaimedUsage::Unused,
-            description: ALLOCATION_DESCRIPTION.to_string(),
-        });
-        Some(ip)
+            .find(|a| {
+                a.space_id == space.id
+                    && a.org_id == org_id
+                    && a.description == ALLOCATION_DESCRIPTION
+            })
+            .map(|a| a.value)
+    };
+    if let Some(ip) = in_use.or_else(allocated) {
+        return Some(ip);
     }
+    let taken = |ip: &IpAddr| {
+        world
+            .ip_allocations
+            .iter()
+            .any(|a| a.space_id == space.id && a.value == *ip)
+    };
+    let ip = space
+        .ranges
+        .iter()
+        .flat_map(|r| r.range.addresses())
+        .find(|ip| ip.is_ipv4() && !taken(ip))?;
+    world.ip_allocations.push(IpAllocation {
+        id: new_urn("ipSpaceIpAllocation"),
+        space_id: space.id.clone(),
+        org_id,
+        value: ip,
+        allocation_date: crate::tasks::now_rfc3339(),
+        claimed: ClaimedUsage::Unused,
+        description: ALLOCATION_DESCRIPTION.to_string(),
+    });
+    Some(ip)
+}
 
-    /// Applies (or re-applies) VCD's default gateway services to a gateway,
-    /// as VCD does; rules of clients are left as they are.
-    pub fn apply_default_gateway_services(
-        &mut self,
-        gateway_id: &str,
-    ) -> Result<DefaultsApplied, HookError> {
-        let gateway_id = find(&self.gateways, gateway_id)
-            .ok_or_else(|| HookError::NotFound {
-                kind: "gateway",
-                id: gateway_id.to_string(),
-            })?
-            .id
-            .clone();
-        let spaces = self.default_spaces(&gateway_id);
-        let mut applied = DefaultsApplied {
-            gateway_id: gateway_id.clone(),
-            ..DefaultsApplied::default()
-        };
-        let vcd_rules = std::mem::take(&mut self.vcd_rules);
-        let is_vcds = |id: Option<&str>| id.is_some_and(|id| vcd_rules.iter().any(|v| v == id));
-        let (previous, kept): (Vec<NatRule>, Vec<NatRule>) = std::mem::take(&mut self.nat_rules)
-            .into_iter()
-            .partition(|r| r.gateway_id == gateway_id && is_vcds(r.body.id.as_deref()));
-        self.nat_rules = kept;
-        for rule in &previous {
+/// Applies (or re-applies) VCD's default gateway services to a gateway,
+/// as VCD does; rules of clients are left as they are.
+pub fn apply(world: &mut World, gateway_id: &str) -> Result<DefaultsApplied, HookError> {
+    let gateway_id = find(&world.gateways, gateway_id)
+        .ok_or_else(|| HookError::NotFound {
+            kind: "gateway",
+            id: gateway_id.to_string(),
+        })?
+        .id
+        .clone();
+    let spaces = default_spaces(world, &gateway_id);
+    let mut applied = DefaultsApplied {
+        gateway_id: gateway_id.clone(),
+        ..DefaultsApplied::default()
+    };
+    let vcd_rules = std::mem::take(&mut world.vcd_rules);
+    let is_vcds = |id: Option<&str>| id.is_some_and(|id| vcd_rules.iter().any(|v| v == id));
+    let (previous, kept): (Vec<NatRule>, Vec<NatRule>) = std::mem::take(&mut world.nat_rules)
+        .into_iter()
+        .partition(|r| r.gateway_id == gateway_id && is_vcds(r.body.id.as_deref()));
+    world.nat_rules = kept;
+    for rule in &previous {
+        applied
+            .deleted
+            .push(change("NAT", rule.body.id.as_deref(), &rule.body.name));
+    }
+    for space in &spaces {
+        let scope = space.internal_scope.join(",");
+        let mut bodies = vec![nat_rule(
+            format!("DEFAULT_NO_SNAT_{}", space.name),
+            "NO_SNAT",
+            NO_SNAT_PRIORITY,
+            String::new(),
+            scope.clone(),
+        )];
+        bodies[0].snat_destination_addresses = Some(scope);
+        if let Some(ip) = default_snat_ip(world, &gateway_id, space, &previous) {
+            let name = format!("DEFAULT_SNAT_{}", space.name);
+            bodies.push(nat_rule(
+                name,
+                "SNAT",
+                SNAT_PRIORITY,
+                ip.to_string(),
+                "0.0.0.0/0".into(),
+            ));
+        }
+        for body in bodies {
+            applied
+                .created
+                .push(change("NAT", body.id.as_deref(), &body.name));
+            world.nat_rules.push(NatRule {
+                gateway_id: gateway_id.clone(),
+                body,
+            });
+        }
+    }
+    world.vcd_rules = vcd_rules;
+    apply_default_firewall(world, &gateway_id, &spaces, &mut applied);
+    // VCD's rules are those it created, less those gone since.
+    let (nat, firewall) = (&world.nat_rules, &world.firewall_rules);
+    let exists = |id: &String| find(nat, id).is_some() || find(firewall, id).is_some();
+    let mut kept: Vec<String> = world
+        .vcd_rules
+        .iter()
+        .filter(|id| exists(id))
+        .cloned()
+        .collect();
+    for created in &applied.created {
+        if !kept.contains(&created.id) {
+            kept.push(created.id.clone());
+        }
+    }
+    world.vcd_rules = kept;
+    Ok(applied)
+}
+
+/// VCD's firewall rule per space: updated in place (a new version),
+/// created at the end of the user-defined list when missing; VCD's
+/// rules for spaces without defaults any more are deleted.
+fn apply_default_firewall(
+    world: &mut World,
+    gateway_id: &str,
+    spaces: &[IpSpace],
+    applied: &mut DefaultsApplied,
+) {
+    let wanted: Vec<FirewallRuleBody> = spaces.iter().map(firewall_rule).collect();
+    let vcd_rules = &world.vcd_rules;
+    let ours = |r: &FirewallRule| {
+        r.gateway_id == gateway_id
+            && r.body
+                .id
+                .as_deref()
+                .is_some_and(|id| vcd_rules.iter().any(|v| v == id))
+    };
+    world.firewall_rules.retain(|r| {
+        let stale = ours(r) && !wanted.iter().any(|w| w.name == r.body.name);
+        if stale {
             applied
                 .deleted
-                .push(change("NAT", rule.body.id.as_deref(), &rule.body.name));
+                .push(change("FIREWALL", r.body.id.as_deref(), &r.body.name));
         }
-        for space in &spaces {
-            let scope = space.internal_scope.join(",");
-            let mut bodies = vec![nat_rule(
-                format!("DEFAULT_NO_SNAT_{}", space.name),
-                "NO_SNAT",
-                NO_SNAT_PRIORITY,
-                String::new(),
-                scope.clone(),
-            )];
-            bodies[0].snat_destination_addresses = Some(scope);
-            if let Some(ip) = self.default_snat_ip(&gateway_id, space, &previous) {
-                let name = format!("DEFAULT_SNAT_{}", space.name);
-                bodies.push(nat_rule(
-                    name,
-                    "SNAT",
-                    SNAT_PRIORITY,
-                    ip.to_string(),
-                    "0.0.0.0/0".into(),
-                ));
+        !stale
+    });
+    for mut body in wanted {
+        let existing = world
+            .firewall_rules
+            .iter_mut()
+            .find(|r| ours(r) && r.body.name == body.name);
+        match existing {
+            Some(rule) => {
+                let version = rule.body.version.as_ref().map_or(0, |v| v.version);
+                body.id = rule.body.id.clone();
+                body.version = Some(ObjectVersion {
+                    version: version + 1,
+                });
+                rule.body = body;
+                applied
+                    .updated
+                    .push(change("FIREWALL", rule.body.id.as_deref(), &rule.body.name));
             }
-            for body in bodies {
+            None => {
+                body.id = Some(new_urn("firewallRule"));
+                body.version = Some(ObjectVersion { version: 0 });
                 applied
                     .created
-                    .push(change("NAT", body.id.as_deref(), &body.name));
-                self.nat_rules.push(NatRule {
-                    gateway_id: gateway_id.clone(),
+                    .push(change("FIREWALL", body.id.as_deref(), &body.name));
+                world.firewall_rules.push(FirewallRule {
+                    gateway_id: gateway_id.to_string(),
                     body,
                 });
-            }
-        }
-        self.vcd_rules = vcd_rules;
-        self.apply_default_firewall(&gateway_id, &spaces, &mut applied);
-        // VCD's rules are those it created, less those gone since.
-        let (nat, firewall) = (&self.nat_rules, &self.firewall_rules);
-        let exists = |id: &String| find(nat, id).is_some() || find(firewall, id).is_some();
-        let mut kept: Vec<String> = self
-            .vcd_rules
-            .iter()
-            .filter(|id| exists(id))
-            .cloned()
-            .collect();
-        for created in &applied.created {
-            if !kept.contains(&created.id) {
-                kept.push(created.id.clone());
-            }
-        }
-        self.vcd_rules = kept;
-        Ok(applied)
-    }
-
-    /// VCD's firewall rule per space: updated in place (a new version),
-    /// created at the end of the user-defined list when missing; VCD's
-    /// rules for spaces without defaults any more are deleted.
-    fn apply_default_firewall(
-        &mut self,
-        gateway_id: &str,
-        spaces: &[IpSpace],
-        applied: &mut DefaultsApplied,
-    ) {
-        let wanted: Vec<FirewallRuleBody> = spaces.iter().map(firewall_rule).collect();
-        let vcd_rules = &self.vcd_rules;
-        let ours = |r: &FirewallRule| {
-            r.gateway_id == gateway_id
-                && r.body
-                    .id
-                    .as_deref()
-                    .is_some_and(|id| vcd_rules.iter().any(|v| v == id))
-        };
-        self.firewall_rules.retain(|r| {
-            let stale = ours(r) && !wanted.iter().any(|w| w.name == r.body.name);
-            if stale {
-                applied
-                    .deleted
-                    .push(change("FIREWALL", r.body.id.as_deref(), &r.body.name));
-            }
-            !stale
-        });
-        for mut body in wanted {
-            let existing = self
-                .firewall_rules
-                .iter_mut()
-                .find(|r| ours(r) && r.body.name == body.name);
-            match existing {
-                Some(rule) => {
-                    let version = rule.body.version.as_ref().map_or(0, |v| v.version);
-                    body.id = rule.body.id.clone();
-                    body.version = Some(ObjectVersion {
-                        version: version + 1,
-                    });
-                    rule.body = body;
-                    applied.updated.push(change(
-                        "FIREWALL",
-                        rule.body.id.as_deref(),
-                        &rule.body.name,
-                    ));
-                }
-                None => {
-                    body.id = Some(new_urn("firewallRule"));
-                    body.version = Some(ObjectVersion { version: 0 });
-                    applied
-                        .created
-                        .push(change("FIREWALL", body.id.as_deref(), &body.name));
-                    self.firewall_rules.push(FirewallRule {
-                        gateway_id: gateway_id.to_string(),
-                        body,
-                    });
-                }
             }
         }
     }

@@ -82,7 +82,7 @@ impl World {
             access.revoked = true;
             return Ok(());
         }
-        if self.revoke_service_account_token(token) {
+        if super::service_account::revoke_token(self, token) {
             return Ok(());
         }
         let api = self

@@ -63,70 +63,69 @@ impl ServiceAccount {
     }
 }
 
-impl World {
-    /// Exchanges `token` if it is (or was) a service account's of an org
-    /// `org_matches` accepts; `None` when no service account knows it.
-    pub fn exchange_service_account_token(
-        &mut self,
-        token: &str,
-        org_matches: impl Fn(&str) -> bool,
-    ) -> Option<Exchange> {
-        let index = self.service_accounts.iter().position(|a| {
-            a.refresh_token.as_deref() == Some(token) || a.voided.iter().any(|v| v == token)
-        })?;
-        let user = super::find(&self.users, &self.service_accounts[index].user_id)?.clone();
-        let org = super::find(&self.orgs, &user.org_id)?;
-        let account = &mut self.service_accounts[index];
-        if account.refresh_token.as_deref() != Some(token) {
-            account.reuses += 1;
-            return Some(Exchange::Voided);
-        }
-        if !org_matches(&org.name) {
-            return None;
-        }
-        let next = new_refresh_token();
-        account.rotate(Some(next.clone()));
-        account.exchanges += 1;
-        Some(Exchange::Issued {
-            user,
-            refresh_token: next,
-            ttl: account.access_token_ttl_ms.map(Duration::from_millis),
-        })
+/// Exchanges `token` if it is (or was) a service account's of an org
+/// `org_matches` accepts; `None` when no service account knows it.
+pub fn exchange(
+    world: &mut World,
+    token: &str,
+    org_matches: impl Fn(&str) -> bool,
+) -> Option<Exchange> {
+    let index = world.service_accounts.iter().position(|a| {
+        a.refresh_token.as_deref() == Some(token) || a.voided.iter().any(|v| v == token)
+    })?;
+    let user = super::find(&world.users, &world.service_accounts[index].user_id)?.clone();
+    let org = super::find(&world.orgs, &user.org_id)?;
+    let account = &mut world.service_accounts[index];
+    if account.refresh_token.as_deref() != Some(token) {
+        account.reuses += 1;
+        return Some(Exchange::Voided);
     }
-
-    /// The account named `name`.
-    pub fn service_account(&self, name: &str) -> Option<&ServiceAccount> {
-        self.service_accounts.iter().find(|a| a.name == name)
+    if !org_matches(&org.name) {
+        return None;
     }
+    let next = new_refresh_token();
+    account.rotate(Some(next.clone()));
+    account.exchanges += 1;
+    Some(Exchange::Issued {
+        user,
+        refresh_token: next,
+        ttl: account.access_token_ttl_ms.map(Duration::from_millis),
+    })
+}
 
-    /// What an org admin does after a lock-out: a new token for the account
-    /// (the device flow), the current one voided. Returns the new token.
-    pub fn issue_service_account_token(&mut self, name: &str) -> Option<String> {
-        let account = self.service_accounts.iter_mut().find(|a| a.name == name)?;
-        let next = new_refresh_token();
-        account.rotate(Some(next.clone()));
-        Some(next)
-    }
+/// The account named `name`.
+pub fn find_account<'a>(world: &'a World, name: &str) -> Option<&'a ServiceAccount> {
+    world.service_accounts.iter().find(|a| a.name == name)
+}
 
-    /// Voids a service account's current refresh token; `false` when no
-    /// account holds it.
-    pub fn revoke_service_account_token(&mut self, token: &str) -> bool {
-        match self
-            .service_accounts
-            .iter_mut()
-            .find(|a| a.refresh_token.as_deref() == Some(token))
-        {
-            Some(account) => {
-                account.rotate(None);
-                true
-            }
-            None => false,
+/// What an org admin does after a lock-out: a new token for the account
+/// (the device flow), the current one voided. Returns the new token.
+pub fn issue_token(world: &mut World, name: &str) -> Option<String> {
+    let account = world.service_accounts.iter_mut().find(|a| a.name == name)?;
+    let next = new_refresh_token();
+    account.rotate(Some(next.clone()));
+    Some(next)
+}
+
+/// Voids a service account's current refresh token; `false` when no
+/// account holds it.
+pub fn revoke_token(world: &mut World, token: &str) -> bool {
+    match world
+        .service_accounts
+        .iter_mut()
+        .find(|a| a.refresh_token.as_deref() == Some(token))
+    {
+        Some(account) => {
+            account.rotate(None);
+            true
         }
+        None => false,
     }
 }
 
 #[cfg(test)]
 mod tests {
+    use super::{exchange, find_account};
     use crate::{Scenario, seed::build_world};
 
     const SCENARIO: &str = "
@@ -146,22 +145,22 @@ serviceAccounts:
             refresh_token: second,
             ttl,
             ..
-        }) = world.exchange_service_account_token("first", any)
+        }) = exchange(&mut world, "first", any)
         else {
             panic!("the first token is exchanged")
         };
         assert_eq!(ttl, Some(std::time::Duration::from_millis(1500)));
         assert!(matches!(
-            world.exchange_service_account_token("first", any),
+            exchange(&mut world, "first", any),
             Some(super::Exchange::Voided)
         ));
         assert!(matches!(
-            world.exchange_service_account_token(&second, any),
+            exchange(&mut world, &second, any),
             Some(super::Exchange::Issued { .. })
         ));
-        let account = world.service_account("ccm").unwrap();
+        let account = find_account(&world, "ccm").unwrap();
         assert_eq!((account.exchanges, account.reuses), (2, 1));
-        assert!(world.exchange_service_account_token("other", any).is_none());
+        assert!(exchange(&mut world, "other", any).is_none());
         assert!(world.roles.iter().any(|r| r.name == "CCM"));
     }
 }

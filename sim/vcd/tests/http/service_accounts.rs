@@ -38,12 +38,12 @@ async fn each_exchange_answers_the_next_token_and_voids_the_used_one() {
     assert_ne!(body["refresh_token"], second.as_str());
 
     let (exchanges, reuses) = sim.with_world(|w| {
-        let account = w.service_account("ccm").unwrap();
+        let account = vcdsim::world::service_account::find_account(w, "ccm").unwrap();
         (account.exchanges, account.reuses)
     });
     assert_eq!((exchanges, reuses), (2, 1));
     let issued = sim
-        .with_world(|w| w.issue_service_account_token("ccm"))
+        .with_world(|w| vcdsim::world::service_account::issue_token(w, "ccm"))
         .unwrap();
     let (status, _) = refresh(&sim, path, body["refresh_token"].as_str().unwrap()).await;
     assert_eq!(
