@@ -11,7 +11,7 @@ use crate::lb::decide::current;
 use crate::lb::errors::LbError;
 use crate::lb::journal::Noted;
 use crate::lb::observe::objects::{GatewayView, ServiceObjects};
-use crate::lb::observe::owned;
+use crate::lb::observed;
 use crate::lb::operations::firewall_ops;
 use crate::lb::plan;
 use crate::lb::plan::certificate_prunes as prune;
@@ -52,7 +52,7 @@ pub(in crate::lb) async fn delete(ctx: &Context, service: &ServiceSpec) -> Resul
 }
 
 async fn delete_owned(ctx: &Context, service: &ServiceSpec) -> Result<Option<String>, LbError> {
-    let (view, observed) = owned::observe(ctx, service).await?;
+    let (view, observed) = observed::observe(ctx, service).await?;
     let upstream = upstream::upstream_objects(ctx, service, &view);
     let ip = current::external_ips(ctx, &observed)
         .first()

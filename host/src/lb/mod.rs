@@ -16,6 +16,7 @@ pub mod journal;
 mod naming;
 mod newer_format;
 mod observe;
+mod observed;
 mod operations;
 mod ownership;
 mod plan;

@@ -11,7 +11,7 @@ use crate::lb::context::Context;
 use crate::lb::decide::current;
 use crate::lb::errors::LbError;
 use crate::lb::observe::objects::ServiceObjects;
-use crate::lb::observe::owned;
+use crate::lb::observed;
 use crate::lb::plan::firewall;
 use crate::lb::plan::firewall::Exposure;
 use crate::lb::plan::op::{FirewallOp, Op};
@@ -28,7 +28,7 @@ pub(in crate::lb) async fn get(
     service: &ServiceSpec,
 ) -> Result<Option<LbStatus>, LbError> {
     service.check()?;
-    let observed = owned::observe(ctx, service).await?.1;
+    let observed = observed::observe(ctx, service).await?.1;
     if observed.is_empty() {
         return Ok(None);
     }

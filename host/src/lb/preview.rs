@@ -20,7 +20,7 @@ use crate::lb::delete;
 use crate::lb::errors::LbError;
 use crate::lb::naming::Names;
 use crate::lb::observe::objects::ServiceObjects;
-use crate::lb::observe::owned;
+use crate::lb::observed;
 use crate::lb::ownership::OwnerTag;
 use crate::lb::plan;
 use crate::lb::plan::certificate_prunes as prune;
@@ -59,7 +59,7 @@ pub(in crate::lb) async fn plan_ensure(
 ) -> Result<Vec<PlannedWrite>, LbError> {
     planning::admissible(ctx, service)?;
     let ranges = service.source_ranges()?;
-    let (view, observed) = owned::observe(ctx, service).await?;
+    let (view, observed) = observed::observe(ctx, service).await?;
     let owner = ctx.owner(service);
     if observed.is_empty() {
         let upstream = upstream::upstream_objects(ctx, service, &view);
@@ -113,7 +113,7 @@ pub(in crate::lb) async fn plan_delete(
     ctx: &Context,
     service: &ServiceSpec,
 ) -> Result<Vec<PlannedWrite>, LbError> {
-    let (view, observed) = owned::observe(ctx, service).await?;
+    let (view, observed) = observed::observe(ctx, service).await?;
     let owner = ctx.owner(service);
     let mut ops = teardown(ctx, &owner, &ctx.names(service), &observed).await?;
     let leftovers = Leftovers {

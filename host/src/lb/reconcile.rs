@@ -11,7 +11,7 @@ use crate::lb::decide::current;
 use crate::lb::decide::current::Found;
 use crate::lb::errors::LbError;
 use crate::lb::observe::objects::ServiceObjects;
-use crate::lb::observe::owned;
+use crate::lb::observed;
 use crate::lb::plan::op::Op;
 use crate::lb::plan::upstream;
 use crate::lb::plan::upstream::UpstreamObjects;
@@ -149,7 +149,7 @@ async fn pass(
     excluded: &HashSet<IpAddr>,
     existed: &mut Option<bool>,
 ) -> Result<Pass, LbError> {
-    let (view, observed) = owned::observe(ctx, service).await?;
+    let (view, observed) = observed::observe(ctx, service).await?;
     let owner = ctx.owner(service);
     let upstream = match observed.is_empty() {
         true => upstream::upstream_objects(ctx, service, &view),

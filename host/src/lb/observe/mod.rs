@@ -7,5 +7,4 @@
 pub(super) mod catalog;
 pub(super) mod ipam;
 pub(super) mod objects;
-pub(super) mod owned;
 pub(super) mod snapshot;
