@@ -354,7 +354,7 @@ struct ErrorBody {
 const MAX_TEXT: usize = 300;
 
 fn parse_body(body: &[u8]) -> (String, String) {
-    match serde_json::from_slice::<ErrorBody>(body) {
+    let (minor, message) = match serde_json::from_slice::<ErrorBody>(body) {
         Ok(parsed) if parsed.minor_error_code.is_some() || parsed.message.is_some() => (
             parsed.minor_error_code.unwrap_or_default(),
             parsed.message.unwrap_or_default(),
@@ -368,7 +368,17 @@ fn parse_body(body: &[u8]) -> (String, String) {
             let text: String = text.chars().take(MAX_TEXT).collect();
             (String::new(), text.trim().to_string())
         }
-    }
+    };
+    (vcd_text(&minor), vcd_text(&message))
+}
+
+/// VCD's messages are a sentence or a few; a longer one is cut.
+const MAX_MESSAGE: usize = 2048;
+
+/// VCD's words as data: control characters escaped, at most
+/// [`MAX_MESSAGE`] bytes, before they reach an error, a log line or an Event.
+pub(crate) fn vcd_text(text: &str) -> String {
+    crate::text::sanitize(text, MAX_MESSAGE)
 }
 
 /// Maps a non-2xx answer to its typed error.
@@ -461,5 +471,22 @@ mod tests {
         let body = br#"{"error":"invalid_grant","error_description":"revoked"}"#;
         let error = from_status(call(), StatusCode::BAD_REQUEST, body, None);
         assert!(matches!(error, VcdError::Rejected { ref minor, .. } if minor == "invalid_grant"));
+    }
+
+    #[test]
+    fn vcds_words_are_escaped_and_bounded() {
+        let long = "x".repeat(10_000);
+        let body =
+            format!(r#"{{"minorErrorCode":"BAD\u001b[31m","message":"line\nbreak {long}"}}"#);
+        let error = from_status(call(), StatusCode::BAD_REQUEST, body.as_bytes(), None);
+        let VcdError::Rejected { minor, message, .. } = error else {
+            panic!("{error}");
+        };
+        assert!(!minor.contains('\u{1b}'), "{minor}");
+        assert!(
+            !message.contains('\n') && message.starts_with("line"),
+            "{message}"
+        );
+        assert!(message.len() <= MAX_MESSAGE + 16, "{}", message.len());
     }
 }

@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde::Deserialize;
 
 use super::client::{ApiRequest, VcdClient};
-use super::errors::{CallSite, VcdError};
+use super::errors::{CallSite, VcdError, vcd_text};
 use super::resources::EntityRef;
 use super::task_timing::PollSchedule;
 
@@ -133,8 +133,8 @@ impl VcdClient {
                 Err(VcdError::TaskFailed {
                     call: call.clone(),
                     task: task.id,
-                    minor: error.minor_error_code,
-                    message: error.message,
+                    minor: vcd_text(&error.minor_error_code),
+                    message: vcd_text(&error.message),
                 })
             }
             Err(error) => Err(error),
