@@ -22,17 +22,17 @@ const CHANGES_BYTES: usize = 768;
 pub(super) async fn drift_loop(shared: Arc<Shared>, period: Duration) {
     loop {
         tokio::time::sleep(period).await;
+        // Marked before the read as well as after it: a sync that runs, or
+        // is still running, while fresh objects arrive is the check that
+        // finds their drift, and says so.
+        let keys = served_keys(&shared);
+        shared.drift_marks.replace(&keys);
         if let Err(error) = shared.lb.refresh_gateway().await {
+            shared.drift_marks.replace(&[]);
             tracing::warn!(%error, "drift check skipped: the gateway could not be read; trying again next period");
             continue;
         }
-        let keys: Vec<String> = shared
-            .services
-            .state()
-            .iter()
-            .filter(|s| shared.class.wants_load_balancer(s) && !needs_cleanup(s))
-            .map(|s| service_key(s))
-            .collect();
+        let keys = served_keys(&shared);
         tracing::debug!(
             services = keys.len(),
             "checking every load balancer against VCD"
@@ -43,6 +43,16 @@ pub(super) async fn drift_loop(shared: Arc<Shared>, period: Duration) {
             shared.queue.add(key);
         }
     }
+}
+
+fn served_keys(shared: &Shared) -> Vec<String> {
+    shared
+        .services
+        .state()
+        .iter()
+        .filter(|s| shared.class.wants_load_balancer(s) && !needs_cleanup(s))
+        .map(|s| service_key(s))
+        .collect()
 }
 
 /// The Warning of a drift check that wrote something.

@@ -26,4 +26,9 @@ impl Marks {
     pub fn take(&self, key: &str) -> bool {
         self.lock().remove(key)
     }
+
+    /// Whether `key` is marked, leaving the mark in place.
+    pub fn contains(&self, key: &str) -> bool {
+        self.lock().contains(key)
+    }
 }

@@ -245,7 +245,9 @@ async fn ensure(
         shared.event(&reference, Warning, reason, message).await;
     }
     let key = service_key(service);
-    shared.last_synced().insert(key, NodeSetDigest::of(&nodes));
+    shared
+        .last_synced()
+        .insert(key.clone(), NodeSetDigest::of(&nodes));
     let spec = ServiceSpec {
         read_unsummarised: drift_check,
         ..shared.caches.spec_of(service)
@@ -279,6 +281,9 @@ async fn ensure(
         tracing::debug!(service = %service_key(service), after_s = after.as_secs(), "a drain is under way; reconciling again when it ends");
         shared.queue.add_after(service_key(service), after);
     }
+    // A sync that was already running when a drift check read fresh
+    // objects may be the one that repaired them.
+    let drift_check = drift_check || shared.drift_marks.contains(&key);
     match (drift_check, rotation_check, status.changes.is_empty()) {
         (true, _, true) | (false, true, true) => {}
         (true, _, false) => drift::report_repair(shared, &reference, &status.changes).await,
