@@ -274,9 +274,14 @@ pub struct RunArgs {
     /// each, no VCD write while unchanged; 0 turns it off.
     #[arg(long, value_parser = duration, default_value = "60s")]
     pub tls_secret_resync_period: Duration,
-    /// Serve Services of this `spec.loadBalancerClass` too (besides unset).
+    /// Serve Services of this `spec.loadBalancerClass` too; may be given
+    /// several times.
     #[arg(long)]
-    pub load_balancer_class: Option<String>,
+    pub load_balancer_class: Vec<String>,
+    /// Serve Services with no `spec.loadBalancerClass`; `false` leaves them
+    /// to another implementation (MetalLB, Cilium).
+    #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
+    pub serve_classless: bool,
     /// Elect a leader among replicas through a Lease.
     #[arg(long, default_value_t = true, action = clap::ArgAction::Set)]
     pub leader_elect: bool,

@@ -102,6 +102,20 @@ async fn misspelt_or_impossible_flags_are_named() {
         ),
         "{line}"
     );
+    let line = refused_start(&world, &world.files, &["--load-balancer-class=gold"]).await;
+    assert!(
+        line.contains(
+            "\"gold\" has no domain prefix; write a domain-prefixed name such as vcd-ccm.io/gold"
+        ),
+        "{line}"
+    );
+    let line = refused_start(&world, &world.files, &["--serve-classless=false"]).await;
+    assert!(
+        line.starts_with(
+            "vcd-ccm: --serve-classless=false with no --load-balancer-class serves no Service"
+        ),
+        "{line}"
+    );
     let line = refused_start(&world, &world.files, &["--kube-api-qps=0"]).await;
     assert!(
         line.starts_with("vcd-ccm: --kube-api-qps: 0 is not a rate"),

@@ -172,7 +172,10 @@ async fn a_service_lives_through_its_whole_lifecycle() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn other_classes_are_left_alone_and_ours_is_served() {
     let config = ServiceControllerConfig {
-        load_balancer_class: Some("vcd-ccm.io/alb".into()),
+        classes: vcd_ccm::controllers::service::ClassFilter::new(
+            ["vcd-ccm.io/alb".to_string()],
+            true,
+        ),
         ..fast_config()
     };
     let cluster = Cluster::start_with(config, |_| {}).await;

@@ -7,15 +7,13 @@
 
 use serde_json::{Value, json};
 
-use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
-use vcd_ccm::policy::loader::sha256_hex;
-
 use crate::support::CLUSTER;
 use crate::support::cluster::{
     Cluster, ServiceControllerConfig, fast_config, lb_service, wait_for,
 };
 use crate::support::lb::{self, ModeKind};
 use crate::support::objects::ServiceEdits;
+use crate::support::policies::default_policy_as;
 
 const KEY: &str = "vcd-ccm.io/sharing-key";
 
@@ -287,20 +285,11 @@ async fn leaving_the_group_on_ip_spaces_hands_the_claim_over() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_policy_that_allows_it_shares_across_namespaces() {
     let dir = tempfile::tempdir().expect("a policy directory");
-    let wasm = std::fs::read(format!("{ARTIFACTS_DIR}/default_policy.wasm")).expect("built");
-    std::fs::write(dir.path().join("across.wasm"), &wasm).expect("copied");
-    let manifest = format!(
-        "policies:
-  - name: across
-    sha256: {}
-    config: {{shareAcrossNamespaces: true}}
-    selector:
-      namespaceSelector:
-        matchLabels: {{sharing: across}}
-",
-        sha256_hex(&wasm)
+    default_policy_as(
+        dir.path(),
+        "across",
+        "    config: {shareAcrossNamespaces: true}\n    selector:\n      namespaceSelector:\n        matchLabels: {sharing: across}\n",
     );
-    std::fs::write(dir.path().join("policies.yaml"), manifest).expect("the manifest");
     let cluster = Cluster::start_with(fast_config(), |c| {
         c.policy_dir = Some(dir.path().to_path_buf());
     })

@@ -9,7 +9,7 @@ use std::collections::HashSet;
 use std::process::ExitCode;
 
 use crate::cli::{Output, PlanArgs};
-use crate::controllers::service::{ClassFilter, has_finalizer};
+use crate::controllers::service::has_finalizer;
 use crate::lb::{LbError, LoadBalancers, PlannedWrite};
 use crate::manager::PlanSide;
 use anyhow::Context;
@@ -51,7 +51,7 @@ async fn plan_all(args: &PlanArgs) -> anyhow::Result<Report> {
     let world = World::list(&side.kube)
         .await
         .context("listing Services, Nodes, EndpointSlices and Namespaces")?;
-    let class = ClassFilter(settings.service.load_balancer_class.clone());
+    let class = &settings.service.classes;
     let mut report = Report::default();
     let mut live = HashSet::new();
     for service in &world.services {

@@ -10,7 +10,7 @@ use crate::controllers::EnabledControllers;
 use crate::controllers::leader::{LeaderConfig, default_identity};
 use crate::controllers::lifecycle::DeletionFraction;
 use crate::controllers::node::NodeControllerConfig;
-use crate::controllers::service::{ServiceControllerConfig, lease_reference};
+use crate::controllers::service::{ClassFilter, ServiceControllerConfig, lease_reference};
 use crate::manager::{CredentialSecret, Settings, StartError};
 use crate::ratelimit::Rate;
 use crate::serve::{Certificate, ServeConfig, Transport};
@@ -28,6 +28,14 @@ pub async fn settings(args: &RunArgs) -> Result<Settings, StartError> {
         )));
     }
     let controllers = EnabledControllers::parse(&args.controllers).map_err(StartError::Flag)?;
+    for class in &args.load_balancer_class {
+        load_balancer_class(class).map_err(StartError::Flag)?;
+    }
+    if !args.serve_classless && args.load_balancer_class.is_empty() {
+        return Err(StartError::Flag(
+            "--serve-classless=false with no --load-balancer-class serves no Service; name the classes to serve with --load-balancer-class".into(),
+        ));
+    }
     let max_node_deletion_fraction = max_node_deletion_fraction(args)?;
     let positive = |flag: &str, value: usize| {
         if value == 0 {
@@ -65,7 +73,7 @@ pub async fn settings(args: &RunArgs) -> Result<Settings, StartError> {
         controllers,
         service: ServiceControllerConfig {
             workers: positive("concurrent-service-syncs", args.concurrent_service_syncs)?,
-            load_balancer_class: args.load_balancer_class.clone(),
+            classes: ClassFilter::new(args.load_balancer_class.clone(), args.serve_classless),
             drift_period: Some(args.drift_repair_period).filter(|p| !p.is_zero()),
             tls_secret_period: Some(args.tls_secret_resync_period).filter(|p| !p.is_zero()),
             events_on: lease_reference(
@@ -173,6 +181,36 @@ pub async fn kube_config(path: Option<&PathBuf>) -> Result<kube::Config, StartEr
     }
 }
 
+/// A class as the API server accepts it: a label-style name with a
+/// domain prefix (`example.com/name`), at most 63 characters after it.
+fn load_balancer_class(text: &str) -> Result<(), String> {
+    let what_works = "write a domain-prefixed name such as vcd-ccm.io/gold";
+    let (prefix, name) = text.split_once('/').ok_or_else(|| {
+        format!("--load-balancer-class: {text:?} has no domain prefix; {what_works}")
+    })?;
+    let label = |part: &str| {
+        !part.is_empty()
+            && part.len() <= 63
+            && part
+                .bytes()
+                .all(|b| b.is_ascii_alphanumeric() || b"-_.".contains(&b))
+            && part.as_bytes()[0].is_ascii_alphanumeric()
+            && part.as_bytes()[part.len() - 1].is_ascii_alphanumeric()
+    };
+    let domain = prefix.len() <= 253
+        && prefix.split('.').all(|l| {
+            label(l)
+                && l.bytes()
+                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
+        });
+    match domain && label(name) {
+        true => Ok(()),
+        false => Err(format!(
+            "--load-balancer-class: {text:?} is not a valid class; {what_works}"
+        )),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use clap::Parser;
@@ -197,6 +235,23 @@ mod tests {
         max_node_deletion_fraction(&run_args(flags))
             .map(DeletionFraction::get)
             .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn classes_are_domain_prefixed_names() {
+        for good in ["vcd-ccm.io/gold", "example.com/a_b.c-1", "a/b"] {
+            assert_eq!(load_balancer_class(good), Ok(()), "{good}");
+        }
+        for bad in [
+            "gold",
+            "Example.com/gold",
+            "example.com/",
+            "/gold",
+            "example.com/-x",
+            "a/b/c",
+        ] {
+            assert!(load_balancer_class(bad).is_err(), "{bad}");
+        }
     }
 
     #[test]

@@ -5,6 +5,7 @@ use std::time::Duration;
 
 use k8s_openapi::api::core::v1::ObjectReference;
 
+use super::predicates::ClassFilter;
 use super::rotation::DEFAULT_TLS_SECRET_PERIOD;
 use crate::controllers::SyncGate;
 use crate::controllers::leader::{DEFAULT_LEASE_NAME, DEFAULT_LEASE_NAMESPACE};
@@ -18,8 +19,8 @@ pub const DEFAULT_DRIFT_PERIOD: Duration = Duration::from_secs(300);
 pub struct ServiceControllerConfig {
     /// `--concurrent-service-syncs`: workers, and node-sync parallelism.
     pub workers: usize,
-    /// `--load-balancer-class`: served besides Services with no class.
-    pub load_balancer_class: Option<String>,
+    /// `--load-balancer-class` and `--serve-classless`: the Services served.
+    pub classes: ClassFilter,
     /// First retry delay after a failed sync; doubles up to `max_backoff`.
     pub base_backoff: Duration,
     /// Longest retry delay.
@@ -45,7 +46,7 @@ impl Default for ServiceControllerConfig {
     fn default() -> Self {
         Self {
             workers: 1,
-            load_balancer_class: None,
+            classes: ClassFilter::default(),
             base_backoff: Duration::from_secs(5),
             max_backoff: Duration::from_secs(300),
             drift_period: Some(DEFAULT_DRIFT_PERIOD),

@@ -46,6 +46,8 @@ pub struct ServiceMetrics {
     /// Drift checks run, and Services they found changed and repaired.
     pub drift_checks: Counter,
     pub drift_repairs: Counter,
+    /// Active provider policies whose selector names a class not served.
+    pub unserved_class_policies: Gauge,
 }
 
 impl ServiceMetrics {
@@ -66,7 +68,13 @@ impl ServiceMetrics {
             newer_format_objects: Family::default(),
             drift_checks: Counter::default(),
             drift_repairs: Counter::default(),
+            unserved_class_policies: Gauge::default(),
         };
+        registry.register(
+            "vcd_ccm_policies_selecting_unserved_classes",
+            "Provider policies whose selector names a loadBalancerClass this process does not serve (see --load-balancer-class): they govern no Service",
+            metrics.unserved_class_policies.clone(),
+        );
         registry.register(
             "vcd_ccm_drift_checks",
             "Periodic comparisons of every Service's load balancer with VCD",

@@ -145,7 +145,7 @@ impl ServiceController {
         config: ServiceControllerConfig,
         registry: &mut Registry,
     ) -> Self {
-        let class = ClassFilter(config.load_balancer_class.clone());
+        let class = config.classes.clone();
         let queue = WorkQueue::new();
         let metrics = ServiceMetrics::register(registry, queue.adds());
         let nodes_changed = Arc::new(Notify::new());

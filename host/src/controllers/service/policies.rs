@@ -21,11 +21,13 @@ use crate::controllers::informer::Change;
 use crate::controllers::workqueue::WorkQueue;
 use crate::policy::builtin::DEFAULT_POLICY_NAME;
 use crate::policy::manifest::MANIFEST_FILE;
-use crate::policy::registry::{PolicyState, SelectError};
+use crate::policy::registry::{PolicySet, PolicyState, SelectError};
 use crate::policy::{Policy, Registry};
 
 /// Our reason for a reload that refused the Service's policy.
 pub const POLICY_RELOAD_FAILED: &str = "LoadBalancerPolicyReloadFailed";
+/// Our reason for a policy selecting a class the process does not serve.
+pub const UNSERVED_CLASS: &str = "PolicyClassNotServed";
 /// Our reason for a shadow policy that would decide otherwise.
 pub const SHADOW_POLICY_DIFFERS: &str = "ShadowPolicyDiffers";
 
@@ -34,8 +36,10 @@ type Selection = Result<Arc<Policy>, SelectError>;
 pub(super) async fn follow_policy_reloads(shared: Arc<Shared>, policies: Arc<Registry>) {
     let mut reloaded = policies.subscribe();
     let mut previous = policies.current();
+    report_unserved_classes(&shared, &previous).await;
     while reloaded.changed().await.is_ok() {
         let current = policies.current();
+        report_unserved_classes(&shared, &current).await;
         let refused = policies.status().last_refusals;
         for service in shared.services.state() {
             if !shared.class.wants_load_balancer(&service) {
@@ -78,6 +82,33 @@ pub(super) async fn follow_policy_reloads(shared: Arc<Shared>, policies: Arc<Reg
                 .await;
         }
         previous = current;
+    }
+}
+
+/// A selector naming a class the process does not serve reaches no
+/// Service: said at every load, on the Lease, in the log and as a gauge.
+async fn report_unserved_classes(shared: &Shared, set: &PolicySet) {
+    let unserved: Vec<(&str, &str)> = set
+        .providers
+        .iter()
+        .filter_map(|p| {
+            let class = p.entry.selector.load_balancer_class.as_deref()?;
+            (!shared.class.accepts(Some(class))).then_some((p.entry.name.as_str(), class))
+        })
+        .collect();
+    shared
+        .metrics
+        .unserved_class_policies
+        .set(unserved.len() as i64);
+    for (name, class) in unserved {
+        let message = format!(
+            "policy {name} selects loadBalancerClass {class:?}, which this process does not serve (it serves {}); add --load-balancer-class={class} or change the selector",
+            shared.class.describe()
+        );
+        tracing::warn!(policy = name, class, "{message}");
+        shared
+            .event(&shared.events_on, Warning, UNSERVED_CLASS, &message)
+            .await;
     }
 }
 

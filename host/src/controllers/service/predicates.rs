@@ -2,6 +2,8 @@
 //! k8s.io/cloud-provider makes them: which Services are handled, which
 //! changes call for a re-ensure, which nodes belong behind a load balancer.
 
+use std::collections::BTreeSet;
+
 use k8s_openapi::api::core::v1::{Node, Service};
 
 /// The finalizer that keeps a Service until its load balancer is gone.
@@ -11,23 +13,65 @@ pub const EXCLUDE_LABEL: &str = "node.kubernetes.io/exclude-from-external-load-b
 /// The cluster autoscaler's taint on nodes about to be removed.
 pub const TO_BE_DELETED_TAINT: &str = "ToBeDeletedByClusterAutoscaler";
 
-/// Which `loadBalancerClass` this controller serves besides "unset".
-#[derive(Debug, Clone, Default, PartialEq, Eq)]
-pub struct ClassFilter(pub Option<String>);
+/// Which `spec.loadBalancerClass` values this controller serves:
+/// `--load-balancer-class` (any number) and, unless
+/// `--serve-classless=false`, Services with no class.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ClassFilter {
+    classes: BTreeSet<String>,
+    classless: bool,
+}
+
+impl Default for ClassFilter {
+    /// Upstream's: class-less Services only.
+    fn default() -> Self {
+        Self::new([], true)
+    }
+}
 
 impl ClassFilter {
-    fn accepts(&self, class: Option<&str>) -> bool {
-        match class {
-            None => true,
-            Some(class) => self.0.as_deref() == Some(class),
+    /// Serves `classes`, and Services with no class when `classless`.
+    pub fn new(classes: impl IntoIterator<Item = String>, classless: bool) -> Self {
+        Self {
+            classes: classes.into_iter().collect(),
+            classless,
         }
     }
 
-    /// Type LoadBalancer, with no class or ours.
+    /// Whether Services of `class` (`None`: no class) are ours.
+    pub fn accepts(&self, class: Option<&str>) -> bool {
+        match class {
+            None => self.classless,
+            Some(class) => self.classes.contains(class),
+        }
+    }
+
+    /// The classes served, for messages.
+    pub fn describe(&self) -> String {
+        let mut served: Vec<String> = self.classes.iter().map(|c| format!("{c:?}")).collect();
+        if self.classless {
+            served.push("Services with no class".into());
+        }
+        match served.is_empty() {
+            true => "nothing".into(),
+            false => served.join(", "),
+        }
+    }
+
+    /// Whether the Service's class is served, whatever its type.
+    pub fn serves_class_of(&self, service: &Service) -> bool {
+        self.accepts(
+            service
+                .spec
+                .as_ref()
+                .and_then(|s| s.load_balancer_class.as_deref()),
+        )
+    }
+
+    /// Type LoadBalancer, of a class served.
     pub fn wants_load_balancer(&self, service: &Service) -> bool {
-        let spec = service.spec.as_ref();
-        spec.and_then(|s| s.type_.as_deref()) == Some("LoadBalancer")
-            && self.accepts(spec.and_then(|s| s.load_balancer_class.as_deref()))
+        service.spec.as_ref().and_then(|s| s.type_.as_deref()) == Some("LoadBalancer")
+            && self.serves_class_of(service)
     }
 
     /// Whether a sync must run for this change (upstream `needsUpdate`).

@@ -162,7 +162,9 @@ async fn sync_load_balancer(shared: &Shared, service: &Service) -> Result<Outcom
     let previous = current_ingress(service);
     let (wanted, outcome, condition) =
         if !shared.class.wants_load_balancer(service) || needs_cleanup(service) {
-            clean_up(shared, service).await?;
+            if !clean_up(shared, service).await? {
+                return Ok(Outcome::Deleted);
+            }
             (Vec::new(), Outcome::Deleted, condition::removal(service))
         } else {
             let wanted = ensure(shared, service).await?;
@@ -178,7 +180,10 @@ async fn sync_load_balancer(shared: &Shared, service: &Service) -> Result<Outcom
     Ok(outcome)
 }
 
-async fn clean_up(shared: &Shared, service: &Service) -> Result<(), SyncError> {
+/// Deletes the Service's load balancer and removes the finalizer; `false`
+/// when the Service is another implementation's (a class not served and
+/// nothing of ours in VCD), which is left as it is.
+async fn clean_up(shared: &Shared, service: &Service) -> Result<bool, SyncError> {
     let reference = object_ref(service);
     let spec = service_spec(service, Default::default());
     let exists = shared
@@ -187,6 +192,17 @@ async fn clean_up(shared: &Shared, service: &Service) -> Result<(), SyncError> {
         .await
         .map_err(SyncError::CheckBeforeCleanup)?
         .is_some();
+    // The cleanup finalizer is shared by every implementation; a Service
+    // whose class is not served is ours only if we hold something for it.
+    let journaled = service
+        .metadata
+        .annotations
+        .as_ref()
+        .is_some_and(|a| a.contains_key(crate::lb::journal::ANNOTATION));
+    if !(shared.class.serves_class_of(service) || exists || journaled) {
+        tracing::debug!(service = %service_key(service), served = %shared.class.describe(), "left to the implementation that serves its class");
+        return Ok(false);
+    }
     if exists {
         shared
             .event(
@@ -215,7 +231,7 @@ async fn clean_up(shared: &Shared, service: &Service) -> Result<(), SyncError> {
             "Deleted load balancer",
         )
         .await;
-    Ok(())
+    Ok(true)
 }
 
 async fn ensure(

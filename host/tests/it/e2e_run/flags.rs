@@ -1,17 +1,20 @@
 //! Flags of `vcd-ccm run` that only the running binary can show: which
 //! paths skip authorization on the HTTPS port, where the Lease lives, which
-//! `loadBalancerClass` is served, and how long a SIGTERM waits for syncs.
+//! `loadBalancerClass` values are served (and who cleans up the others), and how long a SIGTERM waits for syncs.
 
 use k8s_openapi::api::coordination::v1::Lease;
-use k8s_openapi::api::core::v1::Service;
+use k8s_openapi::api::core::v1::{Event, Service};
 use kube::Api;
-use kube::api::PostParams;
+use kube::api::{DeleteParams, Patch, PatchParams, PostParams};
+use serde_json::json;
+use vcd_ccm::controllers::service::CLEANUP_FINALIZER;
 
 use super::{START, leading};
 use crate::support::objects::typed_lb_service;
+use crate::support::policies::default_policy_as;
 use crate::support::poll::wait_until;
 use crate::support::run::World;
-use crate::support::run::gateway::{POOLS, lb_writes, posts, tasks_in_flight};
+use crate::support::run::gateway::{POOLS, lb_writes, posts, tasks_in_flight, vcd_writes};
 use crate::support::run::process::free_port;
 
 /// Status of an anonymous GET of `path` on the HTTPS port.
@@ -124,6 +127,130 @@ async fn the_class_flag_serves_that_class_and_class_less_services_only() {
         posts(&world.vcd, POOLS),
         2,
         "one pool each for gold and plain"
+    );
+}
+
+/// A class-less Service another implementation serves: it holds the
+/// shared cleanup finalizer and its address in the status.
+async fn create_foreign(world: &World, name: &str) {
+    let mut service = typed_lb_service(name, &[80]);
+    service.metadata.finalizers = Some(vec![CLEANUP_FINALIZER.to_string()]);
+    let services = Api::<Service>::namespaced(world.client.clone(), "default");
+    services
+        .create(&PostParams::default(), &service)
+        .await
+        .expect("the Service is created");
+    let status = json!({"status": {"loadBalancer": {"ingress": [{"ip": "203.0.113.9"}]}}});
+    services
+        .patch_status(name, &PatchParams::default(), &Patch::Merge(status))
+        .await
+        .expect("the other implementation's status is written");
+}
+
+async fn service(world: &World, name: &str) -> Option<Service> {
+    Api::<Service>::namespaced(world.client.clone(), "default")
+        .get_opt(name)
+        .await
+        .expect("the Service is read")
+}
+
+/// The messages of Events `reason` on the leader Lease.
+async fn lease_events(world: &World, reason: &str) -> Vec<String> {
+    Api::<Event>::namespaced(world.client.clone(), "kube-system")
+        .list(&Default::default())
+        .await
+        .expect("the Events are listed")
+        .items
+        .into_iter()
+        .filter(|e| e.reason.as_deref() == Some(reason))
+        .filter_map(|e| e.message)
+        .collect()
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn several_classes_served_and_class_less_services_left_to_another_implementation() {
+    let world = World::start().await;
+    world.add_nodes().await;
+    // A policy selecting a class the process does not serve.
+    default_policy_as(
+        &world.files.policy_dir,
+        "bronze",
+        "    selector: {loadBalancerClass: vcd-ccm.io/bronze}\n",
+    );
+    let ccm = world.spawn(
+        "classes",
+        &[
+            "--load-balancer-class=vcd-ccm.io/gold",
+            "--load-balancer-class=vcd-ccm.io/silver",
+            "--serve-classless=false",
+        ],
+    );
+    wait_until("the process to lead", START, || leading(&ccm)).await;
+    // Queued before the served ones: by the time they have addresses, the
+    // controller has seen these and passed them over.
+    create_foreign(&world, "theirs").await;
+    Api::<Service>::namespaced(world.client.clone(), "default")
+        .delete("theirs", &DeleteParams::default())
+        .await
+        .expect("the deletion is asked for");
+    create_with_class(&world, "plain", None).await;
+    create_with_class(&world, "gold", Some("vcd-ccm.io/gold")).await;
+    create_with_class(&world, "silver", Some("vcd-ccm.io/silver")).await;
+    for name in ["gold", "silver"] {
+        wait_until(&format!("{name} to get its address"), START, || {
+            world.external_ip(name)
+        })
+        .await;
+    }
+    assert!(world.external_ip("plain").await.is_err(), "plain is served");
+    assert_eq!(
+        posts(&world.vcd, POOLS),
+        2,
+        "one pool each for gold and silver"
+    );
+    let theirs = service(&world, "theirs").await.expect("theirs still waits");
+    assert_eq!(
+        theirs.metadata.finalizers,
+        Some(vec![CLEANUP_FINALIZER.to_string()]),
+        "the other implementation's finalizer is left to it"
+    );
+    let ingress = theirs.status.and_then(|s| s.load_balancer?.ingress);
+    assert_eq!(ingress.map(|i| i.len()), Some(1), "its status is untouched");
+
+    // A served Service turned into a ClusterIP loses its class; what the
+    // CCM holds for it in VCD still makes it ours to clean up.
+    let patch = json!({"spec": {"type": "ClusterIP", "loadBalancerClass": null}});
+    Api::<Service>::namespaced(world.client.clone(), "default")
+        .patch("gold", &PatchParams::default(), &Patch::Merge(patch))
+        .await
+        .expect("gold becomes a ClusterIP");
+    wait_until("gold's finalizer to go", START, || async {
+        match service(&world, "gold")
+            .await
+            .and_then(|s| s.metadata.finalizers)
+        {
+            Some(f) if !f.is_empty() => Err(format!("finalizers {f:?}")),
+            _ => Ok(()),
+        }
+    })
+    .await;
+    let pool_deletes = vcd_writes(&world.vcd)
+        .iter()
+        .filter(|w| w.starts_with("DELETE") && w.contains(POOLS))
+        .count();
+    assert_eq!(pool_deletes, 1, "gold's pool is deleted");
+
+    let warnings = lease_events(&world, "PolicyClassNotServed").await;
+    assert!(
+        warnings.iter().any(|m| m
+            .contains("policy bronze selects loadBalancerClass \"vcd-ccm.io/bronze\"")
+            && m.contains("--load-balancer-class=vcd-ccm.io/bronze")),
+        "{warnings:?}"
+    );
+    let (_, metrics) = ccm.get("/metrics").await.expect("the metrics");
+    assert!(
+        metrics.contains("vcd_ccm_policies_selecting_unserved_classes 1"),
+        "{metrics}"
     );
 }
 

@@ -5,7 +5,6 @@
 //! deletes, and one gone from Kubernetes the sweep's; `--output json` says
 //! the same; and no plan writes anything to VCD.
 
-use std::path::Path;
 use std::process::Command;
 
 use k8s_openapi::api::core::v1::Service;
@@ -14,11 +13,10 @@ use kube::api::{DeleteParams, Patch, PatchParams};
 use serde_json::{Value, json};
 
 use super::{CONVERGE, START};
+use crate::support::policies::default_policy_as;
 use crate::support::poll::wait_until;
 use crate::support::run::gateway::vcd_writes;
 use crate::support::run::{RunFiles, World};
-use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
-use vcd_ccm::policy::loader::sha256_hex;
 
 /// Runs `vcd-ccm plan` with `files` and `extra`; its exit code and stdout
 /// (stderr appended, for messages).
@@ -45,19 +43,6 @@ fn lines<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
         .collect()
 }
 
-/// A policy set where the default policy, configured for least
-/// connections, governs every namespace.
-fn least_connections(dir: &Path) {
-    std::fs::create_dir_all(dir).expect("the policy directory is created");
-    let wasm = std::fs::read(format!("{ARTIFACTS_DIR}/default_policy.wasm")).expect("built");
-    std::fs::write(dir.join("least.wasm"), &wasm).expect("copied");
-    let manifest = format!(
-        "policies:\n- name: least\n  file: least.wasm\n  sha256: {}\n  config: {{algorithm: least-connections}}\n  selector: {{namespaceSelector: {{}}}}\n",
-        sha256_hex(&wasm)
-    );
-    std::fs::write(dir.join("policies.yaml"), manifest).expect("the manifest is written");
-}
-
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn plan_shows_what_a_reconcile_would_write_and_writes_nothing() {
     let world = World::start().await;
@@ -79,7 +64,13 @@ async fn plan_shows_what_a_reconcile_would_write_and_writes_nothing() {
     // Another policy set: exactly the two pools change, in their algorithm.
     let mut other = world.files.clone();
     other.policy_dir = world.dir.path().join("other-policies");
-    least_connections(&other.policy_dir);
+    // The default policy, configured for least connections, governing
+    // every namespace.
+    default_policy_as(
+        &other.policy_dir,
+        "least",
+        "    config: {algorithm: least-connections}\n    selector: {namespaceSelector: {}}\n",
+    );
     let (code, out) = plan(&other, &[]);
     assert_eq!(code, 2, "{out}");
     let pools = lines(&out, "~ pool ");

@@ -28,6 +28,20 @@ pub async fn misbehaving(engine: &Arc<PolicyEngine>, behaviour: &str, limits: Li
         .expect("the misbehaving policy loads")
 }
 
+/// Writes `dir` as a policy ConfigMap holding one policy `name`: the
+/// built-in policy's component, pinned, with `settings` (the entry's YAML
+/// lines after `sha256`, indented by four spaces).
+pub fn default_policy_as(dir: &std::path::Path, name: &str, settings: &str) {
+    std::fs::create_dir_all(dir).expect("the policy directory is created");
+    let wasm = std::fs::read(format!("{ARTIFACTS_DIR}/default_policy.wasm")).expect("built");
+    std::fs::write(dir.join(format!("{name}.wasm")), &wasm).expect("copied");
+    let manifest = format!(
+        "policies:\n  - name: {name}\n    sha256: {}\n{settings}",
+        loader::sha256_hex(&wasm)
+    );
+    std::fs::write(dir.join("policies.yaml"), manifest).expect("the manifest is written");
+}
+
 /// Service shop/web with one TCP port 80 and an IP-block pool.
 pub fn web_input() -> DecisionInput {
     let mut input: DecisionInput = serde_yaml_ng::from_str(

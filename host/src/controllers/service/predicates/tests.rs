@@ -45,11 +45,21 @@ fn node(labels: &[(&str, &str)], taints: &[&str]) -> Node {
 fn only_unclassed_or_own_class_load_balancers_are_wanted() {
     let mut classed = lb();
     classed.spec.as_mut().unwrap().load_balancer_class = Some("example.com/other".into());
-    let none = ClassFilter(None);
-    let ours = ClassFilter(Some("example.com/other".into()));
+    let none = ClassFilter::default();
+    let ours = ClassFilter::new(["example.com/other".to_string()], true);
     assert!(none.wants_load_balancer(&lb()));
     assert!(!none.wants_load_balancer(&classed));
     assert!(ours.wants_load_balancer(&classed));
+    let only_classes = ClassFilter::new(
+        ["example.com/a".to_string(), "example.com/other".to_string()],
+        false,
+    );
+    assert!(only_classes.wants_load_balancer(&classed));
+    assert!(!only_classes.wants_load_balancer(&lb()));
+    assert_eq!(
+        only_classes.describe(),
+        r#""example.com/a", "example.com/other""#
+    );
     let mut cluster_ip = lb();
     cluster_ip.spec.as_mut().unwrap().type_ = Some("ClusterIP".into());
     assert!(!none.wants_load_balancer(&cluster_ip));
@@ -57,7 +67,7 @@ fn only_unclassed_or_own_class_load_balancers_are_wanted() {
 
 #[test]
 fn re_ensure_follows_upstream_needs_update() {
-    let filter = ClassFilter(None);
+    let filter = ClassFilter::default();
     let base = lb();
     let changed = |edit: &dyn Fn(&mut Service)| {
         let mut new = base.clone();
