@@ -18,7 +18,7 @@ use crate::policy::directory::{self, DirectoryWatcher};
 use crate::policy::metrics::register_policy_set;
 use crate::policy::oci::{ImageSource, SecretReader};
 use crate::policy::registry::PolicySet;
-use crate::policy::{PolicyEngine, Registry as Policies, loader};
+use crate::policy::{Limits, PolicyEngine, Registry as Policies, loader};
 use crate::preflight::Preflight;
 use crate::serve::CaptureSource;
 use crate::vcd::{ClientConfig, ClientMetrics, Credentials, Rotation, VcdClient, VcdError};
@@ -66,9 +66,13 @@ impl CloudSide {
         let instances_config = settings.cloud.instances_config()?;
         let engine = PolicyEngine::new()?;
         engine.register_metrics(&mut write(metrics));
-        let default = loader::load_default(&engine, lb_config.default_policy_config())
-            .await
-            .map_err(StartError::DefaultPolicy)?;
+        let default = loader::load_default(
+            &engine,
+            lb_config.default_policy_config(),
+            Limits::default(),
+        )
+        .await
+        .map_err(StartError::DefaultPolicy)?;
         let default = Arc::new(default);
         let (policies, watcher) = match settings.policy_dir.as_deref().filter(|d| d.is_dir()) {
             None => {

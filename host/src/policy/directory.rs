@@ -16,9 +16,10 @@ use std::time::Duration;
 
 use notify::{RecursiveMode, Watcher};
 
+use super::builtin::DEFAULT_POLICY_NAME;
 use super::engine::PolicyEngine;
 use super::loader::{self, Policy, PolicySource};
-use super::manifest::{MANIFEST_FILE, Manifest, ManifestError, PolicyEntry};
+use super::manifest::{DefaultEntry, MANIFEST_FILE, Manifest, ManifestError, PolicyEntry};
 use super::oci::pull::Pulled;
 use super::oci::{ComponentSource, ImageSource};
 use super::registry::{PolicySet, PolicyState, ProviderPolicy, Registry};
@@ -63,6 +64,16 @@ pub async fn load_with_images(
 ) -> Result<(PolicySet, LoadReport), ManifestError> {
     let manifest = Manifest::read(dir)?;
     let mut report = LoadReport::default();
+    let builtin = default;
+    let default = load_default(
+        engine,
+        dir,
+        &builtin,
+        manifest.default.as_ref(),
+        previous,
+        &mut report,
+    )
+    .await?;
     let mut providers = Vec::with_capacity(manifest.policies.len());
     for entry in manifest.policies {
         let earlier = previous.and_then(|set| set.provider(&entry.name));
@@ -76,7 +87,53 @@ pub async fn load_with_images(
         })
         .collect();
     images.retain(&in_use);
-    Ok((PolicySet { default, providers }, report))
+    Ok((
+        PolicySet {
+            default,
+            builtin,
+            providers,
+        },
+        report,
+    ))
+}
+
+/// The built-in policy with the `default` entry's settings over the cloud
+/// config's; the previous one when they are unchanged. Settings the policy
+/// refuses refuse the first load (nothing would say which settings serve);
+/// on a reload the previous ones keep serving, reported under `default`.
+async fn load_default(
+    engine: &Arc<PolicyEngine>,
+    dir: &Path,
+    builtin: &Arc<Policy>,
+    entry: Option<&DefaultEntry>,
+    previous: Option<&PolicySet>,
+    report: &mut LoadReport,
+) -> Result<Arc<Policy>, ManifestError> {
+    let Some(entry) = entry else {
+        return Ok(builtin.clone());
+    };
+    let (config, limits) = (entry.config_over(&builtin.config), entry.limits());
+    let serving = previous.map_or(builtin, |set| &set.default);
+    if serving.config == config && serving.limits == limits {
+        return Ok(serving.clone());
+    }
+    match (loader::load_default(engine, config, limits).await, previous) {
+        (Ok(policy), _) => {
+            report.loaded.push(DEFAULT_POLICY_NAME.to_string());
+            Ok(Arc::new(policy))
+        }
+        (Err(e), None) => Err(ManifestError::Invalid {
+            file: dir.join(MANIFEST_FILE),
+            path: "default.config".into(),
+            message: e.to_string(),
+        }),
+        (Err(e), Some(_)) => {
+            report
+                .failed
+                .push((DEFAULT_POLICY_NAME.to_string(), e.to_string()));
+            Ok(serving.clone())
+        }
+    }
 }
 
 /// A component's bytes: read from the directory, or held by the image cache.
@@ -264,7 +321,7 @@ async fn reload(
     registry: &Registry,
 ) -> bool {
     let current = registry.current();
-    let loaded = load_with_images(engine, dir, images, current.default.clone(), Some(&current));
+    let loaded = load_with_images(engine, dir, images, current.builtin.clone(), Some(&current));
     match loaded.await {
         Ok((set, report)) => {
             let loaded = set

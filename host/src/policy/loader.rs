@@ -282,8 +282,12 @@ pub fn component_interfaces(
     Ok((imports::list(&engine.engine, &component), exports))
 }
 
-/// Loads the default policy with the given settings (JSON text).
-pub async fn load_default(engine: &Arc<PolicyEngine>, config: String) -> Result<Policy, LoadError> {
+/// Loads the default policy with the given settings (JSON text) and budgets.
+pub async fn load_default(
+    engine: &Arc<PolicyEngine>,
+    config: String,
+    limits: Limits,
+) -> Result<Policy, LoadError> {
     load(
         engine,
         PolicySource {
@@ -291,7 +295,7 @@ pub async fn load_default(engine: &Arc<PolicyEngine>, config: String) -> Result<
             bytes: builtin::DEFAULT_POLICY_WASM,
             pin: None,
             config,
-            limits: Limits::default(),
+            limits,
         },
     )
     .await

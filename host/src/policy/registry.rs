@@ -30,8 +30,12 @@ pub enum PolicyState {
 
 /// One consistent view: the built-in default plus the provider's policies in manifest order.
 pub struct PolicySet {
-    /// The built-in `default` policy, for Services no provider policy governs.
+    /// The built-in `default` policy, for Services no provider policy
+    /// governs, with the settings of `policies.yaml`'s `default` entry.
     pub default: Arc<Policy>,
+    /// The built-in policy as the cloud config alone sets it, which a
+    /// `default` entry's settings go over at each load.
+    pub builtin: Arc<Policy>,
     /// The provider's policies, in manifest order: the first that governs a Service wins.
     pub providers: Vec<ProviderPolicy>,
 }
@@ -89,6 +93,7 @@ impl PolicySet {
     /// A set with no provider policies: every Service gets `default`.
     pub fn only_default(default: Arc<Policy>) -> PolicySet {
         PolicySet {
+            builtin: default.clone(),
             default,
             providers: Vec::new(),
         }

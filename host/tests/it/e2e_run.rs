@@ -8,6 +8,7 @@
 //! measured handover and convergence times.
 
 mod default_rules;
+mod default_settings;
 mod degraded;
 mod distributed_only;
 mod flags;

@@ -268,7 +268,11 @@ fn the_example_policy_list_loads_once_its_component_and_digest_are_added() {
     let engine = PolicyEngine::new().expect("the engine starts");
     let default = Arc::new(
         engine
-            .block_on(loader::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(
+                &engine,
+                "{}".into(),
+                Default::default(),
+            ))
             .expect("the default policy"),
     );
     let load = |dir: &Path| {

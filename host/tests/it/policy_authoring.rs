@@ -351,6 +351,18 @@ fn configmap_with_a_config_the_policy_refuses_is_refused() {
         error.contains("policies[0].timeoutMs: 0 is outside 1–10000"),
         "{error}"
     );
+    // The built-in policy's settings alone, checked the same way.
+    let error = configmap(dir.path(), "default:\n  config: {algorithm: fastest}\n").unwrap_err();
+    assert!(
+        error.contains("policy default: rejected its config") && error.contains("fastest"),
+        "{error}"
+    );
+    let settings = configmap(
+        dir.path(),
+        "default:\n  config: {algorithm: least-connections}\n",
+    )
+    .expect("settings the policy accepts");
+    assert!(settings.data.unwrap()["policies.yaml"].contains("least-connections"));
 }
 
 #[test]

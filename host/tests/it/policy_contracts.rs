@@ -65,7 +65,11 @@ fn registry(engine: &Arc<PolicyEngine>) -> Registry {
     );
     std::fs::write(dir.path().join("policies.yaml"), manifest).unwrap();
     let default = engine
-        .block_on(loader::load_default(engine, "{}".into()))
+        .block_on(loader::load_default(
+            engine,
+            "{}".into(),
+            Default::default(),
+        ))
         .unwrap();
     let (set, report) = engine
         .block_on(directory::load(engine, dir.path(), Arc::new(default), None))

@@ -91,7 +91,11 @@ fn namespace(labels: &[(&str, &str)]) -> Namespace {
 fn load(engine: &Arc<PolicyEngine>, dir: &Path) -> PolicySet {
     let default = Arc::new(
         engine
-            .block_on(loader::load_default(engine, "{}".into()))
+            .block_on(loader::load_default(
+                engine,
+                "{}".into(),
+                Default::default(),
+            ))
             .unwrap(),
     );
     let (set, report) = engine
@@ -180,7 +184,11 @@ fn a_policy_that_never_loaded_fails_only_the_services_it_governs() {
     ]);
     let default = Arc::new(
         engine
-            .block_on(loader::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(
+                &engine,
+                "{}".into(),
+                Default::default(),
+            ))
             .unwrap(),
     );
     let (set, report) = engine
@@ -221,7 +229,11 @@ fn a_missing_manifest_means_no_provider_policies_and_a_bad_one_is_an_error() {
     let mount = MountedConfigMap::new(&[("policies.yaml", b"policies:\n- name: x\n  sha: 1\n")]);
     let default = Arc::new(
         engine
-            .block_on(loader::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(
+                &engine,
+                "{}".into(),
+                Default::default(),
+            ))
             .unwrap(),
     );
     let error = engine

@@ -264,7 +264,11 @@ fn bytes_that_do_not_match_their_digest_are_refused_and_never_served() {
     let engine = PolicyEngine::new().unwrap();
     let default = Arc::new(
         engine
-            .block_on(loader::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(
+                &engine,
+                "{}".into(),
+                Default::default(),
+            ))
             .unwrap(),
     );
     let (set, report) = engine
@@ -557,7 +561,11 @@ fn a_pull_secret_that_cannot_be_used_refuses_the_entry_and_the_previous_version_
     let engine = PolicyEngine::new().unwrap();
     let default = Arc::new(
         engine
-            .block_on(loader::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(
+                &engine,
+                "{}".into(),
+                Default::default(),
+            ))
             .unwrap(),
     );
     let load = |previous| {

@@ -62,7 +62,11 @@ fn decide(
 fn the_reported_output_is_the_charge_wasmtime_makes() {
     let engine = PolicyEngine::new().expect("engine");
     let policy = engine
-        .block_on(loader::load_default(&engine, "{}".into()))
+        .block_on(loader::load_default(
+            &engine,
+            "{}".into(),
+            Default::default(),
+        ))
         .expect("the default policy loads");
 
     let (small, charged) = decide(&engine, &policy, 1);

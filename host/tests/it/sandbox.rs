@@ -40,7 +40,11 @@ fn refused(name: &str, bytes: &[u8], pin: Option<&str>, config: &str) -> LoadErr
 
 fn default_still_serves(engine: &Arc<PolicyEngine>) {
     let policy = engine
-        .block_on(loader::load_default(engine, "{}".into()))
+        .block_on(loader::load_default(
+            engine,
+            "{}".into(),
+            Default::default(),
+        ))
         .unwrap();
     let decision = engine
         .block_on(policy.decide(&web_input()))
@@ -363,7 +367,11 @@ fn a_policy_gets_its_share_of_the_pool_and_default_keeps_its_own() {
     ));
     let default = Arc::new(
         engine
-            .block_on(loader::load_default(&engine, "{}".into()))
+            .block_on(loader::load_default(
+                &engine,
+                "{}".into(),
+                Default::default(),
+            ))
             .unwrap(),
     );
     let calls = 2 * PER_POLICY as usize;

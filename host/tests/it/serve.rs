@@ -324,7 +324,11 @@ async fn metrics_show_policy_evaluations_by_outcome_and_the_loaded_policy_digest
     let engine = PolicyEngine::new().unwrap();
     let mut registry = MetricRegistry::default();
     engine.register_metrics(&mut registry);
-    let policy = Arc::new(loader::load_default(&engine, "{}".into()).await.unwrap());
+    let policy = Arc::new(
+        loader::load_default(&engine, "{}".into(), Default::default())
+            .await
+            .unwrap(),
+    );
     let policies = Arc::new(Registry::new(PolicySet::only_default(policy.clone())));
     metrics::register_policy_set(&mut registry, policies.clone());
 

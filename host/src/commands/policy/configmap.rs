@@ -124,6 +124,14 @@ pub fn build(spec: &Path, target: Target<'_>) -> Result<String, ConfigMapError> 
     let manifest = Manifest::parse(&label, &manifest_text)?;
     let total = check_size(&manifest_text, &files)?;
     let engine = PolicyEngine::new()?;
+    if let Some(default) = &manifest.default {
+        // The cloud config's certAlias is not known here; the settings are.
+        engine.block_on(loader::load_default(
+            &engine,
+            default.config_over("{}"),
+            default.limits(),
+        ))?;
+    }
     for entry in &manifest.policies {
         // An image entry's component is in its registry, not in the ConfigMap.
         if let Ok(ComponentSource::File { name, .. }) = entry.source() {
@@ -220,11 +228,16 @@ impl<'a> Spec<'a> {
     fn resolve(&self, text: &str) -> Result<(String, Files), ConfigMapError> {
         let mut root: Value = serde_yaml_ng::from_str(text)
             .map_err(|e| self.invalid("(document)".into(), e.to_string()))?;
+        let mut files = Files::new();
+        // Only the built-in policy's settings: no component to resolve.
+        if root.get("policies").is_none() && root.get("default").is_some() {
+            let manifest = serde_yaml_ng::to_string(&root).expect("YAML values serialise");
+            return Ok((manifest, files));
+        }
         let policies = root
             .get_mut("policies")
             .and_then(Value::as_sequence_mut)
             .ok_or_else(|| self.invalid("policies".into(), "a list of policies is required"))?;
-        let mut files = Files::new();
         for (index, entry) in policies.iter_mut().enumerate() {
             let given = entry.as_mapping().ok_or_else(|| {
                 self.invalid(format!("policies[{index}]"), "each policy is a mapping")

@@ -1,6 +1,9 @@
 //! `policies.yaml`: the provider's list of policies in the policy ConfigMap.
 //!
 //! ```yaml
+//! default:                         # the built-in policy's settings (optional)
+//!   config: {forbiddenAnnotations: [vcd-ccm.io/pool-algorithm]}
+//!   timeoutMs: 100
 //! policies:
 //! - name: namespace-pools          # lowercase DNS label; not "default"
 //!   file: namespace-pools.wasm     # optional, defaults to <name>.wasm
@@ -63,9 +66,75 @@ pub enum ManifestError {
 #[derive(Debug, Deserialize)]
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct Manifest {
+    /// `default`: settings of the built-in policy, over the cloud config's.
+    #[serde(default)]
+    pub default: Option<DefaultEntry>,
     /// The provider's policies, in the order selectors are tried; names are unique.
     #[serde(default)]
     pub policies: Vec<PolicyEntry>,
+}
+
+/// The built-in policy's settings: the one place a provider configures it.
+#[derive(Clone, Debug, Default, Deserialize, PartialEq)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct DefaultEntry {
+    /// `config`: a JSON object of the default policy's settings; its keys
+    /// win over the cloud config's (`certAlias`).
+    #[serde(default)]
+    pub config: Option<serde_json::Map<String, serde_json::Value>>,
+    /// `timeoutMs`: as for a provider policy.
+    #[serde(default)]
+    pub timeout_ms: Option<u64>,
+    /// `memoryLimitMiB`: as for a provider policy.
+    #[serde(default, rename = "memoryLimitMiB")]
+    pub memory_limit_mib: Option<u64>,
+}
+
+impl DefaultEntry {
+    /// The settings handed to the built-in policy: `base` (from the cloud
+    /// config) with this entry's keys over it, as JSON text.
+    pub fn config_over(&self, base: &str) -> String {
+        let mut merged = match serde_json::from_str(base) {
+            Ok(serde_json::Value::Object(map)) => map,
+            _ => serde_json::Map::new(),
+        };
+        merged.extend(self.config.clone().unwrap_or_default());
+        serde_json::Value::Object(merged).to_string()
+    }
+
+    /// The call budgets.
+    pub fn limits(&self) -> Limits {
+        limits(self.timeout_ms, self.memory_limit_mib)
+    }
+}
+
+/// `timeoutMs` and `memoryLimitMiB` where given, the [`Limits`] defaults
+/// elsewhere.
+fn limits(timeout_ms: Option<u64>, memory_limit_mib: Option<u64>) -> Limits {
+    let defaults = Limits::default();
+    Limits {
+        timeout: timeout_ms.map_or(defaults.timeout, Duration::from_millis),
+        memory_bytes: memory_limit_mib.map_or(defaults.memory_bytes, |mib| (mib as usize) << 20),
+    }
+}
+
+/// The budgets' bounds; the error is `(field, problem)`.
+fn check_limits(
+    timeout_ms: Option<u64>,
+    memory_limit_mib: Option<u64>,
+) -> Result<(), (&'static str, String)> {
+    if let Some(ms) = timeout_ms
+        && !(1..=MAX_TIMEOUT_MS).contains(&ms)
+    {
+        return Err(("timeoutMs", format!("{ms} is outside 1–{MAX_TIMEOUT_MS}")));
+    }
+    let max_mib = (MAX_MEMORY_BYTES >> 20) as u64;
+    if let Some(mib) = memory_limit_mib
+        && !(1..=max_mib).contains(&mib)
+    {
+        return Err(("memoryLimitMiB", format!("{mib} is outside 1–{max_mib}")));
+    }
+    Ok(())
 }
 
 /// One provider policy.
@@ -175,15 +244,7 @@ impl PolicyEntry {
     /// The call budgets: `timeoutMs` and `memoryLimitMiB` where given, the
     /// [`Limits`] defaults elsewhere.
     pub fn limits(&self) -> Limits {
-        let defaults = Limits::default();
-        Limits {
-            timeout: self
-                .timeout_ms
-                .map_or(defaults.timeout, Duration::from_millis),
-            memory_bytes: self
-                .memory_limit_mib
-                .map_or(defaults.memory_bytes, |mib| (mib as usize) << 20),
-        }
+        limits(self.timeout_ms, self.memory_limit_mib)
     }
 
     /// Rules serde cannot express; the error is `(field, problem)`.
@@ -203,20 +264,15 @@ impl PolicyEntry {
             ));
         }
         if name == DEFAULT_POLICY_NAME {
-            return Err(("name", format!("{name:?} is the built-in policy's name")));
+            return Err((
+                "name",
+                format!(
+                    "{name:?} is the built-in policy's name; give its settings under the top-level default: key"
+                ),
+            ));
         }
         self.source()?;
-        if let Some(ms) = self.timeout_ms
-            && !(1..=MAX_TIMEOUT_MS).contains(&ms)
-        {
-            return Err(("timeoutMs", format!("{ms} is outside 1–{MAX_TIMEOUT_MS}")));
-        }
-        let max_mib = (MAX_MEMORY_BYTES >> 20) as u64;
-        if let Some(mib) = self.memory_limit_mib
-            && !(1..=max_mib).contains(&mib)
-        {
-            return Err(("memoryLimitMiB", format!("{mib} is outside 1–{max_mib}")));
-        }
+        check_limits(self.timeout_ms, self.memory_limit_mib)?;
         let selector = &self.selector;
         match (self.mode, &self.shadows) {
             (PolicyMode::Shadow, None) => {
@@ -273,6 +329,10 @@ impl Manifest {
         let manifest: Manifest =
             serde_path_to_error::deserialize(serde_yaml_ng::Deserializer::from_str(text))
                 .map_err(|e| invalid(e.path().to_string(), e.into_inner().to_string()))?;
+        if let Some(default) = &manifest.default {
+            check_limits(default.timeout_ms, default.memory_limit_mib)
+                .map_err(|(field, message)| invalid(format!("default.{field}"), message))?;
+        }
         for (i, entry) in manifest.policies.iter().enumerate() {
             entry
                 .validate()
@@ -314,6 +374,7 @@ impl Manifest {
         match std::fs::read_to_string(&file) {
             Ok(text) => Manifest::parse(&file, &text),
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => Ok(Manifest {
+                default: None,
                 policies: Vec::new(),
             }),
             Err(error) => Err(ManifestError::Read { file, error }),
@@ -322,169 +383,4 @@ impl Manifest {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-
-    fn parse(text: &str) -> Result<Manifest, String> {
-        Manifest::parse(Path::new("/etc/vcd-ccm/policies/policies.yaml"), text)
-            .map_err(|e| e.to_string())
-    }
-
-    const PIN: &str = "0123456789abcdef0123456789abcdef0123456789abcdef0123456789abcdef";
-
-    #[test]
-    fn a_full_entry_parses_with_defaults_filled_in() {
-        let text = format!(
-            "policies:\n- name: gold\n  sha256: {PIN}\n  config: {{a: 1}}\n  timeoutMs: 50\n  selector: {{allowAnnotation: true}}\n"
-        );
-        let manifest = parse(&text).unwrap();
-        let entry = &manifest.policies[0];
-        assert_eq!(
-            entry.source(),
-            Ok(ComponentSource::File {
-                name: "gold.wasm".into(),
-                sha256: PIN.into()
-            })
-        );
-        assert_eq!(entry.config_json(), r#"{"a":1}"#);
-        assert_eq!(
-            entry.limits(),
-            Limits {
-                timeout: Duration::from_millis(50),
-                memory_bytes: 32 << 20
-            }
-        );
-    }
-
-    #[test]
-    fn errors_name_the_file_field_and_problem() {
-        let unknown = parse(&format!(
-            "policies:\n- name: gold\n  sha256: {PIN}\n  timeout: 5\n"
-        ))
-        .unwrap_err();
-        assert!(
-            unknown.starts_with("/etc/vcd-ccm/policies/policies.yaml: policies[0]"),
-            "{unknown}"
-        );
-        assert!(
-            unknown.contains("unknown field `timeout`") && unknown.contains("line 4"),
-            "{unknown}"
-        );
-
-        let pin =
-            parse("policies:\n- name: gold\n  sha256: abc\n  selector: {allowAnnotation: true}\n")
-                .unwrap_err();
-        assert_eq!(
-            pin,
-            "/etc/vcd-ccm/policies/policies.yaml: policies[0].sha256: \"abc\" is not 64 hexadecimal digits"
-        );
-        let selects_nothing =
-            parse(&format!("policies:\n- name: gold\n  sha256: {PIN}\n")).unwrap_err();
-        assert!(
-            selects_nothing.contains("policies[0].selector: selects no Service"),
-            "{selects_nothing}"
-        );
-    }
-
-    #[test]
-    fn names_are_checked() {
-        let entry = |name: &str| {
-            format!("- name: {name}\n  sha256: {PIN}\n  selector: {{allowAnnotation: true}}\n")
-        };
-        assert!(
-            parse(&format!("policies:\n{}", entry("default")))
-                .unwrap_err()
-                .contains("built-in")
-        );
-        assert!(
-            parse(&format!("policies:\n{}", entry("Gold")))
-                .unwrap_err()
-                .contains("DNS label")
-        );
-        let twice = parse(&format!("policies:\n{}{}", entry("gold"), entry("gold"))).unwrap_err();
-        assert!(
-            twice.contains("policies[1].name: \"gold\" is listed twice"),
-            "{twice}"
-        );
-    }
-
-    #[test]
-    fn shadows_name_an_active_policy_and_select_nothing() {
-        let active =
-            format!("- name: gold\n  sha256: {PIN}\n  selector: {{allowAnnotation: true}}\n");
-        let shadow =
-            |extra: &str| format!("- name: gold-next\n  sha256: {PIN}\n  mode: shadow\n{extra}");
-        let ok = parse(&format!(
-            "policies:\n{active}{}",
-            shadow("  shadows: gold\n")
-        ))
-        .unwrap();
-        assert_eq!(ok.policies[1].shadowed(), Some("gold"));
-        assert_eq!(ok.policies[0].shadowed(), None);
-        assert!(parse(&format!("policies:\n{}", shadow("  shadows: default\n"))).is_ok());
-        let cases = [
-            (shadow(""), "policies[0].shadows: a shadow policy must name"),
-            (
-                shadow("  shadows: silver\n"),
-                "\"silver\" is not an active policy",
-            ),
-            (
-                shadow("  shadows: default\n  selector: {allowAnnotation: true}\n"),
-                "remove its selector",
-            ),
-            (
-                active.replace("selector", "shadows: default\n  selector"),
-                "mode is active",
-            ),
-        ];
-        for (entries, expected) in cases {
-            let error = parse(&format!("policies:\n{entries}")).unwrap_err();
-            assert!(error.contains(expected), "{error}");
-        }
-    }
-
-    #[test]
-    fn an_image_entry_is_pinned_by_its_reference() {
-        let image = format!("oci://registry.example.com/policies/gold@sha256:{PIN}");
-        let text = format!(
-            "policies:\n- name: gold\n  image: {image}\n  pullSecret: pull\n  selector: {{allowAnnotation: true}}\n"
-        );
-        let manifest = parse(&text).unwrap();
-        let Ok(ComponentSource::Image {
-            reference,
-            pull_secret,
-        }) = manifest.policies[0].source()
-        else {
-            panic!("an image source");
-        };
-        assert_eq!(
-            (reference.to_string(), pull_secret.as_deref()),
-            (image, Some("pull"))
-        );
-        let tag_only = parse(&text.replace(&format!("@sha256:{PIN}"), ":v1")).unwrap_err();
-        assert!(
-            tag_only.starts_with(
-                "/etc/vcd-ccm/policies/policies.yaml: policies[0].image: \"oci://registry.example.com/policies/gold:v1\" has no digest"
-            ),
-            "{tag_only}"
-        );
-        let both = parse(&text.replace("  pullSecret", &format!("  sha256: {PIN}\n  pullSecret")))
-            .unwrap_err();
-        assert!(
-            both.contains("policies[0].sha256: is set with image"),
-            "{both}"
-        );
-    }
-
-    #[test]
-    fn limits_are_bounded() {
-        let text = format!(
-            "policies:\n- name: gold\n  sha256: {PIN}\n  memoryLimitMiB: 4096\n  selector: {{allowAnnotation: true}}\n"
-        );
-        assert!(
-            parse(&text)
-                .unwrap_err()
-                .contains("policies[0].memoryLimitMiB: 4096 is outside 1–1024")
-        );
-    }
-}
+mod tests;
