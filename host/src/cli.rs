@@ -274,6 +274,11 @@ pub struct RunArgs {
     /// each, no VCD write while unchanged; 0 turns it off.
     #[arg(long, value_parser = duration, default_value = "60s")]
     pub tls_secret_resync_period: Duration,
+    /// How often VCD's view of each load balancer's members (one list of
+    /// the gateway's pool summaries) becomes the Services' health condition,
+    /// gauges and Events; 0 turns it off.
+    #[arg(long, value_parser = duration, default_value = "60s")]
+    pub health_interval: Duration,
     /// Serve Services of this `spec.loadBalancerClass` too; may be given
     /// several times.
     #[arg(long)]

@@ -30,7 +30,7 @@ mod sweep;
 pub mod tls;
 mod vips;
 
-use std::collections::{BTreeMap, HashSet};
+use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -38,6 +38,7 @@ pub use config::{LbConfig, Mode, OneArm};
 pub use decide::sharing::SHARING_KEY_ANNOTATION;
 pub use errors::LbError;
 pub use journal::AllocationJournal;
+pub use observe::health::PoolHealth;
 pub use ownership::ClusterIdentity;
 pub use plan::op::Action;
 pub use preview::PlannedWrite;
@@ -118,6 +119,19 @@ impl LoadBalancers {
     /// reconcile after it (drift repair compares Services against it).
     pub async fn refresh_gateway(&self) -> Result<(), LbError> {
         operations::refresh_gateway(&self.ctx).await
+    }
+
+    /// What VCD says of each Service's pools, by Service uid: one paged
+    /// list of the gateway's pool summaries.
+    pub async fn health(&self) -> Result<HashMap<String, PoolHealth>, LbError> {
+        let ctx = &self.ctx;
+        observe::health::read(
+            &ctx.client,
+            &ctx.gateway.id,
+            &ctx.config.cluster_id,
+            &ctx.identity,
+        )
+        .await
     }
 
     /// Removes every object the Service owns and releases its IP Space

@@ -13,6 +13,7 @@ mod degraded;
 mod distributed_only;
 mod flags;
 mod handover;
+mod health;
 mod hostile_policies;
 mod logs;
 mod node_groups;

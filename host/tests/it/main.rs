@@ -18,6 +18,7 @@ mod e2e_drain;
 mod e2e_drift;
 mod e2e_engine_groups;
 mod e2e_firewall;
+mod e2e_health;
 mod e2e_http_rules;
 mod e2e_ip_families;
 mod e2e_nodes;

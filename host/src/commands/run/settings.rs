@@ -76,6 +76,7 @@ pub async fn settings(args: &RunArgs) -> Result<Settings, StartError> {
             classes: ClassFilter::new(args.load_balancer_class.clone(), args.serve_classless),
             drift_period: Some(args.drift_repair_period).filter(|p| !p.is_zero()),
             tls_secret_period: Some(args.tls_secret_resync_period).filter(|p| !p.is_zero()),
+            health_period: health_period(args),
             events_on: lease_reference(
                 &args.leader_elect_resource_namespace,
                 &args.leader_elect_resource_name,
@@ -181,6 +182,11 @@ pub async fn kube_config(path: Option<&PathBuf>) -> Result<kube::Config, StartEr
     }
 }
 
+/// `--health-interval`; 0 turns the reads off.
+fn health_period(args: &RunArgs) -> Option<Duration> {
+    Some(args.health_interval).filter(|p| !p.is_zero())
+}
+
 /// A class as the API server accepts it: a label-style name with a
 /// domain prefix (`example.com/name`), at most 63 characters after it.
 fn load_balancer_class(text: &str) -> Result<(), String> {
@@ -235,6 +241,13 @@ mod tests {
         max_node_deletion_fraction(&run_args(flags))
             .map(DeletionFraction::get)
             .map_err(|e| e.to_string())
+    }
+
+    #[test]
+    fn health_reads_every_minute_unless_set_and_0_turns_them_off() {
+        let period = |flags: &[&str]| health_period(&run_args(flags));
+        assert_eq!(period(&[]), Some(Duration::from_secs(60)));
+        assert_eq!(period(&["--health-interval=0"]), None);
     }
 
     #[test]

@@ -1,7 +1,9 @@
-//! The `vcd-ccm.io/LoadBalancerReady` condition on a Service: whether its
+//! Our conditions on a Service. `vcd-ccm.io/LoadBalancerReady`: whether its
 //! load balancer matches it and, if not, why, in the words of the Event
-//! that said so (Events expire; the condition stays). Written only when it
-//! changes: status, reason, message or the generation it speaks of.
+//! that said so (Events expire; the condition stays).
+//! `vcd-ccm.io/LoadBalancerHealthy`: whether VCD finds members up behind
+//! it. Each is written only when it changes: status, reason, message or
+//! the generation it speaks of.
 
 use jiff::Timestamp;
 use k8s_openapi::api::core::v1::Service;
@@ -10,12 +12,15 @@ use serde_json::{Value, json};
 
 use crate::text::{EVENT_MESSAGE_BYTES, sanitize};
 
-/// The condition's `type`.
+/// The readiness condition's `type`.
 pub const READY_CONDITION: &str = "vcd-ccm.io/LoadBalancerReady";
+/// The health condition's `type`.
+pub const HEALTHY_CONDITION: &str = "vcd-ccm.io/LoadBalancerHealthy";
 
-/// What the condition should say.
+/// What one of our conditions should say.
 pub(super) struct Readiness {
-    ready: bool,
+    kind: &'static str,
+    status: &'static str,
     reason: &'static str,
     message: String,
 }
@@ -23,17 +28,32 @@ pub(super) struct Readiness {
 impl Readiness {
     /// The load balancer matches the Service.
     pub fn ready(reason: &'static str, message: &str) -> Readiness {
-        Readiness::new(true, reason, message)
+        Readiness::new(READY_CONDITION, Some(true), reason, message)
     }
 
     /// It does not, for the reason an Event with `reason` gave.
     pub fn not_ready(reason: &'static str, message: &str) -> Readiness {
-        Readiness::new(false, reason, message)
+        Readiness::new(READY_CONDITION, Some(false), reason, message)
     }
 
-    fn new(ready: bool, reason: &'static str, message: &str) -> Readiness {
+    /// Whether members are up behind it; `None`: VCD does not know.
+    pub fn healthy(healthy: Option<bool>, reason: &'static str, message: &str) -> Readiness {
+        Readiness::new(HEALTHY_CONDITION, healthy, reason, message)
+    }
+
+    fn new(
+        kind: &'static str,
+        status: Option<bool>,
+        reason: &'static str,
+        message: &str,
+    ) -> Readiness {
         Readiness {
-            ready,
+            kind,
+            status: match status {
+                Some(true) => "True",
+                Some(false) => "False",
+                None => "Unknown",
+            },
             reason,
             message: sanitize(message, EVENT_MESSAGE_BYTES),
         }
@@ -43,9 +63,9 @@ impl Readiness {
     /// already for the Service's current generation. The transition time
     /// moves only when the status does.
     pub fn change(&self, service: &Service) -> Option<Condition> {
-        let status = if self.ready { "True" } else { "False" };
+        let status = self.status;
         let generation = service.metadata.generation;
-        let existing = ours(service);
+        let existing = condition_of(service, self.kind);
         if let Some(c) = existing
             && c.status == status
             && c.reason == self.reason
@@ -59,7 +79,7 @@ impl Readiness {
             .map(|c| c.last_transition_time.clone())
             .unwrap_or_else(|| Time(Timestamp::now()));
         Some(Condition {
-            type_: READY_CONDITION.to_string(),
+            type_: self.kind.to_string(),
             status: status.to_string(),
             reason: self.reason.to_string(),
             message: self.message.clone(),
@@ -74,11 +94,6 @@ pub(super) fn entry(condition: Condition) -> Value {
     serde_json::to_value(condition).unwrap_or(Value::Null)
 }
 
-/// Our condition on the Service, if it carries one.
-fn ours(service: &Service) -> Option<&Condition> {
-    condition_of(service, READY_CONDITION)
-}
-
 /// The Service's condition of type `kind`, if it carries one.
 pub fn condition_of<'a>(service: &'a Service, kind: &str) -> Option<&'a Condition> {
     service
@@ -90,10 +105,14 @@ pub fn condition_of<'a>(service: &'a Service, kind: &str) -> Option<&'a Conditio
         .find(|c| c.type_ == kind)
 }
 
-/// The strategic-merge-patch list entry that removes our condition, when the
-/// Service carries one (it no longer asks for a load balancer).
-pub(super) fn removal(service: &Service) -> Option<Value> {
-    ours(service).map(|_| json!({"type": READY_CONDITION, "$patch": "delete"}))
+/// The strategic-merge-patch list entries that remove our conditions the
+/// Service carries (it no longer asks for a load balancer).
+pub(super) fn removals(service: &Service) -> Vec<Value> {
+    [READY_CONDITION, HEALTHY_CONDITION]
+        .into_iter()
+        .filter(|kind| condition_of(service, kind).is_some())
+        .map(|kind| json!({"type": kind, "$patch": "delete"}))
+        .collect()
 }
 
 #[cfg(test)]

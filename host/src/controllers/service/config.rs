@@ -30,6 +30,9 @@ pub struct ServiceControllerConfig {
     /// `--drift-repair-period`: how often every Service's load balancer is
     /// compared with what VCD holds and repaired; `None` turns it off.
     pub drift_period: Option<Duration>,
+    /// `--health-interval`: how often VCD's view of each load balancer's
+    /// members is read into the Services; `None` turns it off.
+    pub health_period: Option<Duration>,
     /// How often Services naming TLS Secrets are reconciled again, so a
     /// changed Secret reaches VCD; `None` turns it off.
     pub tls_secret_period: Option<Duration>,
@@ -51,6 +54,7 @@ impl Default for ServiceControllerConfig {
             max_backoff: Duration::from_secs(300),
             drift_period: Some(DEFAULT_DRIFT_PERIOD),
             tls_secret_period: Some(DEFAULT_TLS_SECRET_PERIOD),
+            health_period: None,
             tasks: TaskHealth::default(),
             events_on: lease_reference(DEFAULT_LEASE_NAMESPACE, DEFAULT_LEASE_NAME),
             gate: SyncGate::default(),

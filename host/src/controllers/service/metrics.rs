@@ -29,6 +29,21 @@ pub struct KindLabels {
     pub kind: &'static str,
 }
 
+#[derive(Clone, Debug, Hash, PartialEq, Eq, EncodeLabelSet)]
+pub struct ServiceLabels {
+    pub namespace: String,
+    pub service: String,
+}
+
+impl ServiceLabels {
+    pub fn of(service: &k8s_openapi::api::core::v1::Service) -> Self {
+        Self {
+            namespace: service.metadata.namespace.clone().unwrap_or_default(),
+            service: service.metadata.name.clone().unwrap_or_default(),
+        }
+    }
+}
+
 #[derive(Clone)]
 pub struct ServiceMetrics {
     pub loadbalancer_sync: Counter,
@@ -48,6 +63,13 @@ pub struct ServiceMetrics {
     pub drift_repairs: Counter,
     /// Active provider policies whose selector names a class not served.
     pub unserved_class_policies: Gauge,
+    /// Per Service, from the last health read: members VCD finds up,
+    /// members enabled, and 1/0 for healthy or not (absent while unknown).
+    pub members_up: Family<ServiceLabels, Gauge>,
+    pub members_enabled: Family<ServiceLabels, Gauge>,
+    pub healthy: Family<ServiceLabels, Gauge>,
+    /// Health reads that failed.
+    pub health_read_failures: Counter,
 }
 
 impl ServiceMetrics {
@@ -69,7 +91,31 @@ impl ServiceMetrics {
             drift_checks: Counter::default(),
             drift_repairs: Counter::default(),
             unserved_class_policies: Gauge::default(),
+            members_up: Family::default(),
+            members_enabled: Family::default(),
+            healthy: Family::default(),
+            health_read_failures: Counter::default(),
         };
+        registry.register(
+            "vcd_ccm_load_balancer_members_up",
+            "Members VCD finds up behind the Service's load balancer, at the last health read (--health-interval)",
+            metrics.members_up.clone(),
+        );
+        registry.register(
+            "vcd_ccm_load_balancer_members_enabled",
+            "Members enabled behind the Service's load balancer, at the last health read",
+            metrics.members_enabled.clone(),
+        );
+        registry.register(
+            "vcd_ccm_load_balancer_healthy",
+            "1 when at least one member is up behind the Service's load balancer, 0 when none is; absent while VCD does not know",
+            metrics.healthy.clone(),
+        );
+        registry.register(
+            "vcd_ccm_health_read_failures",
+            "Health reads (one list of the gateway's pool summaries) that failed",
+            metrics.health_read_failures.clone(),
+        );
         registry.register(
             "vcd_ccm_policies_selecting_unserved_classes",
             "Provider policies whose selector names a loadBalancerClass this process does not serve (see --load-balancer-class): they govern no Service",

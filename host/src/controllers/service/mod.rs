@@ -7,6 +7,7 @@ mod condition;
 mod config;
 mod drift;
 mod endpoints;
+mod health;
 mod inputs;
 mod journal;
 mod locks;
@@ -24,7 +25,7 @@ mod sync;
 mod tls_secrets;
 mod writes;
 
-pub use condition::{READY_CONDITION, condition_of};
+pub use condition::{HEALTHY_CONDITION, READY_CONDITION, condition_of};
 pub use config::{DEFAULT_DRIFT_PERIOD, ServiceControllerConfig, lease_reference};
 pub use inputs::Caches;
 pub use journal::AnnotationJournal;
@@ -86,6 +87,7 @@ pub(crate) struct Shared {
     /// Services queued by the drift check and not synced since.
     drift_marks: Marks,
     drift_period: Option<Duration>,
+    health_period: Option<Duration>,
     /// Services queued by the TLS Secret check and not synced since.
     rotation_marks: Marks,
     tls_secret_period: Option<Duration>,
@@ -220,6 +222,7 @@ impl ServiceController {
             gate: config.gate.clone(),
             drift_marks: Marks::default(),
             drift_period: config.drift_period,
+            health_period: config.health_period,
             rotation_marks: Marks::default(),
             tls_secret_period: config.tls_secret_period,
             queue,
@@ -292,6 +295,12 @@ impl ServiceController {
             let s = shared.clone();
             tasks.spawn(health.clone().supervise(NAME, "drift-repair", move || {
                 drift::drift_loop(s.clone(), period)
+            }));
+        }
+        if let Some(period) = shared.health_period {
+            let s = shared.clone();
+            tasks.spawn(health.clone().supervise(NAME, "health", move || {
+                health::health_loop(s.clone(), period)
             }));
         }
         if let Some(period) = shared.tls_secret_period {

@@ -165,16 +165,20 @@ async fn sync_load_balancer(shared: &Shared, service: &Service) -> Result<Outcom
             if !clean_up(shared, service).await? {
                 return Ok(Outcome::Deleted);
             }
-            (Vec::new(), Outcome::Deleted, condition::removal(service))
+            (Vec::new(), Outcome::Deleted, condition::removals(service))
         } else {
             let wanted = ensure(shared, service).await?;
             let ready = Readiness::ready(ENSURED, ENSURED_MESSAGE).change(service);
-            (wanted, Outcome::Ensured, ready.map(condition::entry))
+            (
+                wanted,
+                Outcome::Ensured,
+                ready.map(condition::entry).into_iter().collect(),
+            )
         };
     let ingress = (previous != wanted).then_some(wanted.as_slice());
     shared
         .writes
-        .set_status(service, ingress, condition.into_iter().collect())
+        .set_status(service, ingress, condition)
         .await
         .map_err(SyncError::Status)?;
     Ok(outcome)

@@ -5,6 +5,7 @@
 //! addresses come from. Nothing here writes.
 
 pub(super) mod catalog;
+pub(super) mod health;
 pub(super) mod ipam;
 pub(super) mod objects;
 pub(super) mod snapshot;

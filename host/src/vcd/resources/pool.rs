@@ -129,6 +129,12 @@ pub struct PoolSummary {
     pub health_status: Option<String>,
     /// How many members the pool has.
     pub member_count: Option<u32>,
+    /// How many of them are enabled.
+    pub enabled_member_count: Option<u32>,
+    /// How many enabled members VCD finds operational.
+    pub up_member_count: Option<u32>,
+    /// VCD's localized words on the pool's health.
+    pub health_message: Option<String>,
     /// `IP_SET` when the members are a group; absent for a member list.
     pub member_group_type: Option<String>,
 }
@@ -149,6 +155,9 @@ impl PoolSummary {
                 None => Some(pool.members.len() as u32),
             },
             member_group_type: pool.member_group_ref.as_ref().map(|_| "IP_SET".into()),
+            enabled_member_count: None,
+            up_member_count: None,
+            health_message: None,
         }
     }
 }

@@ -135,18 +135,22 @@ pub struct MemberCounts {
 
 impl super::World {
     /// A pool's members; the entries of a member group (an IP set) count as
-    /// enabled members that are up, as no health is modelled for them.
+    /// enabled members, up unless a test marked them otherwise.
     pub fn member_counts(&self, pool: &Pool) -> MemberCounts {
         let group = pool
             .member_group_ref
             .as_ref()
             .and_then(|g| super::find(&self.firewall_groups, &g.id));
         if let Some(group) = group {
-            let entries = group.body.ip_addresses.as_ref().map_or(0, Vec::len);
+            let entries = group.body.ip_addresses.clone().unwrap_or_default();
+            let up = entries
+                .iter()
+                .filter(|ip| pool.member_health.get(*ip).is_none_or(|h| h == "UP"))
+                .count();
             return MemberCounts {
-                total: entries,
-                enabled: entries,
-                up: entries,
+                total: entries.len(),
+                enabled: entries.len(),
+                up,
             };
         }
         MemberCounts {

@@ -54,10 +54,11 @@ impl World {
         if !["UP", "DOWN", "UNKNOWN"].contains(&health) {
             return Err(HookError::Health(health.to_string()));
         }
-        let pool = find_mut(&mut self.pools, pool_id).ok_or_else(|| not_found("pool", pool_id))?;
-        if !pool.members.iter().any(|m| m.ip_address == ip) {
+        let pool = find(&self.pools, pool_id).ok_or_else(|| not_found("pool", pool_id))?;
+        if !self.pool_member_ips(pool).iter().any(|m| m == ip) {
             return Err(not_found("pool member", ip));
         }
+        let pool = find_mut(&mut self.pools, pool_id).ok_or_else(|| not_found("pool", pool_id))?;
         pool.member_health
             .insert(ip.to_string(), health.to_string());
         Ok(())

@@ -1,0 +1,48 @@
+//! `--health-interval` through `vcd-ccm run`: VCD's count of members up
+//! reaches the Service's `vcd-ccm.io/LoadBalancerHealthy` condition and
+//! `/metrics`.
+
+use k8s_openapi::api::core::v1::Service;
+use kube::Api;
+use vcd_ccm::controllers::service::{HEALTHY_CONDITION, condition_of};
+
+use super::{CONVERGE, START, leading};
+use crate::support::poll::wait_until;
+use crate::support::run::World;
+
+async fn health_message(world: &World, name: &str) -> Result<String, String> {
+    let service = Api::<Service>::namespaced(world.client.clone(), "default")
+        .get(name)
+        .await
+        .map_err(|e| e.to_string())?;
+    condition_of(&service, HEALTHY_CONDITION)
+        .map(|c| format!("{} {}", c.status, c.message))
+        .ok_or_else(|| "no health condition yet".into())
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_health_interval_reads_members_up_into_the_service() {
+    let world = World::start().await;
+    world.add_nodes().await;
+    let ccm = world.spawn("health", &["--health-interval=1s"]);
+    wait_until("the process to lead", START, || leading(&ccm)).await;
+    world.create_service("web", &[80]).await;
+    wait_until("web's address", START + CONVERGE, || {
+        world.external_ip("web")
+    })
+    .await;
+    let (message, _) = wait_until("web's health", START, || async {
+        let message = health_message(&world, "web").await?;
+        match message.starts_with("True ") {
+            true => Ok(message),
+            false => Err(message),
+        }
+    })
+    .await;
+    assert!(message.ends_with(" members up"), "{message}");
+    let (_, metrics) = ccm.get("/metrics").await.expect("the metrics");
+    assert!(
+        metrics.contains("vcd_ccm_load_balancer_healthy{namespace=\"default\",service=\"web\"} 1"),
+        "{metrics}"
+    );
+}
