@@ -1,10 +1,42 @@
 //! Programs some tests drive (a registry, promtool), found on the PATH as
 //! `.ci/run` finds them. Missing under `CI=true`, the test fails; elsewhere
 //! it is skipped with a line written past the test harness's capture, so
-//! `cargo test` shows it, naming the Debian package that would run it.
+//! `cargo test` shows it, naming the Debian package that would run it, and
+//! the run ends with the list of every test skipped, after the harness's
+//! summary.
 
 use std::io::Write;
 use std::path::{Path, PathBuf};
+use std::sync::{Mutex, Once};
+
+/// The lines of the tests skipped so far, listed at exit.
+static SKIPPED: Mutex<Vec<String>> = Mutex::new(Vec::new());
+static LIST_AT_EXIT: Once = Once::new();
+
+/// Runs as the test binary exits, after the harness's `test result` line.
+extern "C" fn list_skipped() {
+    let skipped = SKIPPED.lock().unwrap_or_else(|p| p.into_inner());
+    let mut err = std::io::stderr();
+    let _ = writeln!(
+        err,
+        "\n{} test(s) SKIPPED for want of a program (CI=true runs them all):",
+        skipped.len()
+    );
+    for line in skipped.iter() {
+        let _ = writeln!(err, "  {line}");
+    }
+}
+
+/// Notes a skipped test for the list at exit.
+fn note_skipped(line: &str) {
+    SKIPPED
+        .lock()
+        .unwrap_or_else(|p| p.into_inner())
+        .push(line.to_string());
+    LIST_AT_EXIT.call_once(|| {
+        shutdown_hooks::add_shutdown_hook(list_skipped);
+    });
+}
 
 /// A program and the Debian package that ships it.
 #[derive(Debug, Clone, Copy)]
@@ -70,5 +102,6 @@ pub fn require<const N: usize>(tools: [Tool; N]) -> Option<[PathBuf; N]> {
     assert!(!in_ci(), "{line}; CI runs every test");
     // Straight to the process's stderr: the harness captures `eprintln!`.
     let _ = writeln!(std::io::stderr(), "{line}");
+    note_skipped(&line.replacen("SKIPPED ", "", 1));
     None
 }
