@@ -27,7 +27,7 @@ fn lists(cluster: &Cluster) -> Lists {
                 let id = vs.id.clone().unwrap_or_default();
                 let policies = w.http_policies.iter().find(|p| p.virtual_service_id == id);
                 let names =
-                    |f: &dyn Fn(&vcdsim::world::http_policy::HttpPolicies) -> Vec<String>| {
+                    |f: &dyn Fn(&vcdsim::world::http_rules::HttpPolicies) -> Vec<String>| {
                         policies.map(f).unwrap_or_default()
                     };
                 (

@@ -11,6 +11,9 @@ use crate::faults::TaskFailure;
 /// served with 37.2's bodies minus the fields added since.
 pub const MODELLED_VERSIONS: [&str; 5] = ["37.2", "38.0", "38.1", "39.0", "39.1"];
 
+/// The version used when a request names none; the CPI pins 37.2.
+pub const DEFAULT_API_VERSION: &str = "37.2";
+
 #[derive(Debug, Clone)]
 pub struct RequestContext {
     pub request_id: String,
@@ -25,7 +28,7 @@ impl Default for RequestContext {
         Self {
             request_id: "00000000-0000-0000-0000-000000000000".to_string(),
             legacy: false,
-            api_version: crate::world::DEFAULT_API_VERSION.to_string(),
+            api_version: DEFAULT_API_VERSION.to_string(),
             fail_task: None,
         }
     }

@@ -6,10 +6,11 @@ mod gateway;
 mod service_accounts;
 
 use crate::ids::{new_urn, new_uuid};
-use crate::scenario::{IpSpaceSpec, OrgSpec, RoleSpec, Scenario, ScenarioError, UserSpec, VmSpec};
+use crate::scenario::{IpSpaceSpec, OrgSpec, RoleSpec, Scenario, ScenarioError, UserSpec};
 use crate::world::World;
 use crate::world::alb::ServiceEngineGroup;
-use crate::world::compute::{SizingPolicy, VApp, Vdc, Vm};
+use crate::world::compute::{VApp, Vdc};
+use crate::world::hooks::vm_from_spec;
 use crate::world::identity::{ApiToken, Org, Role, SYSTEM_ORG, User};
 use crate::world::ip::{Cidr, IpRange};
 use crate::world::ip_space::{IpSpace, IpSpaceRange};
@@ -312,44 +313,6 @@ fn vdc_id(world: &World, org_id: &str, name: &str) -> Result<String, ScenarioErr
         .find(|v| v.org_id == org_id && v.name == name)
         .map(|v| v.id.clone())
         .ok_or_else(|| dangling("vdc", name, "a gateway or network"))
-}
-
-/// A VM from its scenario form; MAC addresses are generated when absent.
-pub fn vm_from_spec(spec: &VmSpec, vapp_id: &str) -> Vm {
-    let nics = spec
-        .nics
-        .iter()
-        .map(|nic| {
-            let mut nic = nic.clone();
-            if nic.mac.is_empty() {
-                let bytes = uuid::Uuid::new_v4().into_bytes();
-                nic.mac = format!(
-                    "00:50:56:{:02x}:{:02x}:{:02x}",
-                    bytes[0], bytes[1], bytes[2]
-                );
-            }
-            nic
-        })
-        .collect();
-    Vm {
-        id: new_urn("vm"),
-        vapp_id: vapp_id.to_string(),
-        name: spec.name.clone(),
-        power: spec.power,
-        cpus: spec.cpus,
-        memory_mb: spec.memory_mb,
-        guest_os: spec.guest_os.clone(),
-        nics,
-        primary_nic: spec.primary_nic,
-        sizing_policy: spec.sizing_policy.as_ref().map(|name| SizingPolicy {
-            id: new_urn("vdcComputePolicy"),
-            name: name.clone(),
-        }),
-        computer_name: spec
-            .computer_name
-            .clone()
-            .unwrap_or_else(|| spec.name.clone()),
-    }
 }
 
 /// The first user (and API token) of the first tenant org, and of System.

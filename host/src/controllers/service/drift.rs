@@ -11,7 +11,7 @@ use std::time::Duration;
 
 use super::Shared;
 use super::predicates::needs_cleanup;
-use super::sync::service_key;
+use super::spec::service_key;
 use crate::text::sanitize;
 
 /// The Event reason of a repair.

@@ -12,7 +12,8 @@ use tokio::sync::Notify;
 
 use super::Shared;
 use super::predicates::needs_cleanup;
-use super::sync::{SyncError, service_key};
+use super::spec::service_key;
+use super::sync::SyncError;
 
 /// Services needing cleanup are queued again this often (upstream's
 /// informer resync of the service handler).

@@ -58,8 +58,8 @@ use marks::Marks;
 use metrics::ServiceMetrics;
 use pending::PendingReporter;
 use predicates::{needs_cleanup, should_sync_updated_node};
+use spec::service_key;
 use spec::{NodeKey, NodeSetDigest};
-use sync::service_key;
 use writes::ServiceWrites;
 
 /// The controller's name in task supervision.

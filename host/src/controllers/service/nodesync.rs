@@ -11,8 +11,9 @@ use k8s_openapi::api::core::v1::Service;
 
 use super::Shared;
 use super::predicates::needs_cleanup;
+use super::spec::service_key;
 use super::spec::{NodeKey, NodeSetDigest};
-use super::sync::{object_ref, service_key};
+use super::sync::object_ref;
 use crate::controllers::EventType::{Normal, Warning};
 use crate::controllers::service::sync;
 

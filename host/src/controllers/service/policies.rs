@@ -14,8 +14,9 @@ use tokio::sync::broadcast::error::RecvError;
 
 use super::Shared;
 use super::predicates::ClassFilter;
+use super::spec::service_key;
 use super::spec::service_spec;
-use super::sync::{object_ref, service_key};
+use super::sync::object_ref;
 use crate::controllers::EventType::{Normal, Warning};
 use crate::controllers::informer::Change;
 use crate::controllers::workqueue::WorkQueue;

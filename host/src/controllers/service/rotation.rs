@@ -14,7 +14,7 @@ use k8s_openapi::api::core::v1::ObjectReference;
 
 use super::Shared;
 use super::predicates::needs_cleanup;
-use super::sync::service_key;
+use super::spec::service_key;
 use crate::controllers::EventType;
 use crate::lb::tls::TLS_SECRET_ANNOTATION;
 use crate::text::sanitize;

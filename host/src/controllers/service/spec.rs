@@ -167,3 +167,12 @@ pub fn current_ingress(service: &Service) -> Vec<LoadBalancerIngress> {
         .and_then(|lb| lb.ingress.clone())
         .unwrap_or_default()
 }
+
+/// The work queue's key of a Service: `namespace/name`.
+pub fn service_key(service: &Service) -> String {
+    format!(
+        "{}/{}",
+        service.metadata.namespace.as_deref().unwrap_or_default(),
+        service.metadata.name.as_deref().unwrap_or_default()
+    )
+}

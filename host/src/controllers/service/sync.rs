@@ -13,7 +13,7 @@ use super::Shared;
 use super::condition::{self, Readiness};
 use super::metrics::ReconcileLabels;
 use super::predicates::{has_finalizer, needs_cleanup};
-use super::spec::{NodeKey, NodeSetDigest, current_ingress, ingress_of, service_spec};
+use super::spec::{NodeKey, NodeSetDigest, current_ingress, ingress_of, service_key, service_spec};
 use crate::controllers::EventType::{Normal, Warning};
 use crate::controllers::service::drift;
 use crate::controllers::service::rotation;
@@ -338,12 +338,4 @@ pub(super) async fn timed<T>(
 enum Outcome {
     Ensured,
     Deleted,
-}
-
-pub fn service_key(service: &Service) -> String {
-    format!(
-        "{}/{}",
-        service.metadata.namespace.as_deref().unwrap_or_default(),
-        service.metadata.name.as_deref().unwrap_or_default()
-    )
 }

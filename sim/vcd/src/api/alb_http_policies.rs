@@ -18,7 +18,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::respond;
 use crate::state::AppState;
 use crate::tasks::{self, TaskRequest};
-use crate::world::http_policy::HttpPolicies;
+use crate::world::http_rules::HttpPolicies;
 use crate::world::http_rules::{RequestRule, ResponseRule, SecurityRule};
 use crate::world::task::TaskOwner;
 use crate::world::{World, find, find_mut};

@@ -2,8 +2,9 @@
 //! VMs powering off or vanishing, pool members going down, tokens revoked,
 //! a provider turning a gateway's transparent mode on or off.
 
-use super::compute::PowerState;
+use super::compute::{PowerState, SizingPolicy, Vm};
 use super::{World, find, find_mut, remove};
+use crate::ids::new_urn;
 use crate::scenario::VmSpec;
 
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -31,7 +32,7 @@ impl World {
     /// Adds a VM to a vApp; returns its URN.
     pub fn add_vm(&mut self, vapp_id: &str, spec: &VmSpec) -> Result<String, HookError> {
         let vapp = find(&self.vapps, vapp_id).ok_or_else(|| not_found("vApp", vapp_id))?;
-        let vm = crate::seed::vm_from_spec(spec, &vapp.id);
+        let vm = vm_from_spec(spec, &vapp.id);
         let id = vm.id.clone();
         self.vms.push(vm);
         Ok(id)
@@ -93,5 +94,43 @@ impl World {
             .ok_or_else(|| not_found("token", token))?;
         api.revoked = true;
         Ok(())
+    }
+}
+
+/// A VM from its scenario form; MAC addresses are generated when absent.
+pub fn vm_from_spec(spec: &VmSpec, vapp_id: &str) -> Vm {
+    let nics = spec
+        .nics
+        .iter()
+        .map(|nic| {
+            let mut nic = nic.clone();
+            if nic.mac.is_empty() {
+                let bytes = uuid::Uuid::new_v4().into_bytes();
+                nic.mac = format!(
+                    "00:50:56:{:02x}:{:02x}:{:02x}",
+                    bytes[0], bytes[1], bytes[2]
+                );
+            }
+            nic
+        })
+        .collect();
+    Vm {
+        id: new_urn("vm"),
+        vapp_id: vapp_id.to_string(),
+        name: spec.name.clone(),
+        power: spec.power,
+        cpus: spec.cpus,
+        memory_mb: spec.memory_mb,
+        guest_os: spec.guest_os.clone(),
+        nics,
+        primary_nic: spec.primary_nic,
+        sizing_policy: spec.sizing_policy.as_ref().map(|name| SizingPolicy {
+            id: new_urn("vdcComputePolicy"),
+            name: name.clone(),
+        }),
+        computer_name: spec
+            .computer_name
+            .clone()
+            .unwrap_or_else(|| spec.name.clone()),
     }
 }

@@ -2,11 +2,11 @@
 //! response and security rules, kept in their wire form. The class names
 //! in refusals are vcdsim's (the 37.2 spec has no such definitions).
 //! `check` validates enums and combinations, naming the field's path.
-//! Here what rules match; the rules and their actions are in `http_rules`.
+//! Here what rules match; the rules, their actions and the lists of one
+//! virtual service are in `http_rules`.
 
 use serde::{Deserialize, Serialize};
 
-use super::http_rules::{RequestRule, ResponseRule, SecurityRule};
 use crate::strict::definition;
 
 pub(super) type Checked = Result<(), String>;
@@ -196,14 +196,4 @@ impl MatchCriteria {
         }
         Ok(())
     }
-}
-
-/// The three ordered rule lists of one virtual service.
-#[derive(Debug, Clone, Default, Serialize, Deserialize)]
-#[serde(rename_all = "camelCase")]
-pub struct HttpPolicies {
-    pub virtual_service_id: String,
-    pub request_rules: Vec<RequestRule>,
-    pub response_rules: Vec<ResponseRule>,
-    pub security_rules: Vec<SecurityRule>,
 }

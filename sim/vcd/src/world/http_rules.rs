@@ -295,3 +295,13 @@ impl SecurityRule {
         Ok(())
     }
 }
+
+/// The three ordered rule lists of one virtual service.
+#[derive(Debug, Clone, Default, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct HttpPolicies {
+    pub virtual_service_id: String,
+    pub request_rules: Vec<RequestRule>,
+    pub response_rules: Vec<ResponseRule>,
+    pub security_rules: Vec<SecurityRule>,
+}

@@ -30,16 +30,13 @@ pub use usage::{AllocationUse, UsedIp};
 use alb::{Pool, SegAssignment, ServiceEngineGroup, VirtualService};
 use compute::{VApp, Vdc, Vm};
 use firewall::{FirewallGroup, FirewallRule, GatewayFirewall};
-use http_policy::HttpPolicies;
+use http_rules::HttpPolicies;
 use identity::{AccessToken, ApiToken, Org, Role, User};
 use ip_space::{IpAllocation, IpSpace};
 use library::{Certificate, Entity};
 use nat::{AppPortProfile, NatRule};
 use network::{EdgeGateway, OrgVdcNetwork};
 use task::Task;
-
-/// The version used when a request names none; the CPI pins 37.2.
-pub const DEFAULT_API_VERSION: &str = "37.2";
 
 /// `EntityReference` on the wire.
 #[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
