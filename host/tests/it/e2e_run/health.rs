@@ -1,6 +1,6 @@
 //! `--health-interval` through `vcd-ccm run`: VCD's count of members up
 //! reaches the Service's `vcd-ccm.io/LoadBalancerHealthy` condition and
-//! `/metrics`.
+//! `/metrics`, at one VCD call per read.
 
 use k8s_openapi::api::core::v1::Service;
 use kube::Api;
@@ -40,6 +40,32 @@ async fn the_health_interval_reads_members_up_into_the_service() {
     })
     .await;
     assert!(message.ends_with(" members up"), "{message}");
+    // Steady, between drift checks: each read is one list, and nothing else
+    // of the load-balancer side reaches VCD (the node side's VM reads are
+    // its own).
+    world.vcd.reset_log();
+    wait_until("three health reads", START, || async {
+        let calls = world.vcd.requests();
+        let reads = calls
+            .iter()
+            .filter(|r| r.template.ends_with("/loadBalancer/poolSummaries"))
+            .count();
+        match reads >= 3 {
+            true => Ok(()),
+            false => Err(format!("{reads} reads")),
+        }
+    })
+    .await;
+    let others: Vec<String> = world
+        .vcd
+        .requests()
+        .iter()
+        .filter(|r| r.template.contains("/edgeGateways/") || r.template.contains("/loadBalancer/"))
+        .filter(|r| !(r.method == "GET" && r.template.ends_with("/loadBalancer/poolSummaries")))
+        .map(|r| format!("{} {}", r.method, r.template))
+        .collect();
+    assert!(others.is_empty(), "{others:#?}");
+    println!("health reporting: 1 VCD call per read (<= 128 pools): 60 an hour at the default 60s");
     let (_, metrics) = ccm.get("/metrics").await.expect("the metrics");
     assert!(
         metrics.contains("vcd_ccm_load_balancer_healthy{namespace=\"default\",service=\"web\"} 1"),
