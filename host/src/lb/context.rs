@@ -37,9 +37,10 @@ pub(in crate::lb) struct Context {
     pub(in crate::lb) upload_pins: Arc<UploadPins>,
     pub(in crate::lb) mode: Mode,
     pub(in crate::lb) gateway: EntityRef,
-    /// The org and VDC, which own the firewall's port profiles.
+    /// The org, and the gateway's owner (its VDC or data-center group):
+    /// the firewall's port profiles are created in that context.
     pub(in crate::lb) org: EntityRef,
-    pub(in crate::lb) vdc: EntityRef,
+    pub(in crate::lb) gateway_owner: EntityRef,
     pub(in crate::lb) cluster: Cluster,
     pub(in crate::lb) source: IpSource,
     pub(in crate::lb) features: Features,
@@ -101,7 +102,10 @@ impl Context {
         Ok(Self {
             gateway: EntityRef::new(gateway.name.clone(), gateway.id.clone()),
             org: placement.org.clone(),
-            vdc: placement.vdc.clone(),
+            gateway_owner: gateway
+                .owner_ref
+                .clone()
+                .unwrap_or_else(|| placement.vdc.clone()),
             client,
             registry,
             config,

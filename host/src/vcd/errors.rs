@@ -272,6 +272,18 @@ pub enum VcdError {
         /// Where it was looked for.
         scope: String,
     },
+    /// `vcd.vdc` names a data-center group: the cluster's placement starts
+    /// from one of its member VDCs.
+    #[error(
+        "'{name}' is a data-center group, not a VDC: set vcd.vdc to one of its member VDCs ({}); the group's networks and edge gateway are found from any member",
+        members.join(", ")
+    )]
+    GroupNotVdc {
+        /// The name or URN configured.
+        name: String,
+        /// The group's member VDCs, by name.
+        members: Vec<String>,
+    },
     /// A write a read-only client (`vcd-ccm plan`) did not send.
     #[error("{call}: not sent, this client only reads")]
     ReadOnly {
@@ -326,7 +338,7 @@ impl VcdError {
             Self::Conflict { .. } => "conflict",
             Self::Unauthorized { .. } => "unauthorized",
             Self::Throttled { .. } => "throttled",
-            Self::Rejected { .. } | Self::Ambiguous { .. } => "rejected",
+            Self::Rejected { .. } | Self::Ambiguous { .. } | Self::GroupNotVdc { .. } => "rejected",
             Self::Server { .. } => "server_error",
             Self::Transport { .. } | Self::Tls { .. } => "transport",
             Self::Timeout { .. } | Self::TaskTimeout { .. } => "timeout",

@@ -13,6 +13,7 @@ pub const DEFAULT_SCENARIO: &str = include_str!("../scenarios/default.yaml");
 pub const TWO_ORGS_SCENARIO: &str = include_str!("../scenarios/two-orgs.yaml");
 pub const IP_SPACE_SCENARIO: &str = include_str!("../scenarios/ip-space.yaml");
 pub const DUAL_STACK_SCENARIO: &str = include_str!("../scenarios/dual-stack.yaml");
+pub const DC_GROUP_SCENARIO: &str = include_str!("../scenarios/dc-group.yaml");
 
 #[derive(Debug, thiserror::Error)]
 pub enum ScenarioError {
@@ -32,6 +33,10 @@ pub enum ScenarioError {
     Family { address: String, subnet: String },
     #[error("the scenario has no {0}")]
     Missing(&'static str),
+    #[error("edge gateway '{0}' needs exactly one owner: `vdc` or `vdcGroup`")]
+    GatewayOwner(String),
+    #[error("data-center group '{name}' has {count} VDCs; a group has 1 to 16")]
+    GroupSize { name: String, count: usize },
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -76,6 +81,12 @@ impl Scenario {
     /// One org whose gateway is backed by a PUBLIC IP Space.
     pub fn ip_space() -> Self {
         Self::from_yaml(IP_SPACE_SCENARIO).expect("the shipped ip-space scenario parses")
+    }
+
+    /// One org whose cluster spans two VDCs of a data-center group, on the
+    /// group's network and edge gateway.
+    pub fn dc_group() -> Self {
+        Self::from_yaml(DC_GROUP_SCENARIO).expect("the built-in DC-group scenario parses")
     }
 
     /// One org with an IPv4 + IPv6 IP-block gateway (`edge1`) and a gateway
@@ -211,6 +222,9 @@ pub struct OrgSpec {
     pub roles: Vec<RoleSpec>,
     #[serde(default)]
     pub vdcs: Vec<VdcSpec>,
+    /// Data-center groups of the org's VDCs.
+    #[serde(default)]
+    pub vdc_groups: Vec<VdcGroupSpec>,
     #[serde(default)]
     pub edge_gateways: Vec<GatewaySpec>,
     #[serde(default)]
@@ -229,6 +243,18 @@ pub struct VdcSpec {
     pub networks: Vec<NetworkSpec>,
     #[serde(default)]
     pub vapps: Vec<VAppSpec>,
+}
+
+/// A data-center group: 1–16 of the org's VDCs, and the networks the group
+/// owns (stretched to every member).
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase", deny_unknown_fields)]
+pub struct VdcGroupSpec {
+    pub name: String,
+    /// Member VDCs by name.
+    pub vdcs: Vec<String>,
+    #[serde(default)]
+    pub networks: Vec<NetworkSpec>,
 }
 
 fn flex() -> String {
@@ -257,7 +283,12 @@ fn flexible_segment() -> String {
 #[serde(rename_all = "camelCase", deny_unknown_fields)]
 pub struct GatewaySpec {
     pub name: String,
-    pub vdc: String,
+    /// The VDC owning the gateway; or else `vdc_group`.
+    #[serde(default)]
+    pub vdc: Option<String>,
+    /// The data-center group owning the gateway.
+    #[serde(default)]
+    pub vdc_group: Option<String>,
     #[serde(default = "ext_net")]
     pub uplink: String,
     /// Sub-allocated IP blocks (an IP-block gateway).

@@ -6,10 +6,12 @@ mod gateway;
 mod service_accounts;
 
 use crate::ids::{new_urn, new_uuid};
-use crate::scenario::{IpSpaceSpec, OrgSpec, RoleSpec, Scenario, ScenarioError, UserSpec};
+use crate::scenario::{
+    IpSpaceSpec, NetworkSpec, OrgSpec, RoleSpec, Scenario, ScenarioError, UserSpec, VdcGroupSpec,
+};
 use crate::world::World;
 use crate::world::alb::ServiceEngineGroup;
-use crate::world::compute::{VApp, Vdc};
+use crate::world::compute::{VApp, Vdc, VdcGroup};
 use crate::world::hooks::vm_from_spec;
 use crate::world::identity::{ApiToken, Org, Role, SYSTEM_ORG, User};
 use crate::world::ip::{Cidr, IpRange};
@@ -210,45 +212,22 @@ fn seed_org(world: &mut World, spec: &OrgSpec) -> Result<(), ScenarioError> {
             allocation_type: vdc.allocation_type.clone(),
         });
     }
+    for group in &spec.vdc_groups {
+        add_group(world, &org_id, group)?;
+    }
     for gateway in &spec.edge_gateways {
         gateway::add_gateway(world, &org_id, gateway)?;
+    }
+    for group in &spec.vdc_groups {
+        let group_id = group_id(world, &org_id, &group.name)?;
+        for network in &group.networks {
+            add_network(world, &org_id, &group_id, network)?;
+        }
     }
     for vdc in &spec.vdcs {
         let vdc_id = vdc_id(world, &org_id, &vdc.name)?;
         for network in &vdc.networks {
-            let gateway_id = match &network.gateway {
-                Some(name) => Some(
-                    world
-                        .gateways
-                        .iter()
-                        .find(|g| g.org_id == org_id && &g.name == name)
-                        .ok_or_else(|| dangling("edge gateway", name, &network.name))?
-                        .id
-                        .clone(),
-                ),
-                None => None,
-            };
-            let cidr = Cidr::parse(&network.cidr)?;
-            world.networks.push(OrgVdcNetwork {
-                id: new_urn("network"),
-                org_id: org_id.clone(),
-                vdc_id: vdc_id.clone(),
-                name: network.name.clone(),
-                description: String::new(),
-                backing_type: network.backing_type.clone(),
-                network_type: if gateway_id.is_some() {
-                    "NAT_ROUTED"
-                } else {
-                    "ISOLATED"
-                }
-                .to_string(),
-                gateway_id,
-                subnet: Subnet {
-                    gateway: cidr.network,
-                    prefix_length: cidr.prefix_length,
-                    ranges: parse_ranges(&network.ranges)?,
-                },
-            });
+            add_network(world, &org_id, &vdc_id, network)?;
         }
         for vapp in &vdc.vapps {
             let vapp_id = new_urn("vapp");
@@ -296,6 +275,78 @@ fn seed_org(world: &mut World, spec: &OrgSpec) -> Result<(), ScenarioError> {
     Ok(())
 }
 
+/// A group of 1–16 of the org's VDCs; its name is unique among the org's
+/// groups.
+fn add_group(world: &mut World, org_id: &str, spec: &VdcGroupSpec) -> Result<(), ScenarioError> {
+    if !(1..=16).contains(&spec.vdcs.len()) {
+        return Err(ScenarioError::GroupSize {
+            name: spec.name.clone(),
+            count: spec.vdcs.len(),
+        });
+    }
+    if group_id(world, org_id, &spec.name).is_ok() {
+        return Err(ScenarioError::Duplicate {
+            kind: "data-center group",
+            name: spec.name.clone(),
+        });
+    }
+    let vdc_ids = spec
+        .vdcs
+        .iter()
+        .map(|name| vdc_id(world, org_id, name))
+        .collect::<Result<Vec<_>, _>>()?;
+    world.vdc_groups.push(VdcGroup {
+        id: new_urn("vdcGroup"),
+        org_id: org_id.to_string(),
+        name: spec.name.clone(),
+        vdc_ids,
+    });
+    Ok(())
+}
+
+/// A network owned by `owner_id` (a VDC or a data-center group).
+fn add_network(
+    world: &mut World,
+    org_id: &str,
+    owner_id: &str,
+    spec: &NetworkSpec,
+) -> Result<(), ScenarioError> {
+    let gateway_id = match &spec.gateway {
+        Some(name) => Some(
+            world
+                .gateways
+                .iter()
+                .find(|g| g.org_id == org_id && &g.name == name)
+                .ok_or_else(|| dangling("edge gateway", name, &spec.name))?
+                .id
+                .clone(),
+        ),
+        None => None,
+    };
+    let cidr = Cidr::parse(&spec.cidr)?;
+    world.networks.push(OrgVdcNetwork {
+        id: new_urn("network"),
+        org_id: org_id.to_string(),
+        owner_id: owner_id.to_string(),
+        name: spec.name.clone(),
+        description: String::new(),
+        backing_type: spec.backing_type.clone(),
+        network_type: if gateway_id.is_some() {
+            "NAT_ROUTED"
+        } else {
+            "ISOLATED"
+        }
+        .to_string(),
+        gateway_id,
+        subnet: Subnet {
+            gateway: cidr.network,
+            prefix_length: cidr.prefix_length,
+            ranges: parse_ranges(&spec.ranges)?,
+        },
+    });
+    Ok(())
+}
+
 /// `urn:vcloud:entity:<vendor>:<nss>:<uuid>` for a type
 /// `urn:vcloud:type:<vendor>:<nss>:<version>`.
 pub fn entity_urn(entity_type: &str) -> String {
@@ -312,7 +363,16 @@ fn vdc_id(world: &World, org_id: &str, name: &str) -> Result<String, ScenarioErr
         .iter()
         .find(|v| v.org_id == org_id && v.name == name)
         .map(|v| v.id.clone())
-        .ok_or_else(|| dangling("vdc", name, "a gateway or network"))
+        .ok_or_else(|| dangling("vdc", name, "a gateway, network or group"))
+}
+
+fn group_id(world: &World, org_id: &str, name: &str) -> Result<String, ScenarioError> {
+    world
+        .vdc_groups
+        .iter()
+        .find(|g| g.org_id == org_id && g.name == name)
+        .map(|g| g.id.clone())
+        .ok_or_else(|| dangling("data-center group", name, "a gateway"))
 }
 
 /// The first user (and API token) of the first tenant org, and of System.

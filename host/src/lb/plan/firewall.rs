@@ -286,7 +286,7 @@ fn want_ports(
         }
         None => {
             let mut profile =
-                PortProfile::tenant(&names.firewall_ports(), &ctx.org, &ctx.vdc, ports);
+                PortProfile::tenant(&names.firewall_ports(), &ctx.org, &ctx.gateway_owner, ports);
             profile.description = Some(owner.format());
             profile
         }

@@ -85,6 +85,8 @@ pub struct EdgeGateway {
     pub edge_gateway_uplinks: Vec<Uplink>,
     /// The org that owns the gateway.
     pub org_ref: Option<EntityRef>,
+    /// The VDC or data-center group that owns the gateway.
+    pub owner_ref: Option<EntityRef>,
     /// API 39.0+: `DISTRIBUTED_ONLY` for a gateway without service routers
     /// (no NAT, no gateway firewall); absent before 39.0 and on gateways
     /// with them.

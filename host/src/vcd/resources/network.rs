@@ -19,6 +19,37 @@ struct Named {
     name: String,
 }
 
+/// A data-center group (`/cloudapi/1.0.0/vdcGroups`): VDCs of one org
+/// sharing networks and an edge gateway.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct VdcGroup {
+    id: String,
+    name: String,
+    #[serde(default)]
+    participating_org_vdcs: Vec<GroupMember>,
+}
+
+#[derive(Debug, Clone, Deserialize)]
+#[serde(rename_all = "camelCase")]
+struct GroupMember {
+    vdc_ref: EntityRef,
+}
+
+impl VdcGroup {
+    fn member_names(&self) -> Vec<String> {
+        self.participating_org_vdcs
+            .iter()
+            .map(|m| {
+                m.vdc_ref
+                    .name
+                    .clone()
+                    .unwrap_or_else(|| m.vdc_ref.id.clone())
+            })
+            .collect()
+    }
+}
+
 /// How an org VDC network is connected to an edge gateway.
 #[derive(Debug, Clone, Deserialize)]
 #[serde(rename_all = "camelCase")]
@@ -37,8 +68,6 @@ pub struct OrgVdcNetwork {
     pub id: String,
     /// The network's name.
     pub name: String,
-    /// `None` for a network shared through a data-center group.
-    pub org_vdc: Option<EntityRef>,
     /// What backs the network, e.g. `NSXT_FLEXIBLE_SEGMENT` or
     /// `DV_PORTGROUP`.
     pub backing_network_type: Option<String>,
@@ -134,28 +163,62 @@ impl VcdClient {
                 count: in_org.len(),
             });
         }
-        let vdc = in_org
-            .into_iter()
-            .next()
-            .map(|v| EntityRef::new(v.name, v.id))
-            .ok_or_else(|| VcdError::Missing {
-                what: "VDC",
-                name: name_or_id.to_string(),
-                scope,
-            })?;
+        let Some(vdc) = in_org.into_iter().next() else {
+            return Err(match self.vdc_group(name_or_id).await {
+                Some(group) => VcdError::GroupNotVdc {
+                    name: name_or_id.to_string(),
+                    members: group.member_names(),
+                },
+                None => VcdError::Missing {
+                    what: "VDC",
+                    name: name_or_id.to_string(),
+                    scope,
+                },
+            });
+        };
+        let vdc = EntityRef::new(vdc.name, vdc.id);
         self.cache().put_vdc(&org.id, name_or_id, vdc.clone());
         Ok(vdc)
     }
 
+    /// The data-center group named (or with the URN) `name_or_id`, if the
+    /// user can see one: only asked when no VDC has that name, to say what
+    /// to write instead. A failed lookup is logged and counts as none.
+    async fn vdc_group(&self, name_or_id: &str) -> Option<VdcGroup> {
+        let found = if name_or_id.starts_with("urn:vcloud:vdcGroup:") {
+            let request = ApiRequest::get(
+                "get_vdc_group",
+                format!("{CLOUDAPI}/vdcGroups/{name_or_id}"),
+            );
+            self.fetch(request).await.map(|group| vec![group])
+        } else {
+            let request = ApiRequest::get("find_vdc_group", format!("{CLOUDAPI}/vdcGroups"))
+                .query("filter", Filter::eq("name", name_or_id));
+            self.fetch::<super::Values<VdcGroup>>(request)
+                .await
+                .map(|page| page.values)
+        };
+        match found {
+            Ok(groups) => groups
+                .into_iter()
+                .find(|g| g.id == name_or_id || g.name == name_or_id),
+            Err(error) => {
+                tracing::debug!(%error, name_or_id, "no data-center group lookup");
+                None
+            }
+        }
+    }
+
     /// The org VDC network `name` usable from `vdc`: one of the VDC, or one
-    /// shared through a data-center group. More than one match is an error.
+    /// of a data-center group the VDC belongs to (`_context` selects both;
+    /// a group's network has no `orgVdc`). More than one match is an error.
     #[tracing::instrument(skip(self))]
     pub async fn find_network(
         &self,
         vdc: &EntityRef,
         name: &str,
     ) -> Result<OrgVdcNetwork, VcdError> {
-        let filter = Filter::eq("name", name);
+        let filter = Filter::eq("_context", &vdc.id).and(Filter::eq("name", name));
         let networks: Vec<OrgVdcNetwork> = self
             .list_all(
                 "find_network",
@@ -165,11 +228,7 @@ impl VcdClient {
             )
             .await?;
         let scope = format!("for VDC {}", vdc.name.as_deref().unwrap_or(&vdc.id));
-        let usable: Vec<OrgVdcNetwork> = networks
-            .into_iter()
-            .filter(|n| n.org_vdc.as_ref().is_none_or(|v| v.id == vdc.id))
-            .collect();
-        super::only_one(usable, |n| &n.name, "org VDC network", name, &scope)?.ok_or(
+        super::only_one(networks, |n| &n.name, "org VDC network", name, &scope)?.ok_or(
             VcdError::Missing {
                 what: "org VDC network",
                 name: name.to_string(),

@@ -44,7 +44,8 @@ pub struct PortProfile {
     pub application_ports: Vec<ApplicationPort>,
     /// The org of a TENANT profile; required on create.
     pub org_ref: Option<EntityRef>,
-    /// The VDC a TENANT profile belongs to; required on create, never read back.
+    /// The VDC or data-center group a TENANT profile is created in (that of
+    /// the edge gateway using it); required on create, never read back.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub context_entity_id: Option<String>,
     /// Every other field, kept so a PUT sends back what VCD (or another tool) set.
@@ -53,11 +54,12 @@ pub struct PortProfile {
 }
 
 impl PortProfile {
-    /// A TENANT profile of `org` in `vdc` for the given ports.
+    /// A TENANT profile of `org` in `context` (a VDC or data-center group)
+    /// for the given ports.
     pub fn tenant(
         name: &str,
         org: &EntityRef,
-        vdc: &EntityRef,
+        context: &EntityRef,
         ports: Vec<ApplicationPort>,
     ) -> Self {
         Self {
@@ -67,7 +69,7 @@ impl PortProfile {
             scope: "TENANT".to_string(),
             application_ports: ports,
             org_ref: Some(org.clone()),
-            context_entity_id: Some(vdc.id.clone()),
+            context_entity_id: Some(context.id.clone()),
             extra: Map::new(),
         }
     }

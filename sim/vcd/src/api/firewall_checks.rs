@@ -83,14 +83,8 @@ pub(super) fn validate(world: &World, gateway_id: &str, rule: &FirewallRuleBody)
             )));
         }
     }
-    let gateway_org = world.gateway_org(gateway_id);
     for profile in rule.application_port_profiles.iter().flatten() {
-        let usable = find(&world.port_profiles, &profile.id).is_some_and(|p| {
-            p.org_ref
-                .as_ref()
-                .is_none_or(|o| Some(o.id.as_str()) == gateway_org)
-        });
-        if !usable {
+        if !world.profile_usable_on(&profile.id, gateway_id) {
             return Err(bad(format!(
                 "Application port profile {} does not exist.",
                 profile.id

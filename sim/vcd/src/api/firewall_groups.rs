@@ -12,11 +12,11 @@ use axum::routing::{get, post};
 use serde_json::{Value, json};
 
 use super::gateways::visible_gateway;
-use super::{Params, list_parsed, parse_body};
+use super::{Params, context_params, list_parsed, parse_body};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
-use crate::paging::{ListParams, STANDARD};
+use crate::paging::STANDARD;
 use crate::respond;
 use crate::state::AppState;
 use crate::tasks::{self, TaskRequest};
@@ -204,12 +204,7 @@ async fn list_groups(
     principal: Principal,
     params: Params,
 ) -> ApiResult<Response> {
-    let mut list_params = ListParams::parse(&params.0, STANDARD)?;
-    let (context, rest) = match list_params.filter.take() {
-        Some(filter) => filter.take_equality("_context"),
-        None => (None, None),
-    };
-    list_params.filter = rest;
+    let (list_params, context) = context_params(&params, STANDARD)?;
     let items: Vec<Value> = {
         let world = state.world();
         world

@@ -26,6 +26,7 @@ mod roles;
 mod segs;
 #[cfg(test)]
 mod strict_bodies;
+mod vdc_groups;
 
 use std::collections::HashMap;
 
@@ -46,6 +47,7 @@ pub fn router() -> Router<AppState> {
     Router::new()
         .merge(login::routes())
         .merge(orgs::routes())
+        .merge(vdc_groups::routes())
         .merge(networks::routes())
         .merge(gateways::routes())
         .merge(ip_spaces::routes())
@@ -112,6 +114,21 @@ pub fn list(
         default_sort,
         model,
     ))
+}
+
+/// The list parameters with the `_context==<urn>` pseudo-field taken out of
+/// the filter, and its value.
+pub fn context_params(
+    params: &Params,
+    limits: PageLimits,
+) -> ApiResult<(ListParams, Option<String>)> {
+    let mut list_params = ListParams::parse(&params.0, limits)?;
+    let (context, rest) = match list_params.filter.take() {
+        Some(filter) => filter.take_equality("_context"),
+        None => (None, None),
+    };
+    list_params.filter = rest;
+    Ok((list_params, context))
 }
 
 /// Like [`list`], for endpoints that first take pseudo-fields out of the filter.

@@ -64,13 +64,7 @@ fn validate(world: &World, gateway_id: &str, body: &NatRuleBody, strict: bool) -
         }
     }
     if let Some(profile) = &body.application_port_profile {
-        let gateway_org = world.gateway_org(gateway_id);
-        let usable = find(&world.port_profiles, &profile.id).is_some_and(|p| {
-            p.org_ref
-                .as_ref()
-                .is_none_or(|o| Some(o.id.as_str()) == gateway_org)
-        });
-        if !usable {
+        if !world.profile_usable_on(&profile.id, gateway_id) {
             return Err(ApiError::bad_request(format!(
                 "Application port profile {} does not exist.",
                 profile.id

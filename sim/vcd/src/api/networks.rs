@@ -6,7 +6,7 @@ use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::{Params, list};
+use super::{Params, context_params, list_parsed};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::paging::{NETWORKS, Sort};
@@ -60,8 +60,8 @@ fn network_view(world: &World, network: &OrgVdcNetwork) -> Value {
         "backingNetworkType": network.backing_type,
         "parentNetworkId": null,
         "networkType": network.network_type,
-        "orgVdc": world.vdc_ref(&network.vdc_id),
-        "ownerRef": world.vdc_ref(&network.vdc_id),
+        "orgVdc": world.owner_vdc_ref(&network.owner_id),
+        "ownerRef": world.owner_ref(&network.owner_id),
         "orgVdcIsNsxTBacked": true,
         "orgRef": world.org_ref(&network.org_id),
         "connection": connection,
@@ -77,29 +77,37 @@ fn network_view(world: &World, network: &OrgVdcNetwork) -> Value {
     })
 }
 
+/// `_context==<VDC or group URN>` keeps the networks usable there: a VDC's
+/// own and those of the groups it belongs to. A plain `orgVdc.id==` filter
+/// never matches a group's network (its `orgVdc` is null).
 async fn list_networks(
     State(state): State<AppState>,
     principal: Principal,
     params: Params,
 ) -> ApiResult<Response> {
+    let (list_params, context) = context_params(&params, NETWORKS)?;
     let items = {
         let world = state.world();
         world
             .networks
             .iter()
             .filter(|n| principal.sees(&n.org_id))
+            .filter(|n| {
+                context
+                    .as_deref()
+                    .is_none_or(|c| world.usable_in(&n.owner_id, c))
+            })
             .map(|n| network_view(&world, n))
             .collect()
     };
-    list(
+    Ok(list_parsed(
         &state,
         "/orgVdcNetworks",
-        &params,
-        NETWORKS,
+        &list_params,
         items,
         Some(Sort::ascending("name")),
         "VdcNetworks",
-    )
+    ))
 }
 
 async fn get_network(

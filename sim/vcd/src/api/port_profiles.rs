@@ -8,11 +8,11 @@ use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::{Params, list_parsed, parse_body};
+use super::{Params, context_params, list_parsed, parse_body};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::new_urn;
-use crate::paging::{ListParams, STANDARD, Sort};
+use crate::paging::{STANDARD, Sort};
 use crate::respond;
 use crate::state::AppState;
 use crate::tasks::{self, TaskRequest};
@@ -58,22 +58,17 @@ fn owner(profile: &AppPortProfile) -> TaskOwner {
     }
 }
 
-/// `_context==<vdc id>` keeps the profiles usable in that VDC: SYSTEM and
-/// PROVIDER ones and the TENANT ones of the VDC's org.
+/// `_context==<VDC or group id>` keeps the profiles usable there: SYSTEM
+/// and PROVIDER ones and the TENANT ones of the context's org.
 async fn list_profiles(
     State(state): State<AppState>,
     principal: Principal,
     params: Params,
 ) -> ApiResult<Response> {
-    let mut list_params = ListParams::parse(&params.0, STANDARD)?;
-    let (context, rest) = match list_params.filter.take() {
-        Some(filter) => filter.take_equality("_context"),
-        None => (None, None),
-    };
-    list_params.filter = rest;
+    let (list_params, context) = context_params(&params, STANDARD)?;
     let items = {
         let world = state.world();
-        let context_org = context.map(|id| find(&world.vdcs, &id).map(|vdc| vdc.org_id.clone()));
+        let context_org = context.map(|id| world.context_org(&id).map(str::to_string));
         world
             .port_profiles
             .iter()
@@ -157,6 +152,14 @@ fn validate(
         )));
     }
     let org_id = profile.org_ref.as_ref().map(|o| o.id.as_str());
+    if own_id.is_none() && profile.scope == "TENANT" {
+        let context = profile.context_entity_id.as_deref().unwrap_or_default();
+        if world.context_org(context).is_none() || world.context_org(context) != org_id {
+            return Err(ApiError::bad_request(format!(
+                "contextEntityId {context} is not a VDC or VDC group of the profile's organization."
+            )));
+        }
+    }
     let duplicate = world.port_profiles.iter().any(|p| {
         p.name == profile.name
             && p.scope == profile.scope

@@ -38,7 +38,7 @@ fn assignment_view(world: &World, assignment: &SegAssignment) -> Value {
         "numDeployedVirtualServices": world.deployed_virtual_services(&assignment.seg_id, &assignment.gateway_id),
         "serviceEngineGroupRef": seg.map(|s| Ref::new(&s.name, &s.id)),
         "gatewayRef": world.gateway_ref(&assignment.gateway_id),
-        "gatewayOwnerRef": gateway.map(|g| world.vdc_ref(&g.vdc_id)),
+        "gatewayOwnerRef": gateway.map(|g| world.owner_ref(&g.owner_id)),
         "gatewayOrgRef": gateway.map(|g| world.org_ref(&g.org_id)),
         "serviceEngineGroupSupportedFeatureSet": seg.map(|s| s.supported_feature_set.clone()),
         "gatewaySupportedFeatureSet": gateway.map(|g| g.load_balancer.supported_feature_set.clone()),

@@ -1,7 +1,7 @@
 //! Edge gateways from their scenario form: uplink subnets (IPv4 and IPv6),
 //! IP Spaces, SEG assignments, firewall and load-balancer settings.
 
-use super::{dangling, parse_ranges, vdc_id};
+use super::{dangling, group_id, parse_ranges, vdc_id};
 use crate::ids::new_urn;
 use crate::scenario::{GatewaySpec, GatewaySubnetSpec, ScenarioError};
 use crate::world::World;
@@ -15,7 +15,11 @@ pub(super) fn add_gateway(
     org_id: &str,
     spec: &GatewaySpec,
 ) -> Result<(), ScenarioError> {
-    let vdc_id = vdc_id(world, org_id, &spec.vdc)?;
+    let owner_id = match (&spec.vdc, &spec.vdc_group) {
+        (Some(vdc), None) => vdc_id(world, org_id, vdc)?,
+        (None, Some(group)) => group_id(world, org_id, group)?,
+        _ => return Err(ScenarioError::GatewayOwner(spec.name.clone())),
+    };
     let subnets = spec
         .subnets
         .iter()
@@ -52,7 +56,7 @@ pub(super) fn add_gateway(
     world.gateways.push(EdgeGateway {
         id: gateway_id.clone(),
         org_id: org_id.to_string(),
-        vdc_id,
+        owner_id,
         name: spec.name.clone(),
         description: String::new(),
         uplink: Uplink {

@@ -1,4 +1,4 @@
-//! VDCs, vApps and VMs.
+//! VDCs, data-center groups, vApps and VMs.
 
 use serde::{Deserialize, Serialize};
 
@@ -9,6 +9,17 @@ pub struct Vdc {
     pub org_id: String,
     pub name: String,
     pub allocation_type: String,
+}
+
+/// A data-center (VDC) group: 1–16 VDCs of one org joined so networks and
+/// an edge gateway owned by the group are stretched to every member.
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "camelCase")]
+pub struct VdcGroup {
+    pub id: String,
+    pub org_id: String,
+    pub name: String,
+    pub vdc_ids: Vec<String>,
 }
 
 #[derive(Debug, Clone, Serialize, Deserialize)]

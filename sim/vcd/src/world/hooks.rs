@@ -1,5 +1,5 @@
 //! Test hooks that change the world the way things outside the API do:
-//! VMs powering off or vanishing, pool members going down, tokens revoked,
+//! VMs powering off, vanishing or moving between VDCs, pool members going down, tokens revoked,
 //! a provider turning a gateway's transparent mode on or off.
 
 use super::compute::{PowerState, SizingPolicy, Vm};
@@ -44,6 +44,16 @@ impl World {
         } else {
             Err(not_found("VM", vm_id))
         }
+    }
+
+    /// Moves a VM into another vApp, as VCD's VM move between VDCs does: the
+    /// VM keeps its id, name, NICs and addresses.
+    pub fn move_vm(&mut self, vm_id: &str, vapp_id: &str) -> Result<(), HookError> {
+        let vapp = find(&self.vapps, vapp_id).ok_or_else(|| not_found("vApp", vapp_id))?;
+        let vapp_id = vapp.id.clone();
+        let vm = find_mut(&mut self.vms, vm_id).ok_or_else(|| not_found("VM", vm_id))?;
+        vm.vapp_id = vapp_id;
+        Ok(())
     }
 
     pub fn set_member_health(

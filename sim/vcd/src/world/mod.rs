@@ -28,7 +28,7 @@ use crate::strict::definition;
 pub use usage::{AllocationUse, UsedIp};
 
 use alb::{Pool, SegAssignment, ServiceEngineGroup, VirtualService};
-use compute::{VApp, Vdc, Vm};
+use compute::{VApp, Vdc, VdcGroup, Vm};
 use firewall::{FirewallGroup, FirewallRule, GatewayFirewall};
 use http_rules::HttpPolicies;
 use identity::{AccessToken, ApiToken, Org, Role, User};
@@ -81,6 +81,8 @@ pub struct World {
     #[serde(skip_deserializing)]
     pub access_tokens: BTreeMap<String, AccessToken>,
     pub vdcs: Vec<Vdc>,
+    #[serde(default)]
+    pub vdc_groups: Vec<VdcGroup>,
     pub networks: Vec<OrgVdcNetwork>,
     pub gateways: Vec<EdgeGateway>,
     pub ip_spaces: Vec<IpSpace>,
@@ -131,6 +133,7 @@ keyed! {
     User => |u| &u.id;
     Role => |r| &r.id;
     Vdc => |v| &v.id;
+    VdcGroup => |g| &g.id;
     OrgVdcNetwork => |n| &n.id;
     EdgeGateway => |g| &g.id;
     IpSpace => |s| &s.id;
@@ -187,6 +190,7 @@ impl World {
             service_accounts: Vec::new(),
             access_tokens: BTreeMap::new(),
             vdcs: Vec::new(),
+            vdc_groups: Vec::new(),
             networks: Vec::new(),
             gateways: Vec::new(),
             ip_spaces: Vec::new(),
@@ -220,6 +224,51 @@ impl World {
 
     pub fn vdc_ref(&self, vdc_id: &str) -> Ref {
         find(&self.vdcs, vdc_id).map_or_else(Ref::default, |v| Ref::new(&v.name, &v.id))
+    }
+
+    /// The owner of a network or gateway: a VDC or a data-center group.
+    pub fn owner_ref(&self, owner_id: &str) -> Ref {
+        find(&self.vdc_groups, owner_id)
+            .map_or_else(|| self.vdc_ref(owner_id), |g| Ref::new(&g.name, &g.id))
+    }
+
+    /// `orgVdc` of a network or gateway: its VDC, or null when a
+    /// data-center group owns it.
+    pub fn owner_vdc_ref(&self, owner_id: &str) -> Option<Ref> {
+        find(&self.vdcs, owner_id).map(|v| Ref::new(&v.name, &v.id))
+    }
+
+    /// Whether an object owned by `owner_id` is usable in `context` (a VDC
+    /// or a group URN): owned by it, or, for a VDC, owned by a group the
+    /// VDC belongs to. This is `_context==<urn>` on network objects.
+    pub fn usable_in(&self, owner_id: &str, context: &str) -> bool {
+        crate::ids::same_id(owner_id, context)
+            || find(&self.vdc_groups, owner_id)
+                .is_some_and(|g| g.vdc_ids.iter().any(|v| crate::ids::same_id(v, context)))
+    }
+
+    /// The org of a VDC or a data-center group.
+    pub fn context_org(&self, context: &str) -> Option<&str> {
+        find(&self.vdcs, context)
+            .map(|v| v.org_id.as_str())
+            .or_else(|| find(&self.vdc_groups, context).map(|g| g.org_id.as_str()))
+    }
+
+    /// Whether a NAT or firewall rule of the gateway may use the profile:
+    /// one of the gateway's org (or SYSTEM/PROVIDER), and a TENANT
+    /// profile created in the gateway owner's context (VDC or group). The
+    /// API reference does not say whether another member's context works;
+    /// the strict reading refuses it.
+    pub fn profile_usable_on(&self, profile_id: &str, gateway_id: &str) -> bool {
+        let Some(gateway) = find(&self.gateways, gateway_id) else {
+            return false;
+        };
+        find(&self.port_profiles, profile_id).is_some_and(|p| {
+            p.org_ref.as_ref().is_none_or(|o| o.id == gateway.org_id)
+                && p.context_entity_id
+                    .as_deref()
+                    .is_none_or(|c| crate::ids::same_id(c, &gateway.owner_id))
+        })
     }
 
     pub fn gateway_ref(&self, gateway_id: &str) -> Ref {

@@ -20,7 +20,8 @@ pub struct Subnet {
 pub struct OrgVdcNetwork {
     pub id: String,
     pub org_id: String,
-    pub vdc_id: String,
+    /// The VDC or the data-center group owning the network.
+    pub owner_id: String,
     pub name: String,
     pub description: String,
     /// `NSXT_FLEXIBLE_SEGMENT` and friends.
@@ -106,7 +107,8 @@ impl DeploymentMode {
 pub struct EdgeGateway {
     pub id: String,
     pub org_id: String,
-    pub vdc_id: String,
+    /// The VDC or the data-center group owning the gateway.
+    pub owner_id: String,
     pub name: String,
     pub description: String,
     pub uplink: Uplink,

@@ -22,6 +22,8 @@ const CONTRACTS: &[(&str, &str, &str)] = &[
     ("GET", "/orgs/{id}", "Org"),
     ("GET", "/vdcs", "OrgVdcs"),
     ("GET", "/vdcs/{id}", "OrgVdc"),
+    ("GET", "/vdcGroups", "VdcGroups"),
+    ("GET", "/vdcGroups/{id}", "VdcGroup"),
     ("GET", "/orgVdcNetworks", "VdcNetworks"),
     ("GET", "/orgVdcNetworks/{id}", "VdcNetwork"),
     ("GET", "/edgeGateways", "EdgeGateways"),
@@ -206,6 +208,9 @@ async fn bodies_validate_against_the_cloudapi_spec() {
     let spaces = start(Scenario::ip_space()).await;
     exercise_ip_space(&spaces).await;
     check_log(&spec, &spaces.requests(), &mut covered, &mut errors);
+    let groups = start(Scenario::dc_group()).await;
+    crate::dc_groups::exercise(&groups).await;
+    check_log(&spec, &groups.requests(), &mut covered, &mut errors);
 
     assert!(
         errors.is_empty(),

@@ -4,6 +4,7 @@ mod alb;
 mod auth;
 mod conformance;
 mod constraints;
+mod dc_groups;
 mod default_services;
 mod distributed_only;
 mod entities;

@@ -10,6 +10,7 @@ async fn shipped_scenarios_seed_and_dump() {
         Scenario::two_orgs(),
         Scenario::ip_space(),
         Scenario::dual_stack(),
+        Scenario::dc_group(),
     ] {
         let sim = start(scenario).await;
         let state: serde_json::Value = crate::support::http()
