@@ -406,6 +406,20 @@ pub struct DemoArgs {
     /// body sent to Kubernetes).
     #[arg(long, value_name = "DIR")]
     pub request_log: Option<PathBuf>,
+    /// The VCD world: `default` (one VDC) or `dc-group` (the cluster's VMs
+    /// in two VDCs of a data-center group, one zone each, behind the
+    /// group's edge gateway).
+    #[arg(long, value_enum, default_value_t = DemoScenario::Default)]
+    pub scenario: DemoScenario,
+}
+
+/// The vcdsim scenarios `vcd-ccm demo` can start on.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, ValueEnum)]
+pub enum DemoScenario {
+    /// One VDC with its network and edge gateway.
+    Default,
+    /// Two VDCs of a data-center group, on the group's network and gateway.
+    DcGroup,
 }
 
 #[cfg(test)]

@@ -90,6 +90,55 @@ fn demo_once_converges_and_exits_zero() {
 }
 
 #[test]
+fn demo_once_on_the_dc_group_scenario_serves_nodes_of_two_vdcs() {
+    let dir = tempfile::tempdir().expect("a temporary directory");
+    let output = Command::new(env!("CARGO_BIN_EXE_vcd-ccm"))
+        .args([
+            "demo",
+            "--once",
+            "--scenario",
+            "dc-group",
+            "--timeout",
+            "60s",
+        ])
+        .arg("--kubeconfig-out")
+        .arg(dir.path().join("demo.kubeconfig"))
+        .output()
+        .expect("the binary runs");
+    let stdout = String::from_utf8_lossy(&output.stdout);
+    assert!(
+        output.status.success(),
+        "exit {:?}\n{stdout}\n{}",
+        output.status,
+        String::from_utf8_lossy(&output.stderr)
+    );
+    let summary = stdout
+        .lines()
+        .find(|l| l.starts_with("Converged in "))
+        .unwrap_or_else(|| panic!("no summary:\n{stdout}"));
+    assert!(
+        summary.contains("7 Services have external IPs") && summary.contains("3 Nodes initialised"),
+        "{summary}"
+    );
+    let zone_of = |node: &str| {
+        stdout
+            .lines()
+            .rfind(|l| l.split_whitespace().next() == Some(node))
+            .and_then(|row| row.split_whitespace().nth(2).map(str::to_string))
+    };
+    assert_eq!(
+        zone_of("worker-0").as_deref(),
+        Some("zone-a"),
+        "vdc1:\n{stdout}"
+    );
+    assert_eq!(
+        zone_of("worker-1").as_deref(),
+        Some("zone-b"),
+        "vdc2:\n{stdout}"
+    );
+}
+
+#[test]
 fn demo_once_that_cannot_converge_in_time_exits_non_zero_and_says_why() {
     let dir = tempfile::tempdir().expect("a temporary directory");
     let output = Command::new(env!("CARGO_BIN_EXE_vcd-ccm"))

@@ -7,6 +7,7 @@
 //! `cargo test -p vcd-ccm --test it e2e_run -- --nocapture` prints the
 //! measured handover and convergence times.
 
+mod dc_group;
 mod default_rules;
 mod default_settings;
 mod degraded;

@@ -46,7 +46,7 @@ pub fn demo(args: &DemoArgs) -> ExitCode {
 
 async fn run(args: &DemoArgs) -> anyhow::Result<()> {
     let started = Instant::now();
-    let (vcd, vms) = setup::start_vcd().await?;
+    let (vcd, vms) = setup::start_vcd(args.scenario).await?;
     let kube = KubeSim::start().await.context("kubesim")?;
     kube.write_kubeconfig(&args.kubeconfig_out)
         .with_context(|| format!("writing {}", args.kubeconfig_out.display()))?;

@@ -1,8 +1,9 @@
-//! The demo's world: vcdsim's default scenario (its vApp renamed the way
-//! CAPVCD names a multi-zone cluster's vApps, so zones show, and its
-//! gateway given IPv6 addresses, so a dual-stack Service shows), kubesim, and
-//! the files `vcd-ccm run` would read — cloud config, credential Secret,
-//! zones file, policy directory with the example policy.
+//! The demo's world: vcdsim's default or DC-group scenario (its vApps
+//! renamed the way CAPVCD names a multi-zone cluster's vApps, so zones show,
+//! and its gateway given IPv6 addresses, so a dual-stack Service shows),
+//! kubesim, and the files `vcd-ccm run` would read — cloud config,
+//! credential Secret, zones file (a zone per VDC), policy directory with the
+//! example policy.
 
 use std::path::{Path, PathBuf};
 
@@ -10,6 +11,8 @@ use anyhow::Context;
 use sha2::{Digest, Sha256};
 use vcdsim::scenario::GatewaySubnetSpec;
 use vcdsim::{Scenario, Sim};
+
+use crate::cli::DemoScenario;
 
 /// The example provider policy (`policies/examples/namespace-pools`).
 const EXAMPLE_POLICY: &[u8] = include_bytes!(concat!(
@@ -20,7 +23,6 @@ const EXAMPLE_POLICY: &[u8] = include_bytes!(concat!(
 /// The namespace label the example policy's selector and settings use.
 pub const POOL_LABEL: &str = "vcd-ccm.io/address-pool";
 pub const UDP_LABEL: &str = "vcd-ccm.io/allow-udp";
-pub const ZONE: &str = "zone-a";
 pub const REGION: &str = "demo-region";
 
 pub struct Files {
@@ -30,8 +32,11 @@ pub struct Files {
 }
 
 /// vcdsim and the names of its VMs (one Node each).
-pub async fn start_vcd() -> anyhow::Result<(Sim, Vec<String>)> {
-    let mut scenario = Scenario::default_scenario();
+pub async fn start_vcd(world: DemoScenario) -> anyhow::Result<(Sim, Vec<String>)> {
+    let mut scenario = match world {
+        DemoScenario::Default => Scenario::default_scenario(),
+        DemoScenario::DcGroup => Scenario::dc_group(),
+    };
     with_ipv6(&mut scenario)?;
     let sim = Sim::start(scenario).await.context("vcdsim")?;
     let vms = sim.with_world(|world| {
@@ -66,6 +71,17 @@ fn with_ipv6(scenario: &mut Scenario) -> anyhow::Result<()> {
     Ok(())
 }
 
+/// The zones file: `zone-a` for the first VDC, `zone-b` for the next, ….
+fn zones(sim: &Sim) -> String {
+    let vdcs: Vec<String> = sim.with_world(|w| w.vdcs.iter().map(|v| v.name.clone()).collect());
+    let entries: String = vdcs
+        .iter()
+        .zip('a'..='z')
+        .map(|(vdc, letter)| format!("  - name: zone-{letter}\n    ovdcName: {vdc}\n"))
+        .collect();
+    format!("zoneType: dcgroup\nzones:\n{entries}")
+}
+
 /// Writes the configuration files into `dir`.
 pub fn write_files(dir: &Path, sim: &Sim) -> anyhow::Result<Files> {
     let tenant = sim.tenant().context("vcdsim has no tenant user")?;
@@ -84,10 +100,7 @@ pub fn write_files(dir: &Path, sim: &Sim) -> anyhow::Result<Files> {
     write(&secret_dir.join("password"), tenant.password.as_bytes())?;
     write(&secret_dir.join("refreshToken"), b"")?;
     let zones_file = dir.join("vcloud-cse-zones.yaml");
-    write(
-        &zones_file,
-        format!("zoneType: dcgroup\nzones:\n  - name: {ZONE}\n    ovdcName: vdc1\n").as_bytes(),
-    )?;
+    write(&zones_file, zones(sim).as_bytes())?;
     let cloud_config = dir.join("vcloud-ccm-config.yaml");
     write(
         &cloud_config,

@@ -1,0 +1,60 @@
+//! `vcd.vdc` on a DC-group cluster: a member VDC by name or by URN works
+//! (`vcd-ccm check` passes every check, zones included); the group's name
+//! or URN is refused with the member VDCs to write instead.
+
+use vcdsim::Scenario;
+
+use crate::support::check::Setup;
+
+async fn dc_group_setup() -> Setup {
+    Setup::start(Scenario::dc_group(), "  certAlias: my-cert\n").await
+}
+
+#[tokio::test]
+async fn a_member_vdc_by_name_or_urn_passes_every_check() {
+    let setup = dc_group_setup().await;
+    setup.zones(Some(
+        "zones:\n  - {name: zone-a, ovdcName: vdc1}\n  - {name: zone-b, ovdcName: vdc2}\n",
+    ));
+    let checked = setup.check(&[]).await;
+    assert!(
+        checked.status.success(),
+        "{}\n{}",
+        checked.stdout,
+        checked.stderr
+    );
+
+    let vdc2 = setup
+        .vcd
+        .with_world(|w| w.vdcs.iter().find(|v| v.name == "vdc2").unwrap().id.clone());
+    setup.edit_config(|text| text.replace("  vdc: vdc1\n", &format!("  vdc: {vdc2}\n")));
+    let checked = setup.check(&[]).await;
+    assert!(
+        checked.status.success(),
+        "{}\n{}",
+        checked.stdout,
+        checked.stderr
+    );
+}
+
+#[tokio::test]
+async fn the_groups_name_or_urn_is_refused_with_what_to_write() {
+    let setup = dc_group_setup().await;
+    let group = setup.vcd.with_world(|w| w.vdc_groups[0].id.clone());
+    for value in ["group1".to_string(), group] {
+        setup.edit_config(|text| {
+            let (head, rest) = text.split_once("  vdc: ").unwrap();
+            let (_, tail) = rest.split_once('\n').unwrap();
+            format!("{head}  vdc: {value}\n{tail}")
+        });
+        let checked = setup.check(&[]).await;
+        assert!(!checked.status.success(), "{}", checked.stdout);
+        let said = format!("{}{}", checked.stdout, checked.stderr);
+        for words in [
+            format!("'{value}' is a data-center group, not a VDC"),
+            "set vcd.vdc to one of its member VDCs (vdc1, vdc2)".to_string(),
+        ] {
+            assert!(said.contains(&words), "{words:?} not in:\n{said}");
+        }
+    }
+}
