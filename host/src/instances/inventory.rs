@@ -25,9 +25,34 @@ pub struct CachedVm {
     pub vm: Vm,
     /// The lower-case VM URN.
     pub urn: String,
-    pub vdc_name: Option<String>,
+    pub vdc: VmVdc,
     /// When the data was read (a load counts from its start).
     pub observed_at: Instant,
+}
+
+/// The VDC a VM runs in, as the VM query names it.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct VmVdc {
+    pub name: Option<String>,
+    /// `urn:vcloud:vdc:<uuid>`, from the VDC's href.
+    pub urn: Option<String>,
+}
+
+impl VmVdc {
+    fn of(record: &VmRecord) -> Self {
+        Self {
+            name: record.vdc_name.clone(),
+            urn: vdc_uuid(record).map(|uuid| format!("urn:vcloud:vdc:{uuid}")),
+        }
+    }
+}
+
+/// The UUID at the end of a VM record's VDC href.
+fn vdc_uuid(record: &VmRecord) -> Option<&str> {
+    record
+        .vdc
+        .as_deref()
+        .and_then(|href| href.trim_end_matches('/').rsplit('/').next())
 }
 
 /// How the node names its VM.
@@ -157,7 +182,7 @@ impl Inventory {
                 let fresh = Arc::new(CachedVm {
                     vm,
                     urn: cached.urn.clone(),
-                    vdc_name: cached.vdc_name.clone(),
+                    vdc: cached.vdc.clone(),
                     observed_at,
                 });
                 self.write().by_urn.insert(fresh.urn.clone(), fresh.clone());
@@ -200,7 +225,7 @@ impl Inventory {
         };
         let records = self.client.query_vms(&scope).await.map_err(failed)?;
         let mut by_urn = HashMap::new();
-        for (vapp_href, vdc_name) in cluster_vapps(&records, &self.vapps) {
+        for (vapp_href, vdc) in cluster_vapps(&records, &self.vapps) {
             let vapp = self
                 .client
                 .get_vapp_with_vms(&vapp_href)
@@ -211,7 +236,7 @@ impl Inventory {
                 let cached = CachedVm {
                     vm,
                     urn: urn.clone(),
-                    vdc_name: vdc_name.clone(),
+                    vdc: vdc.clone(),
                     observed_at: started,
                 };
                 by_urn.insert(urn, Arc::new(cached));
@@ -240,10 +265,10 @@ impl Inventory {
     }
 }
 
-/// The hrefs of the cluster's vApps among the query's records, with the
-/// name of each one's VDC. The query's filters are case-insensitive
-/// wildcards, so membership is checked exactly here, as upstream does.
-fn cluster_vapps(records: &[VmRecord], vapps: &ClusterVApps) -> BTreeMap<String, Option<String>> {
+/// The hrefs of the cluster's vApps among the query's records, with each
+/// one's VDC. The query's filters are case-insensitive wildcards, so
+/// membership is checked exactly here, as upstream does.
+fn cluster_vapps(records: &[VmRecord], vapps: &ClusterVApps) -> BTreeMap<String, VmVdc> {
     let mut found = BTreeMap::new();
     for record in records {
         let (Some(vapp_name), Some(vapp_href)) = (&record.container_name, &record.container) else {
@@ -251,16 +276,13 @@ fn cluster_vapps(records: &[VmRecord], vapps: &ClusterVApps) -> BTreeMap<String,
         };
         let member = match vapps {
             ClusterVApps::Named(name) => vapp_name == name,
-            ClusterVApps::ZonePrefix(prefix) => record
-                .vdc
-                .as_deref()
-                .and_then(|href| href.trim_end_matches('/').rsplit('/').next())
+            ClusterVApps::ZonePrefix(prefix) => vdc_uuid(record)
                 .is_some_and(|vdc_uuid| vapp_name.starts_with(&format!("{prefix}_{vdc_uuid}"))),
         };
         if member {
             found
                 .entry(vapp_href.clone())
-                .or_insert_with(|| record.vdc_name.clone());
+                .or_insert_with(|| VmVdc::of(record));
         }
     }
     found
@@ -302,7 +324,10 @@ mod tests {
             zoned.into_iter().collect::<Vec<_>>(),
             [(
                 "https://h/api/vApp/vapp-cluster1_u1_md0".to_string(),
-                Some("vdc-u1".to_string())
+                VmVdc {
+                    name: Some("vdc-u1".to_string()),
+                    urn: Some("urn:vcloud:vdc:u1".to_string()),
+                }
             )]
         );
     }

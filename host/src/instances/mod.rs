@@ -151,13 +151,22 @@ impl Instances {
     }
 
     fn metadata_of(&self, cached: &CachedVm) -> InstanceMetadata {
-        let zone = cached.vdc_name.as_deref().and_then(|vdc| {
-            let zone = self.config.zones.zone_of(vdc);
-            if zone.is_none() && !self.config.zones.is_empty() {
-                tracing::warn!(vdc, vm = %cached.vm.name, "the zones file does not list the VM's VDC; no zone label");
-            }
-            zone.map(str::to_string)
-        });
+        let vdc = &cached.vdc;
+        let zone = self
+            .config
+            .zones
+            .zone_of_vdc(vdc.name.as_deref(), vdc.urn.as_deref());
+        if zone.is_none()
+            && !self.config.zones.is_empty()
+            && (vdc.name.is_some() || vdc.urn.is_some())
+        {
+            tracing::warn!(
+                vdc = vdc.name.as_deref().or(vdc.urn.as_deref()),
+                vm = %cached.vm.name,
+                "the zones file lists neither the name nor the URN of the VM's VDC; no zone label"
+            );
+        }
+        let zone = zone.map(str::to_string);
         InstanceMetadata {
             provider_id: provider_id::provider_id(&cached.urn),
             instance_type: instance_type::instance_type(&cached.vm),

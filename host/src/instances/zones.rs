@@ -83,7 +83,7 @@ struct ZoneEntry {
     ovdc_name: String,
 }
 
-/// Which zone each VDC (by name) is in.
+/// Which zone each VDC (by name or URN) is in.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct ZoneMap {
     by_vdc: BTreeMap<String, String>,
@@ -144,7 +144,19 @@ impl ZoneMap {
         self.by_vdc.get(vdc).map(String::as_str)
     }
 
-    /// Each VDC (by name) with its zone.
+    /// The zone of a VM's VDC, listed by name or else by URN (URNs compare
+    /// case-insensitively, as VCD treats them).
+    pub fn zone_of_vdc(&self, name: Option<&str>, urn: Option<&str>) -> Option<&str> {
+        name.and_then(|name| self.zone_of(name)).or_else(|| {
+            let urn = urn?;
+            self.by_vdc
+                .iter()
+                .find(|(vdc, _)| vdc.eq_ignore_ascii_case(urn))
+                .map(|(_, zone)| zone.as_str())
+        })
+    }
+
+    /// Each VDC (as the file names it) with its zone.
     pub fn vdcs(&self) -> impl Iterator<Item = (&str, &str)> {
         self.by_vdc
             .iter()

@@ -272,10 +272,10 @@ pub enum VcdError {
         /// Where it was looked for.
         scope: String,
     },
-    /// `vcd.vdc` names a data-center group: the cluster's placement starts
-    /// from one of its member VDCs.
+    /// A VDC was asked for by the name or URN of a data-center group: the
+    /// cluster's placement and zones name member VDCs.
     #[error(
-        "'{name}' is a data-center group, not a VDC: set vcd.vdc to one of its member VDCs ({}); the group's networks and edge gateway are found from any member",
+        "'{name}' is a data-center group, not a VDC: write one of its member VDCs instead ({}); the group's networks and edge gateway are found from any member",
         members.join(", ")
     )]
     GroupNotVdc {

@@ -1,6 +1,7 @@
 //! Nodes of a zone-enabled cluster in two VDCs (CAPVCD names each VDC's vApp
-//! after the VDC): each Node gets its VDC's zone from the zones file, and a
-//! VM moved to the other VDC keeps its Node.
+//! after the VDC): each Node gets its VDC's zone from the zones file (which
+//! names a VDC by name or by URN), and a VM moved to the other VDC keeps its
+//! Node.
 
 use k8s_openapi::api::core::v1::Node;
 use kube::Api;
@@ -31,12 +32,13 @@ fn name_vapps_by_vdc(world: &World) {
     });
 }
 
-/// Zones on, with vdc1 in zone-a and vdc2 in zone-b.
+/// Zones on, with vdc1 (by name) in zone-a and vdc2 (by URN) in zone-b.
 fn enable_zones(world: &World) {
     let zones = world.dir.path().join("zones.yaml");
+    let (vdc2, _) = world.vcd.with_world(|w| vdc_and_vapp(w, "vdc2"));
     std::fs::write(
         &zones,
-        "zoneType: dcgroup\nzones:\n  - {name: zone-a, ovdcName: vdc1}\n  - {name: zone-b, ovdcName: vdc2}\n",
+        format!("zoneType: dcgroup\nzones:\n  - {{name: zone-a, ovdcName: vdc1}}\n  - {{name: zone-b, ovdcName: {vdc2}}}\n"),
     )
     .expect("the zones file is written");
     let path = &world.files.cloud_config;

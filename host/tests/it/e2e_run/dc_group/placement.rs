@@ -1,6 +1,6 @@
-//! `vcd.vdc` on a DC-group cluster: a member VDC by name or by URN works
-//! (`vcd-ccm check` passes every check, zones included); the group's name
-//! or URN is refused with the member VDCs to write instead.
+//! `vcd.vdc` and the zones file's `ovdcName` on a DC-group cluster: a member
+//! VDC by name or by URN works (`vcd-ccm check` passes every check); the
+//! group's name or URN is refused with the member VDCs to write instead.
 
 use vcdsim::Scenario;
 
@@ -38,6 +38,17 @@ async fn a_member_vdc_by_name_or_urn_passes_every_check() {
 }
 
 #[tokio::test]
+async fn a_group_in_the_zones_file_is_refused_with_what_to_write() {
+    let setup = dc_group_setup().await;
+    setup.zones(Some("zones:\n  - {name: zone-a, ovdcName: group1}\n"));
+    setup.check(&[]).await.failed(
+        "zones",
+        "zone zone-a: 'group1' is a data-center group, not a VDC: write one of its member VDCs instead (vdc1, vdc2)",
+        "Correct ovdcName of zone zone-a",
+    );
+}
+
+#[tokio::test]
 async fn the_groups_name_or_urn_is_refused_with_what_to_write() {
     let setup = dc_group_setup().await;
     let group = setup.vcd.with_world(|w| w.vdc_groups[0].id.clone());
@@ -47,14 +58,12 @@ async fn the_groups_name_or_urn_is_refused_with_what_to_write() {
             let (_, tail) = rest.split_once('\n').unwrap();
             format!("{head}  vdc: {value}\n{tail}")
         });
-        let checked = setup.check(&[]).await;
-        assert!(!checked.status.success(), "{}", checked.stdout);
-        let said = format!("{}{}", checked.stdout, checked.stderr);
-        for words in [
-            format!("'{value}' is a data-center group, not a VDC"),
-            "set vcd.vdc to one of its member VDCs (vdc1, vdc2)".to_string(),
-        ] {
-            assert!(said.contains(&words), "{words:?} not in:\n{said}");
-        }
+        setup.check(&[]).await.failed(
+            "vdc",
+            &format!(
+                "'{value}' is a data-center group, not a VDC: write one of its member VDCs instead (vdc1, vdc2)"
+            ),
+            "Set vcd.vdc to a VDC of org",
+        );
     }
 }
