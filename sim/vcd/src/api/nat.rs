@@ -63,13 +63,13 @@ fn validate(world: &World, gateway_id: &str, body: &NatRuleBody, strict: bool) -
             )));
         }
     }
-    if let Some(profile) = &body.application_port_profile {
-        if !world.profile_usable_on(&profile.id, gateway_id) {
-            return Err(ApiError::bad_request(format!(
-                "Application port profile {} does not exist.",
-                profile.id
-            )));
-        }
+    if let Some(profile) = &body.application_port_profile
+        && !world.profile_usable_on(&profile.id, gateway_id)
+    {
+        return Err(ApiError::bad_request(format!(
+            "Application port profile {} does not exist.",
+            profile.id
+        )));
     }
     if strict && matches!(kind, "DNAT" | "SNAT" | "REFLEXIVE") {
         let gateway =
