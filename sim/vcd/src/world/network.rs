@@ -20,7 +20,9 @@ pub struct Subnet {
 pub struct OrgVdcNetwork {
     pub id: String,
     pub org_id: String,
-    /// The VDC or the data-center group owning the network.
+    /// The VDC or the data-center group owning the network (`vdcId` in
+    /// dumps from before groups).
+    #[serde(alias = "vdcId")]
     pub owner_id: String,
     pub name: String,
     pub description: String,
@@ -107,7 +109,9 @@ impl DeploymentMode {
 pub struct EdgeGateway {
     pub id: String,
     pub org_id: String,
-    /// The VDC or the data-center group owning the gateway.
+    /// The VDC or the data-center group owning the gateway (`vdcId` in
+    /// dumps from before groups).
+    #[serde(alias = "vdcId")]
     pub owner_id: String,
     pub name: String,
     pub description: String,
