@@ -1,18 +1,17 @@
-//! Lookups that do not change while the process runs (org and VDC ids, the
-//! cluster's network and gateway), cached so they cost VCD calls once per
-//! process instead of once per operation.
+//! Lookups that do not change while the process runs (org and VDC ids),
+//! cached so they cost VCD calls once per process instead of once per
+//! operation. The network and gateway are read again by each setup attempt:
+//! a provider may fix them (uplinks, IP Spaces) between attempts.
 
 use std::collections::HashMap;
 use std::sync::Mutex;
 
 use super::resources::EntityRef;
-use super::resources::network::Placement;
 
 #[derive(Debug, Default)]
 pub struct LookupCache {
     orgs: Mutex<HashMap<String, EntityRef>>,
     vdcs: Mutex<HashMap<(String, String), EntityRef>>,
-    placements: Mutex<HashMap<(String, String), Placement>>,
 }
 
 fn get<K: std::hash::Hash + Eq, V: Clone>(map: &Mutex<HashMap<K, V>>, key: &K) -> Option<V> {
@@ -46,18 +45,6 @@ impl LookupCache {
             &self.vdcs,
             (org_id.to_string(), name_or_id.to_string()),
             vdc,
-        );
-    }
-
-    pub fn placement(&self, vdc: &str, network: &str) -> Option<Placement> {
-        get(&self.placements, &(vdc.to_string(), network.to_string()))
-    }
-
-    pub fn put_placement(&self, vdc: &str, network: &str, placement: Placement) {
-        put(
-            &self.placements,
-            (vdc.to_string(), network.to_string()),
-            placement,
         );
     }
 }

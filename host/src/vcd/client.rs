@@ -14,11 +14,11 @@ use super::auth::{Authenticator, Token, bearer};
 use super::cache::LookupCache;
 use super::config::ClientConfig;
 use super::errors::{CallSite, VcdError};
+use super::gateway_locks::GatewayLocks;
 use super::metrics::ClientMetrics;
 use super::retry::{Idempotency, with_retries};
-use super::serialize::GatewayLocks;
+use super::task::Task;
 use super::task_timing::TaskTimings;
-use super::tasks::Task;
 use super::transport::{BodyKind, Reply, Transport};
 use super::version::{ApiVersion, SupportedVersions, negotiate};
 

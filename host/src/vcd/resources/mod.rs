@@ -18,13 +18,9 @@ pub mod session;
 pub mod virtual_service;
 pub mod vm;
 
-use std::future::Future;
-
 use serde::{Deserialize, Serialize};
 
-use super::client::VcdClient;
 use super::errors::{CallSite, VcdError};
-use super::retry::{Idempotency, retry_reason, wait_before_retry};
 
 /// VCD's `{name, id}` reference.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,48 +83,5 @@ pub(crate) fn only_one<T>(
             scope: scope.to_string(),
             count,
         }),
-    }
-}
-
-impl VcdClient {
-    /// A create (a non-idempotent POST) that survives 5xx, resets and
-    /// timeouts: after such a failure it checks with `find_existing`
-    /// whether the object was made anyway before posting again.
-    pub(in crate::vcd) async fn create_checked<T, C, CF, F, FF>(
-        &self,
-        operation: &'static str,
-        mut create: C,
-        mut find_existing: F,
-    ) -> Result<T, VcdError>
-    where
-        C: FnMut() -> CF,
-        CF: Future<Output = Result<T, VcdError>>,
-        F: FnMut() -> FF,
-        FF: Future<Output = Result<Option<T>, VcdError>>,
-    {
-        let policy = self.config().retry;
-        let mut uncertain = false;
-        let mut attempt = 0;
-        loop {
-            attempt += 1;
-            let error = match create().await {
-                Ok(created) => return Ok(created),
-                Err(error) => error,
-            };
-            let reason = retry_reason(&error, Idempotency::Idempotent);
-            let maybe_created =
-                reason.is_some() || (uncertain && matches!(error, VcdError::DuplicateName { .. }));
-            if !maybe_created || attempt >= policy.max_attempts {
-                return Err(error);
-            }
-            if let Some(existing) = find_existing().await? {
-                return Ok(existing);
-            }
-            uncertain = true;
-            let reason = reason.unwrap_or("duplicate");
-            self.metrics().retry(operation, reason);
-            tracing::debug!(operation, reason, attempt, %error, "the create may have failed; retrying");
-            tokio::time::sleep(wait_before_retry(&policy, &error, attempt)).await;
-        }
     }
 }

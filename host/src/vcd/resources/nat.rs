@@ -10,7 +10,7 @@ use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::delete::DeleteRight;
 use crate::vcd::errors::VcdError;
 use crate::vcd::paging::MAX_PAGE_SIZE;
-use crate::vcd::tasks::Task;
+use crate::vcd::task::Task;
 
 fn rules_path(gateway_id: &str) -> String {
     format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/nat/rules")

@@ -1,6 +1,6 @@
 //! Org and VDC lookups (cached) and the cluster's placement: the org VDC
 //! network named in the config and the edge gateway it is routed through.
-//! Resolving all of it costs four calls, once per process.
+//! Resolving all of it costs four calls, then two (org and VDC are cached).
 
 use reqwest::Method;
 use serde::Deserialize;
@@ -237,13 +237,10 @@ impl VcdClient {
         )
     }
 
-    /// Org, VDC, network and its edge gateway of the configured org,
-    /// resolved once per process.
+    /// Org, VDC (both cached), network and its edge gateway (read each
+    /// time) of the configured org.
     #[tracing::instrument(skip(self))]
     pub async fn resolve_placement(&self, vdc: &str, network: &str) -> Result<Placement, VcdError> {
-        if let Some(placement) = self.cache().placement(vdc, network) {
-            return Ok(placement);
-        }
         let org = self.org(&self.config().org.clone()).await?;
         let vdc_ref = self.vdc(&org, vdc).await?;
         let network_object = self.find_network(&vdc_ref, network).await?;
@@ -262,7 +259,6 @@ impl VcdClient {
             network: network_object,
             gateway,
         };
-        self.cache().put_placement(vdc, network, placement.clone());
         Ok(placement)
     }
 

@@ -11,7 +11,7 @@ use crate::vcd::delete::DeleteRight;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
-use crate::vcd::tasks::Task;
+use crate::vcd::task::Task;
 use crate::vcd::version::ApiVersion;
 
 const SERVICES: &str = "/cloudapi/1.0.0/loadBalancer/virtualServices";
