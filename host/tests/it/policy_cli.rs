@@ -245,7 +245,9 @@ fn eval_of_a_policy_that_sleeps_returns_at_its_deadline() {
         stderr.contains("ran longer than its 100ms deadline"),
         "{stderr}"
     );
-    assert!(started.elapsed() < std::time::Duration::from_secs(10));
+    // The loop never ends on its own: finishing at all is the claim, with
+    // room for compiling the component on a loaded machine.
+    assert!(started.elapsed() < std::time::Duration::from_secs(120));
 }
 
 #[test]
