@@ -167,10 +167,17 @@ async fn serves(scenario: Scenario, mode: Mode, external: &str) {
         }
     })
     .await;
-    let address_kept = world
-        .vcd
-        .with_world(|w| w.ip_allocations.iter().any(|a| a.value.to_string() == ip));
-    assert!(!address_kept, "the address {ip} went back");
+    // The sweep gives addresses back after the objects that used them.
+    wait_until("the address given back", WAIT, || async {
+        let kept = world
+            .vcd
+            .with_world(|w| w.ip_allocations.iter().any(|a| a.value.to_string() == ip));
+        match kept {
+            true => Err(format!("{ip} is still allocated")),
+            false => Ok(()),
+        }
+    })
+    .await;
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
