@@ -8,8 +8,10 @@ use std::time::Duration;
 
 use crate::support::CLUSTER;
 use crate::support::cluster::{Cluster, ServiceControllerConfig, fast_config, lb_service};
+use crate::support::faults::assert_fired;
 use crate::support::poll::holds_across;
 use crate::support::{lb, vcd};
+use vcdsim::{FaultAction, FaultRule};
 
 fn repairs(cluster: &Cluster) -> f64 {
     vcd::metric_sum(&cluster.registry, "vcd_ccm_drift_repairs_total", &[])
@@ -161,4 +163,46 @@ async fn hand_edits_the_description_does_not_show_are_repaired() {
         (ports == (vec![80], vec![Some("80".to_string())])).then_some(())
     })
     .await;
+}
+
+/// A repair whose first write VCD refuses is still a repair: the retry
+/// that finishes it reports `LoadBalancerRepaired`, not an ordinary
+/// `EnsuredLoadBalancer`, though no later check finds anything left.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_repair_finished_by_a_retry_is_reported_as_a_repair() {
+    // Long enough that the retry (after 200 ms) runs before the next check
+    // could mark the Service again.
+    let config = ServiceControllerConfig {
+        drift_period: Some(Duration::from_secs(3)),
+        ..fast_config()
+    };
+    let cluster = Cluster::start_with(config, |_| {}).await;
+    cluster.add_node("worker-0", "10.0.1.10").await;
+    let uid = cluster
+        .create_service("default", lb_service("web", &[(80, 30080)]))
+        .await;
+    cluster.wait_for_ip("default", "web").await;
+    let tagged = format!(" uid={uid}");
+    cluster.vcd.add_fault(FaultRule::new(
+        Some("POST"),
+        "/cloudapi/1.0.0/loadBalancer/virtualServices",
+        FaultAction::Error {
+            status: 400,
+            minor_error_code: "INJECTED_FAULT".into(),
+            message: "injected by the test".into(),
+        },
+    ));
+    cluster.vcd.with_world(|w| {
+        w.virtual_services
+            .retain(|vs| !vs.description.as_deref().unwrap_or("").contains(&tagged))
+    });
+    cluster
+        .wait_for_event("default", "web", "SyncLoadBalancerFailed")
+        .await;
+    assert_fired(&cluster.vcd, "the repair's first create");
+    let message = cluster
+        .wait_for_event("default", "web", "LoadBalancerRepaired")
+        .await;
+    assert!(message.contains("created virtual service"), "{message}");
+    assert_eq!(repairs(&cluster), 1.0);
 }

@@ -27,6 +27,12 @@ impl Marks {
         self.lock().remove(key)
     }
 
+    /// Marks `key` again: the check's sync failed, and its retry is the
+    /// one that finishes the check's work.
+    pub fn restore(&self, key: &str) {
+        self.lock().insert(key.to_string());
+    }
+
     /// Whether `key` is marked, leaving the mark in place.
     pub fn contains(&self, key: &str) -> bool {
         self.lock().contains(key)

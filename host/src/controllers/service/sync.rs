@@ -274,9 +274,20 @@ async fn ensure(
     };
     let node_specs: Vec<_> = nodes.iter().map(NodeKey::node_spec).collect();
     tracing::debug!(service = %service_key(service), "ensuring the load balancer");
-    let status = timed(shared, "ensure", shared.lb.ensure(&spec, &node_specs))
-        .await
-        .map_err(SyncError::Ensure)?;
+    let status = match timed(shared, "ensure", shared.lb.ensure(&spec, &node_specs)).await {
+        Ok(status) => status,
+        Err(error) => {
+            // The retry finishes what the check found: it is the repair
+            // (or the certificate update) and says so.
+            if drift_check {
+                shared.drift_marks.restore(&key);
+            }
+            if rotation_check {
+                shared.rotation_marks.restore(&key);
+            }
+            return Err(SyncError::Ensure(error));
+        }
+    };
     for warning in &status.warnings {
         shared
             .event(&reference, Warning, POLICY_WARNING, warning)
