@@ -29,6 +29,7 @@ fn main() {
         "examples/namespace-pools",
         "testdata/misbehaving",
         "testdata/stalls-describe",
+        "testdata/frozen-0-3",
     ] {
         watched.push(format!("policies/{member}/src"));
         watched.push(format!("policies/{member}/Cargo.toml"));

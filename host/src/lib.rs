@@ -10,6 +10,7 @@ pub mod instances;
 pub mod lb;
 pub mod logging;
 pub mod manager;
+pub mod names;
 pub mod policy;
 pub mod preflight;
 pub mod ratelimit;

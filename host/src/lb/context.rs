@@ -95,6 +95,11 @@ impl Context {
                 premium: features.premium,
                 transparent_mode: features.transparent_mode,
                 http_rules: features.http_rules,
+                // Not yet managed by this release: tenant monitors, internal
+                // pools and retained addresses are refused (see lb/README.md).
+                health_monitors: false,
+                internal_addresses: false,
+                retained_addresses: false,
             },
         };
         let rde = RdeStatus::new(client.clone(), &config.cluster_id);

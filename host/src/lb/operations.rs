@@ -17,7 +17,7 @@ use crate::lb::plan::firewall::Exposure;
 use crate::lb::plan::op::{FirewallOp, Op};
 use crate::lb::reconcile;
 use crate::lb::reconcile::Converged;
-use crate::lb::service::{LbStatus, NodeSpec, ServiceSpec};
+use crate::lb::service::{Announcement, LbStatus, NodeSpec, ServiceSpec};
 use crate::lb::source_ranges::SourceRange;
 use crate::lb::vips::Vips;
 
@@ -36,7 +36,10 @@ pub(in crate::lb) async fn get(
         .into_iter()
         .rev()
         .collect::<Vips>();
-    Ok(Some(LbStatus::at(&vips.ordered(service.first_family()))))
+    Ok(Some(LbStatus::at(
+        &vips.ordered(service.first_family()),
+        &Announcement::default(),
+    )))
 }
 
 /// Creates or converges the Service's load balancer; returns the
@@ -101,7 +104,10 @@ pub(in crate::lb) async fn ensure(
         source_ranges_unenforced: !ranges.is_empty() && !ctx.config.manage_firewall,
         dual_stack_not_served: done.dual_stack_not_served,
         recheck_after: done.drain_ends.map(until_unix),
-        ..LbStatus::at(&done.vips.ordered(service.first_family()))
+        ..LbStatus::at(
+            &done.vips.ordered(service.first_family()),
+            &done.announcement,
+        )
     })
 }
 

@@ -29,7 +29,7 @@ use crate::lb::plan::op::Op;
 use crate::lb::plan::virtual_service_diff;
 use crate::lb::plan::{self, Target, claims};
 use crate::lb::ranges::family_of;
-use crate::lb::service::{NodeSpec, ServiceSpec};
+use crate::lb::service::{Announcement, NodeSpec, ServiceSpec};
 use crate::lb::tls::{self, Pinned};
 use crate::lb::vips::Vips;
 use std::net::{IpAddr, Ipv4Addr};
@@ -61,6 +61,8 @@ pub(super) struct Planned {
     pub members: Members,
     /// When a drain under way ends (Unix seconds).
     pub drain_ends: Option<u64>,
+    /// How the status announces the addresses.
+    pub announcement: Announcement,
     /// Uploads the virtual services will use; unpinned when the pass ends.
     pub _pins: Vec<Pinned>,
 }
@@ -307,6 +309,10 @@ pub(super) async fn plan(
         warnings: decision.warnings,
         members,
         drain_ends,
+        announcement: Announcement {
+            ip_mode: decision.ip_mode,
+            hostname: decision.hostname,
+        },
         _pins: pins,
     })))
 }

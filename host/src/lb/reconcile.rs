@@ -16,7 +16,7 @@ use crate::lb::plan::op::Op;
 use crate::lb::plan::upstream;
 use crate::lb::plan::upstream::UpstreamObjects;
 use crate::lb::planning::{self, Planned, Step};
-use crate::lb::service::{NodeSpec, ServiceSpec};
+use crate::lb::service::{Announcement, NodeSpec, ServiceSpec};
 use crate::lb::vips::Vips;
 
 /// How often a reconcile moves to another address after losing one to a
@@ -38,6 +38,8 @@ pub(super) struct Converged {
     pub dual_stack_not_served: Option<String>,
     /// When a drain under way ends (Unix seconds): reconcile again then.
     pub drain_ends: Option<u64>,
+    /// How the status announces the addresses.
+    pub announcement: Announcement,
 }
 
 /// How one reconcile pass ended.
@@ -52,6 +54,7 @@ enum Pass {
         warnings: Vec<String>,
         dual_stack_not_served: Option<String>,
         drain_ends: Option<u64>,
+        announcement: Announcement,
     },
     /// The Service's address was allocated: decide again with it.
     Again { writes: usize },
@@ -99,6 +102,7 @@ pub(super) async fn converge(
                 warnings,
                 dual_stack_not_served,
                 drain_ends,
+                announcement,
             } => {
                 return Ok(Converged {
                     vips,
@@ -109,6 +113,7 @@ pub(super) async fn converge(
                     warnings,
                     dual_stack_not_served,
                     drain_ends,
+                    announcement,
                 });
             }
             Pass::Contested {
@@ -223,6 +228,7 @@ async fn pass(
         warnings,
         members,
         drain_ends,
+        announcement,
         _pins,
     } = *planned;
     planning::plan_member_sets(ctx, service, &owner, &members, &mut ops).await?;
@@ -268,5 +274,6 @@ async fn pass(
         warnings,
         dual_stack_not_served,
         drain_ends,
+        announcement,
     })
 }

@@ -208,24 +208,18 @@ impl NodeSpec {
     }
 }
 
-/// `status.loadBalancer.ingress[].ipMode`.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum IpMode {
-    /// Nodes may short-circuit traffic to the address (Kubernetes' default).
-    Vip,
-    /// NSX ALB proxies (and may terminate TLS), so nodes must not
-    /// short-circuit traffic to the address.
-    Proxy,
-}
+/// `status.loadBalancer.ingress[].ipMode`: the policy model's, so one
+/// type says it from the decision to the status.
+pub use crate::policy::model::IpMode;
 
-impl IpMode {
-    /// The value as Kubernetes spells it: `VIP` or `Proxy`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            IpMode::Vip => "VIP",
-            IpMode::Proxy => "Proxy",
-        }
-    }
+/// How the decision says the Service's addresses are announced in its
+/// status: their mode, and a hostname beside them.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct Announcement {
+    /// `ipMode` of every entry.
+    pub ip_mode: IpMode,
+    /// `hostname` of every entry.
+    pub hostname: Option<String>,
 }
 
 /// One `status.loadBalancer.ingress[]` entry.
@@ -235,6 +229,8 @@ pub struct Ingress {
     pub ip: String,
     /// `ipMode`.
     pub ip_mode: IpMode,
+    /// `hostname`: a DNS name for the address, if the decision gives one.
+    pub hostname: Option<String>,
 }
 
 /// What `status.loadBalancer` should say.
@@ -260,13 +256,14 @@ pub struct LbStatus {
 }
 
 impl LbStatus {
-    pub(crate) fn at(ips: &[std::net::IpAddr]) -> Self {
+    pub(crate) fn at(ips: &[std::net::IpAddr], announcement: &Announcement) -> Self {
         Self {
             ingress: ips
                 .iter()
                 .map(|ip| Ingress {
                     ip: ip.to_string(),
-                    ip_mode: IpMode::Proxy,
+                    ip_mode: announcement.ip_mode,
+                    hostname: announcement.hostname.clone(),
                 })
                 .collect(),
             warnings: Vec::new(),

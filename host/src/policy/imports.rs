@@ -14,7 +14,7 @@ use wasmtime::component::Component;
 /// Interface families a policy may import, with the version prefix each is
 /// served at; within a family every listed interface is allowed.
 const ALLOWED: &[(&str, &str, &[&str])] = &[
-    ("vcd:lb-policy", "0.1.|0.2.|0.3.", &["host", "types"]),
+    ("vcd:lb-policy", "0.1.|0.2.|0.3.|0.4.", &["host", "types"]),
     (
         "wasi:cli",
         "0.2.",
@@ -102,6 +102,7 @@ mod tests {
             "vcd:lb-policy/host@0.1.0",
             "vcd:lb-policy/types@0.2.0",
             "vcd:lb-policy/types@0.3.0",
+            "vcd:lb-policy/types@0.4.0",
             "wasi:cli/environment@0.2.3",
             "wasi:sockets/ip-name-lookup@0.2.9",
             "wasi:http/outgoing-handler@0.2.10",
@@ -109,7 +110,7 @@ mod tests {
             assert!(is_allowed(import), "{import}");
         }
         for import in [
-            "vcd:lb-policy/host@0.4.0",
+            "vcd:lb-policy/host@0.5.0",
             "wasi:http/incoming-handler@0.2.0",
             "wasi:sockets/tcp@0.3.0",
             "wasi:cli/run@0.2.0",

@@ -81,14 +81,11 @@ mod tests {
 
     #[test]
     fn warnings_and_errors_are_escaped_and_capped() {
-        let decided = decision(Decision {
-            address: AddressChoice::FromPool("public\u{1b}[2J".into()),
-            ports: Vec::new(),
-            warnings: vec!["ok\nINFO forged line".into(), "w".repeat(100_000)],
-            preserve_client_ip: false,
-            traffic: Vec::new(),
-            service_engine_group: None,
-        })
+        let decided = decision(Decision::of(
+            AddressChoice::FromPool("public\u{1b}[2J".into()),
+            Vec::new(),
+            vec!["ok\nINFO forged line".into(), "w".repeat(100_000)],
+        ))
         .unwrap();
         assert_eq!(decided.warnings[0], "ok\\nINFO forged line");
         assert!(decided.warnings[1].len() <= TEXT_BYTES);
@@ -106,14 +103,11 @@ mod tests {
 
     #[test]
     fn too_many_warnings_are_refused_naming_the_bound() {
-        let error = decision(Decision {
-            address: AddressChoice::KeepCurrent,
-            ports: Vec::new(),
-            warnings: vec![String::new(); MAX_WARNINGS + 1],
-            preserve_client_ip: false,
-            traffic: Vec::new(),
-            service_engine_group: None,
-        })
+        let error = decision(Decision::of(
+            AddressChoice::KeepCurrent,
+            Vec::new(),
+            vec![String::new(); MAX_WARNINGS + 1],
+        ))
         .unwrap_err();
         assert_eq!(
             error.to_string(),

@@ -20,13 +20,15 @@ use super::errors::{CallError, EvalError};
 use super::evaluation_metrics::Outcome;
 use super::lift_charge::LiftCharge;
 use super::loader::{Compiled, Exports, Policy};
-use super::model::{Decision, DecisionError, DecisionInput, PolicyInfo, v0_1, v0_2};
+use super::model::{Decision, DecisionError, DecisionInput, PolicyInfo, v0_1, v0_2, v0_3};
 use super::output;
 use super::sandbox::{CallCost, Limits, OUTPUT_BYTES, Sandbox};
 use super::validate;
 use crate::text::sanitize;
 
 type DecideFn<'a> = TypedFunc<(&'a str, &'a DecisionInput), (Result<Decision, DecisionError>,)>;
+type DecideFnV0_3<'a> =
+    TypedFunc<(&'a str, &'a v0_3::DecisionInput), (Result<v0_3::Decision, DecisionError>,)>;
 type DecideFnV0_2<'a> =
     TypedFunc<(&'a str, &'a v0_2::DecisionInput), (Result<v0_2::Decision, DecisionError>,)>;
 type DecideFnV0_1<'a> =
@@ -132,8 +134,12 @@ impl Compiled {
     ) -> Result<(), CallError> {
         self.run(name, limits, async |store, instance, exports| {
             match exports.contract {
-                Contract::V0_3 => {
+                Contract::V0_4 => {
                     let _: DecideFn<'_> = instance.get_typed_func(&mut *store, exports.decide)?;
+                }
+                Contract::V0_3 => {
+                    let _: DecideFnV0_3<'_> =
+                        instance.get_typed_func(&mut *store, exports.decide)?;
                 }
                 Contract::V0_2 => {
                     let _: DecideFnV0_2<'_> =
@@ -204,10 +210,17 @@ impl Policy {
             .run_measured(&self.name, self.limits, async |store, instance, exports| {
                 let config = self.config.as_str();
                 Ok(match exports.contract {
-                    Contract::V0_3 => {
+                    Contract::V0_4 => {
                         let decide: DecideFn<'_> =
                             instance.get_typed_func(&mut *store, exports.decide)?;
                         decide.call_async(&mut *store, (config, input)).await?.0
+                    }
+                    Contract::V0_3 => {
+                        let input = v0_3::DecisionInput::from(input);
+                        let decide: DecideFnV0_3<'_> =
+                            instance.get_typed_func(&mut *store, exports.decide)?;
+                        let output = decide.call_async(&mut *store, (config, &input)).await?.0;
+                        output.map(Decision::from)
                     }
                     Contract::V0_2 => {
                         let input = v0_2::DecisionInput::from(input);

@@ -2,7 +2,9 @@
 //! against the input the policy was given. Checks that need VCD's current state
 //! (is the address free?) belong to the load-balancer reconciler.
 
+mod exposure;
 mod http;
+mod monitor;
 mod traffic;
 
 use std::collections::HashMap;
@@ -22,8 +24,10 @@ pub fn check(input: &DecisionInput, decision: &Decision) -> Result<(), String> {
     check_coverage(input, &decision.ports, &mut problems);
     for port in &decision.ports {
         check_port(input, port, &mut problems);
+        monitor::check(input, port, &mut problems);
     }
     traffic::check(input, decision, &mut problems);
+    exposure::check(input, decision, &mut problems);
     if let Some(group) = &decision.service_engine_group {
         check_engine_group(input, group, &mut problems);
     }
@@ -265,12 +269,8 @@ mod tests {
         input.cluster.gateway = "edge-1".into();
         input.cluster.vcd_api_version = api.into();
         let decision = Decision {
-            address: AddressChoice::KeepCurrent,
-            ports: Vec::new(),
-            warnings: Vec::new(),
             preserve_client_ip: true,
-            traffic: Vec::new(),
-            service_engine_group: None,
+            ..Decision::of(AddressChoice::KeepCurrent, Vec::new(), Vec::new())
         };
         let problems = check(&input, &decision).unwrap_err();
         problems
@@ -285,9 +285,6 @@ mod tests {
         let mut input = DecisionInput::default();
         input.cluster.capabilities.transparent_mode = true;
         let decision = Decision {
-            address: AddressChoice::KeepCurrent,
-            ports: Vec::new(),
-            warnings: Vec::new(),
             preserve_client_ip: true,
             traffic: vec![crate::policy::model::PortTraffic {
                 service_port: 80,
@@ -296,7 +293,7 @@ mod tests {
                 http: Default::default(),
                 drain_seconds: 30,
             }],
-            service_engine_group: None,
+            ..Decision::of(AddressChoice::KeepCurrent, Vec::new(), Vec::new())
         };
         let refusal = check(&input, &decision).unwrap_err();
         assert!(

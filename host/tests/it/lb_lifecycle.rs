@@ -85,7 +85,7 @@ async fn lifecycle(mode: ModeKind, spaces: bool) {
     // Create.
     let status = lb.ensure(&svc, &nodes(2)).await.expect("create");
     let ip = status.ingress[0].ip.clone();
-    assert_eq!(status.ingress[0].ip_mode.as_str(), "Proxy");
+    assert_eq!(status.ingress[0].ip_mode.status_value(), "Proxy");
     expect_objects(&sim, mode, 2);
     assert_eq!(external_address(&sim, mode), ip);
     // On an IP Space the address is allocated (and claimed) first.

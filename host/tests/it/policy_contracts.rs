@@ -1,8 +1,8 @@
 //! Contract versions side by side: the example provider policy, built
-//! against `vcd:lb-policy@0.1.0`, a test policy on 0.2.0 and the built-in
-//! default on 0.3.0 serve from one registry, each called with its own
-//! version's record shapes; and the host refuses `preserve-client-ip` where
-//! the gateway cannot honour it.
+//! against `vcd:lb-policy@0.1.0`, test policies on 0.2.0 and 0.3.0 and the
+//! built-in default on 0.4.0 serve from one registry, each called with its
+//! own version's record shapes; and the host refuses `preserve-client-ip`
+//! where the gateway cannot honour it.
 
 use std::net::{IpAddr, Ipv4Addr};
 use std::sync::Arc;
@@ -12,8 +12,9 @@ use vcd_ccm::policy::builtin::ARTIFACTS_DIR;
 use vcd_ccm::policy::contract::Contract;
 use vcd_ccm::policy::loader::{self, sha256_hex};
 use vcd_ccm::policy::model::{
-    AddressChoice, AppProfile, Decision, DecisionInput, HealthMonitor, IpAddress, Namespace,
-    Persistence, PoolAlgorithm, PortDecision, PortTraffic, Protocol, SessionAffinity,
+    AddressChoice, AddressPool, AppProfile, Decision, DecisionInput, HealthMonitor, IpAddress,
+    IpMode, Namespace, Persistence, PoolAlgorithm, PoolSource, PortDecision, PortTraffic, Protocol,
+    SessionAffinity,
 };
 use vcd_ccm::policy::{EvalError, PolicyEngine, Registry, directory, metrics};
 
@@ -50,18 +51,21 @@ fn gold() -> Namespace {
 
 /// The default policy, for namespaces labelled `tier: gold` the example
 /// policy (0.1.0), and for the class `vcd-ccm.io/test` the misbehaving test
-/// policy told to behave (0.2.0), loaded from a policy directory as a
-/// provider ships them.
+/// policy told to behave (0.2.0), for the class `vcd-ccm.io/frozen` a
+/// policy on 0.3.0, loaded from a policy directory as a provider ships them.
 fn registry(engine: &Arc<PolicyEngine>) -> Registry {
     let example = std::fs::read(format!("{ARTIFACTS_DIR}/namespace_pools.wasm")).unwrap();
     let behaving = std::fs::read(format!("{ARTIFACTS_DIR}/misbehaving.wasm")).unwrap();
+    let frozen = std::fs::read(format!("{ARTIFACTS_DIR}/frozen_0_3.wasm")).unwrap();
     let dir = tempfile::tempdir().unwrap();
     std::fs::write(dir.path().join("namespace-pools.wasm"), &example).unwrap();
     std::fs::write(dir.path().join("behaving.wasm"), &behaving).unwrap();
+    std::fs::write(dir.path().join("frozen.wasm"), &frozen).unwrap();
     let manifest = format!(
-        "policies:\n- name: namespace-pools\n  sha256: {}\n  selector: {{namespaceSelector: {{matchLabels: {{tier: gold}}}}}}\n- name: behaving\n  sha256: {}\n  config: ok\n  selector: {{loadBalancerClass: vcd-ccm.io/test}}\n",
+        "policies:\n- name: namespace-pools\n  sha256: {}\n  selector: {{namespaceSelector: {{matchLabels: {{tier: gold}}}}}}\n- name: behaving\n  sha256: {}\n  config: ok\n  selector: {{loadBalancerClass: vcd-ccm.io/test}}\n- name: frozen\n  sha256: {}\n  selector: {{loadBalancerClass: vcd-ccm.io/frozen}}\n",
         sha256_hex(&example),
-        sha256_hex(&behaving)
+        sha256_hex(&behaving),
+        sha256_hex(&frozen)
     );
     std::fs::write(dir.path().join("policies.yaml"), manifest).unwrap();
     let default = engine
@@ -87,11 +91,12 @@ fn tcp80(algorithm: PoolAlgorithm) -> PortDecision {
         certificate: None,
         health_monitor: HealthMonitor::Tcp,
         algorithm,
+        monitor: None,
     }
 }
 
 #[test]
-fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
+fn one_registry_serves_0_1_to_0_3_policies_and_the_0_4_default_side_by_side() {
     let engine = PolicyEngine::new().unwrap();
     let registry = registry(&engine);
     let set = registry.current();
@@ -99,9 +104,6 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
     // The current decision is lowered in each version's shape too.
     let current = IpAddress::from(IpAddr::V4(Ipv4Addr::new(203, 0, 113, 12)));
     input.current = Some(Decision {
-        address: AddressChoice::Specific(current),
-        ports: Vec::new(),
-        warnings: Vec::new(),
         preserve_client_ip: true,
         traffic: vec![PortTraffic {
             service_port: 80,
@@ -111,7 +113,16 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
             drain_seconds: 0,
         }],
         service_engine_group: Some("seg1".into()),
+        ip_mode: IpMode::Vip,
+        hostname: Some("web.example.com".into()),
+        ..Decision::of(AddressChoice::Specific(current), Vec::new(), Vec::new())
     });
+    // An internal pool, first: only a 0.4.0 policy is offered it.
+    let mut internal: AddressPool = input.pools[0].clone();
+    internal.name = "internal".into();
+    internal.source = PoolSource::InternalRange;
+    internal.external = false;
+    input.pools.insert(0, internal);
     input.service.session_affinity = SessionAffinity::ClientIp(300);
 
     let example = set.select(&input.service, &gold()).unwrap();
@@ -122,7 +133,7 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
     let default = set.select(&input.service, &input.namespace).unwrap();
     assert_eq!(
         (default.name(), default.contract()),
-        ("default", Contract::V0_3)
+        ("default", Contract::V0_4)
     );
 
     // The 0.1.0 policy decides from what its version has; it cannot ask for
@@ -131,14 +142,11 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
     governed.namespace = gold();
     assert_eq!(
         engine.block_on(example.decide(&governed)).unwrap(),
-        Decision {
-            address: AddressChoice::KeepCurrent,
-            ports: vec![tcp80(PoolAlgorithm::LeastConnections)],
-            warnings: Vec::new(),
-            preserve_client_ip: false,
-            traffic: Vec::new(),
-            service_engine_group: None,
-        }
+        Decision::of(
+            AddressChoice::KeepCurrent,
+            vec![tcp80(PoolAlgorithm::LeastConnections)],
+            Vec::new()
+        )
     );
     // The 0.2.0 policy gets its input without the session affinity, and
     // cannot ask for persistence.
@@ -154,13 +162,38 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
         matches!(&decision, Err(EvalError::InvalidDecision { problem, .. }) if problem.contains("Service port 80/tcp has no entry")),
         "{decision:?}"
     );
-    // The 0.3.0 default maps the affinity to client-IP persistence.
+    // The 0.3.0 policy is offered the external pool only, and its
+    // decision comes back with every 0.4.0 field neutral.
+    let mut frozen_input = input.clone();
+    frozen_input.service.load_balancer_class = Some("vcd-ccm.io/frozen".into());
+    let frozen = set
+        .select(&frozen_input.service, &frozen_input.namespace)
+        .unwrap();
+    assert_eq!(
+        (frozen.name(), frozen.contract()),
+        ("frozen", Contract::V0_3)
+    );
+    assert_eq!(
+        engine.block_on(frozen.decide(&frozen_input)).unwrap(),
+        Decision {
+            traffic: vec![PortTraffic {
+                service_port: 80,
+                protocol: Protocol::Tcp,
+                persistence: Persistence::ClientIp,
+                http: Default::default(),
+                drain_seconds: 0,
+            }],
+            ..Decision::of(
+                AddressChoice::FromPool("public".into()),
+                vec![tcp80(PoolAlgorithm::RoundRobin)],
+                vec!["offered 1 pools".into()],
+            )
+        }
+    );
+    // The 0.4.0 default maps the affinity to client-IP persistence.
     assert_eq!(
         engine.block_on(default.decide(&input)).unwrap(),
         Decision {
-            address: AddressChoice::KeepCurrent,
-            ports: vec![tcp80(PoolAlgorithm::RoundRobin)],
-            warnings: Vec::new(),
             preserve_client_ip: true,
             traffic: vec![PortTraffic {
                 service_port: 80,
@@ -169,7 +202,11 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
                 http: Default::default(),
                 drain_seconds: 0,
             }],
-            service_engine_group: None,
+            ..Decision::of(
+                AddressChoice::KeepCurrent,
+                vec![tcp80(PoolAlgorithm::RoundRobin)],
+                Vec::new()
+            )
         }
     );
 
@@ -179,7 +216,8 @@ fn one_registry_serves_0_1_and_0_2_policies_and_the_0_3_default_side_by_side() {
     let mut text = String::new();
     prometheus_client::encoding::text::encode(&mut text, &metric_registry).unwrap();
     for (policy, contract) in [
-        ("default", "0.3.0"),
+        ("default", "0.4.0"),
+        ("frozen", "0.3.0"),
         ("behaving", "0.2.0"),
         ("namespace-pools", "0.1.0"),
     ] {

@@ -3,6 +3,7 @@
 use std::collections::BTreeSet;
 use std::net::IpAddr;
 
+use crate::exposure::{HOSTNAME, IP_MODE, NODE_SELECTOR};
 use crate::http_rules::{FORWARDED_HEADERS, HSTS, HTTPS_REDIRECT, RATE_LIMIT};
 use crate::placement::SERVICE_ENGINE_GROUP;
 use crate::read::{get, invalid, tcp_ports};
@@ -33,7 +34,7 @@ pub const PRESERVE_CLIENT_IP: &str = "vcd-ccm.io/preserve-client-ip";
 
 /// Every annotation the default policy reads, which `forbiddenAnnotations`
 /// may name.
-pub const READ: [&str; 17] = [
+pub const READ: [&str; 20] = [
     SSL_PORTS,
     SSL_CERT_ALIAS,
     SSL_NO_TERMINATION,
@@ -51,6 +52,9 @@ pub const READ: [&str; 17] = [
     HSTS,
     RATE_LIMIT,
     DRAIN_PERIOD,
+    IP_MODE,
+    HOSTNAME,
+    NODE_SELECTOR,
 ];
 
 /// A Service that sets an annotation the provider forbids is refused.

@@ -8,13 +8,15 @@
 //! annotation (contract 0.2.0), and session persistence from
 //! `spec.sessionAffinity` or an annotation, HTTP rules (HTTPS redirect,
 //! forwarded headers, HSTS, rate limit) and a service engine group by
-//! annotation (0.3.0).
+//! annotation (0.3.0), and the address's mode and hostname and the Nodes
+//! serving the Service by annotation (0.4.0).
 
 wit_bindgen::generate!({ path: "../../wit", world: "lb-policy" });
 
 mod address;
 mod annotations;
 mod config;
+mod exposure;
 mod http_rules;
 mod ip;
 mod placement;
@@ -58,6 +60,12 @@ impl Guest for DefaultPolicy {
             ));
         }
         let service_engine_group = placement::decide(&input)?;
+        let ip_mode = exposure::ip_mode(
+            &input.service,
+            &ports,
+            &traffic,
+            annotations.preserve_client_ip,
+        )?;
         Ok(Decision {
             address,
             ports,
@@ -65,6 +73,10 @@ impl Guest for DefaultPolicy {
             preserve_client_ip: annotations.preserve_client_ip,
             traffic,
             service_engine_group,
+            ip_mode,
+            hostname: exposure::hostname(&input.service)?,
+            retain_address: false,
+            node_selector: exposure::node_selector(&input.service)?,
         })
     }
 }

@@ -90,6 +90,7 @@ fn decide_port(
         certificate,
         health_monitor,
         algorithm,
+        monitor: None,
     })
 }
 

@@ -60,12 +60,16 @@ export const policy = {
           address: { tag: 'from-pool', val: input.pools[0].name },
           ports: input.service.ports.map((p) => ({
             servicePort: p.port, protocol: p.protocol, listenPort: p.port, profile: 'l4-tcp',
-            healthMonitor: 'tcp', algorithm: 'least-connections',
+            healthMonitor: 'tcp', algorithm: 'least-connections', monitor: undefined,
           })),
           warnings: [],
           preserveClientIp: false,
           traffic: [],
           serviceEngineGroup: undefined,
+          ipMode: 'proxy',
+          hostname: undefined,
+          retainAddress: false,
+          nodeSelector: [],
         };
     }
   },

@@ -72,7 +72,9 @@ class Policy(exports.Policy):
             ports=[t.PortDecision(service_port=p.port, protocol=p.protocol, listen_port=p.port,
                                   profile=t.AppProfile.L4_TCP, certificate=None,
                                   health_monitor=t.HealthMonitor.TCP,
-                                  algorithm=t.PoolAlgorithm.LEAST_CONNECTIONS)
+                                  algorithm=t.PoolAlgorithm.LEAST_CONNECTIONS,
+                                  monitor=None)
                    for p in input.service.ports],
             warnings=[], preserve_client_ip=False, traffic=[],
-            service_engine_group=None)
+            service_engine_group=None, ip_mode=t.IpMode.PROXY, hostname=None,
+            retain_address=False, node_selector=[])

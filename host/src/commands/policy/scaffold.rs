@@ -17,7 +17,7 @@ use std::path::{Path, PathBuf};
 use crate::cli::Language;
 use crate::policy::builtin::DEFAULT_POLICY_NAME;
 
-/// The current contract (`vcd:lb-policy@0.2.0`), file by file.
+/// The current contract (`wit/`), file by file.
 pub const WIT_FILES: [(&str, &str); 2] = [
     ("types.wit", include_str!("../../../../wit/types.wit")),
     ("world.wit", include_str!("../../../../wit/world.wit")),

@@ -152,7 +152,8 @@ pub fn ingress_of(status: &LbStatus) -> Vec<LoadBalancerIngress> {
         .iter()
         .map(|i| LoadBalancerIngress {
             ip: Some(i.ip.clone()),
-            ip_mode: Some(i.ip_mode.as_str().to_string()),
+            ip_mode: Some(i.ip_mode.status_value().to_string()),
+            hostname: i.hostname.clone(),
             ..LoadBalancerIngress::default()
         })
         .collect()

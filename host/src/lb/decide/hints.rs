@@ -170,6 +170,7 @@ mod tests {
                 last: IpAddr::from(last).into(),
             }],
             free_count: free,
+            external: true,
         }
     }
 

@@ -41,15 +41,15 @@ pub fn build(parts: InputParts<'_>) -> DecisionInput {
             })
             .collect(),
         profiles: parts.profiles.to_vec(),
-        current: parts.current.map(|ip| Decision {
-            address: AddressChoice::Specific(IpAddress::from(ip)),
-            ports: Vec::new(),
-            warnings: Vec::new(),
-            preserve_client_ip: false,
-            traffic: Vec::new(),
-            service_engine_group: None,
+        current: parts.current.map(|ip| {
+            Decision::of(
+                AddressChoice::Specific(IpAddress::from(ip)),
+                Vec::new(),
+                Vec::new(),
+            )
         }),
         ready_endpoints: parts.service.ready_endpoints,
         service_engine_groups: parts.engine_groups,
+        retained: Vec::new(),
     }
 }

@@ -170,6 +170,7 @@ pub fn pools(groups: &[Group], source_of: impl Fn(IpAddr) -> PoolSource) -> Vec<
                     last: ip,
                 }],
                 free_count: 1,
+                external: true,
             }
         })
         .collect()

@@ -177,6 +177,7 @@ impl IpSource {
                         .collect(),
                     free_count: u32::try_from(size.saturating_sub(taken as u128))
                         .unwrap_or(u32::MAX),
+                    external: true,
                 }
             })
             .collect()

@@ -1,25 +1,30 @@
-//! The policy contract's types (`wit/types.wit`, 0.3.0) in Rust: the one
+//! The policy contract's types (`wit/types.wit`, 0.4.0) in Rust: the one
 //! model the host works with, whichever version a policy implements.
 //!
 //! Written out rather than generated so they also carry serde in WIT spelling
 //! (kebab-case fields and cases), which test suites and `policy eval` use.
 //! Wasmtime type-checks every type here against the component's WIT when a
 //! policy is loaded, so a drift from `wit/` fails loudly at load time.
-//! `v0_2` and `v0_1` hold the records later versions extended, in the
-//! shapes policies on those versions are called with.
+//! `v0_3`, `v0_2` and `v0_1` hold the records later versions extended, in
+//! the shapes policies on those versions are called with.
 
+mod exposure;
+mod health;
 mod http;
 mod placement;
 mod scalars;
 mod traffic;
 pub(super) mod v0_1;
 pub(super) mod v0_2;
+pub(super) mod v0_3;
 
 use std::net::IpAddr;
 
 use serde::{Deserialize, Serialize};
 use wasmtime::component::{ComponentType, Lift, Lower};
 
+pub use exposure::{IpMode, NodeRequirement, SelectorOperator};
+pub use health::{HttpCheck, MonitorSettings, StatusRange};
 pub use http::{
     Header, HeaderAction, HeaderMatch, HttpMatch, HttpMethod, HttpRules, RateLimit,
     RateLimitAction, Redirect, RedirectCode, RequestAction, RequestModification, RequestRule,
@@ -171,6 +176,16 @@ pub struct Capabilities {
     /// Virtual services take HTTP rules (VCD API 38.0 and later). Contract 0.3.0.
     #[component(name = "http-rules")]
     pub http_rules: bool,
+    /// Health monitors can be tuned ([`PortDecision::monitor`]). Contract 0.4.0.
+    #[component(name = "health-monitors")]
+    pub health_monitors: bool,
+    /// Internal address pools are offered. Contract 0.4.0.
+    #[component(name = "internal-addresses")]
+    pub internal_addresses: bool,
+    /// An address may outlive its Service ([`Decision::retain_address`]).
+    /// Contract 0.4.0.
+    #[component(name = "retained-addresses")]
+    pub retained_addresses: bool,
 }
 
 /// The cluster and the VCD objects it lives in.
@@ -236,6 +251,14 @@ pub struct AddressPool {
     /// How many of its addresses are still free.
     #[component(name = "free-count")]
     pub free_count: u32,
+    /// Whether its addresses are reached from outside the org's networks.
+    /// Contract 0.4.0; pools written without it are external.
+    #[serde(default = "external_by_default")]
+    pub external: bool,
+}
+
+fn external_by_default() -> bool {
+    true
 }
 
 /// A certificate in the org's certificate library; metadata only, as policies
@@ -290,6 +313,10 @@ pub struct PortDecision {
     pub health_monitor: HealthMonitor,
     /// The pool's load-balancing algorithm.
     pub algorithm: PoolAlgorithm,
+    /// Tuning of the health monitor. Contract 0.4.0; `None` from earlier
+    /// policies.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub monitor: Option<MonitorSettings>,
 }
 
 /// A policy's answer for one Service.
@@ -318,6 +345,40 @@ pub struct Decision {
     #[component(name = "service-engine-group")]
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub service_engine_group: Option<String>,
+    /// How clients inside the cluster reach the address. Contract 0.4.0.
+    #[component(name = "ip-mode")]
+    #[serde(default, skip_serializing_if = "is_default")]
+    pub ip_mode: IpMode,
+    /// A DNS name beside the address in the Service's status. Contract 0.4.0.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hostname: Option<String>,
+    /// Keep the address when the Service is deleted. Contract 0.4.0.
+    #[component(name = "retain-address")]
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub retain_address: bool,
+    /// Which Nodes serve the Service; empty: every eligible one. Contract 0.4.0.
+    #[component(name = "node-selector")]
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub node_selector: Vec<NodeRequirement>,
+}
+
+impl Decision {
+    /// A decision of this address and these ports, every later field at
+    /// its neutral value: what a policy on an older contract answers.
+    pub fn of(address: AddressChoice, ports: Vec<PortDecision>, warnings: Vec<String>) -> Self {
+        Self {
+            address,
+            ports,
+            warnings,
+            preserve_client_ip: false,
+            traffic: Vec::new(),
+            service_engine_group: None,
+            ip_mode: IpMode::Proxy,
+            hostname: None,
+            retain_address: false,
+            node_selector: Vec::new(),
+        }
+    }
 }
 
 /// Everything a decision may depend on, so a policy never needs to call the host.
@@ -347,6 +408,10 @@ pub struct DecisionInput {
     #[component(name = "service-engine-groups")]
     #[serde(skip_serializing_if = "Vec::is_empty")]
     pub service_engine_groups: Vec<ServiceEngineGroup>,
+    /// Addresses this cluster kept for a deleted Service of this namespace
+    /// and name. Contract 0.4.0.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub retained: Vec<IpAddress>,
 }
 
 /// An annotation (or other Service field) whose value the policy cannot use.

@@ -138,6 +138,10 @@ wit_enum!(
         /// A public IP Space the gateway is connected to; addresses are allocated
         /// as floating IPs.
         IpSpace = "ip-space",
+        /// Internal ranges of the cloud config, or the one-arm range.
+        InternalRange = "internal-range",
+        /// A PRIVATE IP Space of the org.
+        PrivateIpSpace = "private-ip-space",
     }
 );
 wit_enum!(

@@ -7,9 +7,9 @@
 
 use wasmtime::component::{ComponentType, Lift, Lower};
 
+use super::v0_3::{self, AddressPool, PortDecision};
 use super::{
-    AddressChoice, AddressPool, AppProfile, Certificate, IpFamily, Namespace, Pairs, PortDecision,
-    ServicePort, TrafficPolicy,
+    AddressChoice, AppProfile, Certificate, IpFamily, Namespace, Pairs, ServicePort, TrafficPolicy,
 };
 
 /// `service` as 0.1.0 has it: no `load-balancer-source-ranges`.
@@ -117,12 +117,12 @@ impl From<&super::DecisionInput> for DecisionInput {
                     premium: k.premium,
                 },
             },
-            pools: input.pools.clone(),
+            pools: v0_3::pools(&input.pools),
             certificates: input.certificates.clone(),
             profiles: input.profiles.clone(),
             current: input.current.as_ref().map(|d| Decision {
                 address: d.address.clone(),
-                ports: d.ports.clone(),
+                ports: v0_3::ports(&d.ports),
                 warnings: d.warnings.clone(),
             }),
         }
@@ -133,13 +133,7 @@ impl From<&super::DecisionInput> for DecisionInput {
 /// persistence or for a service engine group.
 impl From<Decision> for super::Decision {
     fn from(decision: Decision) -> Self {
-        Self {
-            address: decision.address,
-            ports: decision.ports,
-            warnings: decision.warnings,
-            preserve_client_ip: false,
-            traffic: Vec::new(),
-            service_engine_group: None,
-        }
+        let ports = decision.ports.into_iter().map(Into::into).collect();
+        Self::of(decision.address, ports, decision.warnings)
     }
 }

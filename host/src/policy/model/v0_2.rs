@@ -8,9 +8,9 @@
 
 use wasmtime::component::{ComponentType, Lift, Lower};
 
+use super::v0_3::{self, AddressPool, PortDecision};
 use super::{
-    AddressChoice, AddressPool, AppProfile, Certificate, IpFamily, Namespace, Pairs, PortDecision,
-    ServicePort, TrafficPolicy,
+    AddressChoice, AppProfile, Certificate, IpFamily, Namespace, Pairs, ServicePort, TrafficPolicy,
 };
 
 /// `service` as 0.2.0 has it: no `session-affinity`.
@@ -127,12 +127,12 @@ impl From<&super::DecisionInput> for DecisionInput {
                     transparent_mode: k.transparent_mode,
                 },
             },
-            pools: input.pools.clone(),
+            pools: v0_3::pools(&input.pools),
             certificates: input.certificates.clone(),
             profiles: input.profiles.clone(),
             current: input.current.as_ref().map(|d| Decision {
                 address: d.address.clone(),
-                ports: d.ports.clone(),
+                ports: v0_3::ports(&d.ports),
                 warnings: d.warnings.clone(),
                 preserve_client_ip: d.preserve_client_ip,
             }),
@@ -144,13 +144,10 @@ impl From<&super::DecisionInput> for DecisionInput {
 /// A 0.2.0 policy cannot ask for persistence, HTTP rules or a service engine group.
 impl From<Decision> for super::Decision {
     fn from(decision: Decision) -> Self {
+        let ports = decision.ports.into_iter().map(Into::into).collect();
         Self {
-            address: decision.address,
-            ports: decision.ports,
-            warnings: decision.warnings,
             preserve_client_ip: decision.preserve_client_ip,
-            traffic: Vec::new(),
-            service_engine_group: None,
+            ..Self::of(decision.address, ports, decision.warnings)
         }
     }
 }

@@ -60,7 +60,7 @@ impl SourceFields<'_> {
         }
         let reference = Reference::pinned(image).map_err(|e| ("image", e.to_string()))?;
         if let Some(secret) = self.pull_secret
-            && !is_dns_subdomain(secret)
+            && !crate::names::is_dns_subdomain(secret)
         {
             return Err((
                 "pullSecret",
@@ -109,19 +109,6 @@ impl SourceFields<'_> {
             sha256: sha256.to_string(),
         })
     }
-}
-
-fn is_dns_subdomain(name: &str) -> bool {
-    !name.is_empty()
-        && name.len() <= 253
-        && name.split('.').all(|label| {
-            !label.is_empty()
-                && label
-                    .bytes()
-                    .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-')
-                && !label.starts_with('-')
-                && !label.ends_with('-')
-        })
 }
 
 #[cfg(test)]

@@ -104,21 +104,19 @@ mod tests {
     };
 
     fn decision(profile: AppProfile, traffic: Vec<PortTraffic>) -> Decision {
+        let port = PortDecision {
+            service_port: 80,
+            protocol: Protocol::Tcp,
+            listen_port: 80,
+            profile,
+            certificate: None,
+            health_monitor: HealthMonitor::Tcp,
+            algorithm: PoolAlgorithm::RoundRobin,
+            monitor: None,
+        };
         Decision {
-            address: AddressChoice::KeepCurrent,
-            ports: vec![PortDecision {
-                service_port: 80,
-                protocol: Protocol::Tcp,
-                listen_port: 80,
-                profile,
-                certificate: None,
-                health_monitor: HealthMonitor::Tcp,
-                algorithm: PoolAlgorithm::RoundRobin,
-            }],
-            warnings: Vec::new(),
-            preserve_client_ip: false,
             traffic,
-            service_engine_group: None,
+            ..Decision::of(AddressChoice::KeepCurrent, vec![port], Vec::new())
         }
     }
 

@@ -1,0 +1,103 @@
+//! The contract's rules for how a Service is exposed (0.4.0): `vip` only
+//! where the load balancer adds nothing to the traffic, a hostname that is
+//! a DNS name, retention only where addresses can be kept, and a node
+//! selector within its bounds.
+
+use crate::names::{is_dns_subdomain, label_key_problem, label_value_problem};
+use crate::policy::model::{
+    AppProfile, Decision, DecisionInput, IpMode, NodeRequirement, Persistence, SelectorOperator,
+};
+use crate::text::sanitize;
+
+/// At most this many requirements in a node selector, and values in one.
+pub const MAX_REQUIREMENTS: usize = 16;
+const MAX_VALUES: usize = 16;
+
+/// Every rule the decision's exposure breaks, added to `problems`.
+pub fn check(input: &DecisionInput, decision: &Decision, problems: &mut Vec<String>) {
+    if decision.ip_mode == IpMode::Vip
+        && let Some(why) = why_not_vip(decision)
+    {
+        problems.push(format!(
+            "ip-mode vip sends clients inside the cluster straight to the pods, past the load balancer, so the load balancer must add nothing to the traffic, but {why}; ask for proxy"
+        ));
+    }
+    if let Some(name) = &decision.hostname
+        && !is_dns_subdomain(name)
+    {
+        problems.push(format!(
+            "hostname {:?} is not a DNS name (at most 253 bytes of lower-case labels of letters, digits and '-')",
+            sanitize(name, 80)
+        ));
+    }
+    if decision.retain_address && !input.cluster.capabilities.retained_addresses {
+        problems.push(
+            "retain-address needs capabilities.retained-addresses, which is false: this vcd-ccm keeps no address past its Service; leave it false".to_string(),
+        );
+    }
+    if decision.node_selector.len() > MAX_REQUIREMENTS {
+        problems.push(format!(
+            "node-selector has {} requirements (at most {MAX_REQUIREMENTS})",
+            decision.node_selector.len()
+        ));
+    }
+    for requirement in &decision.node_selector {
+        if let Some(problem) = requirement_problem(requirement) {
+            problems.push(format!("node-selector: {problem}"));
+        }
+    }
+}
+
+/// Why the load balancer adds something to the Service's traffic, if it does.
+fn why_not_vip(decision: &Decision) -> Option<String> {
+    if let Some(port) = decision
+        .ports
+        .iter()
+        .find(|p| !matches!(p.profile, AppProfile::L4Tcp | AppProfile::L4Udp))
+    {
+        return Some(format!(
+            "port {} has profile {}",
+            port.service_port, port.profile
+        ));
+    }
+    if decision.preserve_client_ip {
+        return Some("preserve-client-ip is set".into());
+    }
+    decision.traffic.iter().find_map(|t| {
+        if t.persistence != Persistence::None {
+            Some(format!(
+                "port {} has persistence {}",
+                t.service_port,
+                t.persistence.wit_name()
+            ))
+        } else if !t.http.is_empty() {
+            Some(format!("port {} has HTTP rules", t.service_port))
+        } else {
+            None
+        }
+    })
+}
+
+fn requirement_problem(requirement: &NodeRequirement) -> Option<String> {
+    if let Some(problem) = label_key_problem(&requirement.key) {
+        return Some(format!("key: {problem}"));
+    }
+    let key = &requirement.key;
+    let values = requirement.values.len();
+    match requirement.operator {
+        SelectorOperator::In | SelectorOperator::NotIn if !(1..=MAX_VALUES).contains(&values) => {
+            Some(format!(
+                "{key}: {} takes 1 to {MAX_VALUES} values, not {values}",
+                requirement.operator
+            ))
+        }
+        SelectorOperator::Exists | SelectorOperator::DoesNotExist if values > 0 => {
+            Some(format!("{key}: {} takes no values", requirement.operator))
+        }
+        _ => requirement
+            .values
+            .iter()
+            .find_map(|v| label_value_problem(v))
+            .map(|problem| format!("{key}: value {problem}")),
+    }
+}

@@ -1,0 +1,127 @@
+//! The contract's rules for a port's monitor settings (0.4.0): only where
+//! the host creates tenant monitors, only to tune a monitor the port has,
+//! and within the bounds the WIT states.
+
+use crate::names::is_dns_subdomain;
+use crate::policy::model::{
+    DecisionInput, HealthMonitor, HttpCheck, HttpMethod, MonitorSettings, PortDecision,
+};
+use crate::text::sanitize;
+
+const MAX_SECONDS: u32 = 3600;
+const MAX_THRESHOLD: u32 = 50;
+const MAX_PATH: usize = 256;
+/// `expectedResponseCodes` holds at most 6 items (`maxItems`).
+const MAX_CODE_RANGES: usize = 6;
+
+/// Every rule the port's monitor settings break, added to `problems`.
+pub fn check(input: &DecisionInput, port: &PortDecision, problems: &mut Vec<String>) {
+    let Some(settings) = &port.monitor else {
+        return;
+    };
+    let at = format!("port {}/{} monitor", port.service_port, port.protocol);
+    if !input.cluster.capabilities.health_monitors {
+        problems.push(format!(
+            "{at}: tuned monitors need capabilities.health-monitors, which is false (VCD API {}); leave monitor unset to use VCD's system monitor",
+            input.cluster.vcd_api_version
+        ));
+        return;
+    }
+    if port.health_monitor == HealthMonitor::None {
+        problems.push(format!(
+            "{at}: tunes no monitor (health-monitor is none); set a monitor type or drop the settings"
+        ));
+    }
+    check_timing(settings, &at, problems);
+    match (&settings.http, port.health_monitor) {
+        (Some(http), HealthMonitor::Http | HealthMonitor::Https) => check_http(http, &at, problems),
+        (Some(_), other) => problems.push(format!(
+            "{at}: http settings need an http or https monitor, not {other}"
+        )),
+        (None, _) => {}
+    }
+}
+
+fn check_timing(settings: &MonitorSettings, at: &str, problems: &mut Vec<String>) {
+    let bounded = |name: &str, value: u32, max: u32, problems: &mut Vec<String>| {
+        if !(1..=max).contains(&value) {
+            problems.push(format!("{at}: {name} {value} is not within 1 to {max}"));
+        }
+    };
+    bounded(
+        "interval-seconds",
+        settings.interval_seconds,
+        MAX_SECONDS,
+        problems,
+    );
+    bounded(
+        "timeout-seconds",
+        settings.timeout_seconds,
+        MAX_SECONDS,
+        problems,
+    );
+    bounded(
+        "healthy-threshold",
+        settings.healthy_threshold,
+        MAX_THRESHOLD,
+        problems,
+    );
+    bounded(
+        "unhealthy-threshold",
+        settings.unhealthy_threshold,
+        MAX_THRESHOLD,
+        problems,
+    );
+    if settings.timeout_seconds >= settings.interval_seconds {
+        problems.push(format!(
+            "{at}: timeout-seconds {} must be less than interval-seconds {}",
+            settings.timeout_seconds, settings.interval_seconds
+        ));
+    }
+    if settings.port == Some(0) {
+        problems.push(format!("{at}: port 0 is not a port (1 to 65535)"));
+    }
+}
+
+fn check_http(http: &HttpCheck, at: &str, problems: &mut Vec<String>) {
+    let path_ok = http.path.starts_with('/')
+        && http.path.len() <= MAX_PATH
+        && http.path.bytes().all(|b| b.is_ascii_graphic());
+    if !path_ok {
+        problems.push(format!(
+            "{at}: path {:?} must start with '/' and be at most {MAX_PATH} bytes of printable ASCII without spaces",
+            sanitize(&http.path, 80)
+        ));
+    }
+    if !matches!(
+        http.method,
+        HttpMethod::Get | HttpMethod::Head | HttpMethod::Post
+    ) {
+        problems.push(format!(
+            "{at}: method {} is not get, head or post",
+            http.method
+        ));
+    }
+    if let Some(host) = &http.host
+        && !is_dns_subdomain(host)
+    {
+        problems.push(format!(
+            "{at}: host {:?} is not a DNS name",
+            sanitize(host, 80)
+        ));
+    }
+    let ranges = http.expected_codes.len();
+    if !(1..=MAX_CODE_RANGES).contains(&ranges) {
+        problems.push(format!(
+            "{at}: expected-codes has {ranges} ranges (1 to {MAX_CODE_RANGES})"
+        ));
+    }
+    for range in &http.expected_codes {
+        if !(100..=599).contains(&range.first) || !(range.first..=599).contains(&range.last) {
+            problems.push(format!(
+                "{at}: expected-codes {}-{} is not a range within 100 to 599",
+                range.first, range.last
+            ));
+        }
+    }
+}
