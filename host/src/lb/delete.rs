@@ -20,6 +20,7 @@ use crate::lb::plan::firewall;
 use crate::lb::plan::members;
 use crate::lb::plan::op::{AddressOp, Op};
 use crate::lb::plan::upstream;
+use crate::lb::planning;
 use crate::lb::service::ServiceSpec;
 
 /// Removes every object the Service owns and releases its IP Space
@@ -75,6 +76,12 @@ async fn delete_owned(ctx: &Context, service: &ServiceSpec) -> Result<Option<Str
     ops.extend(removal);
     Applier::new(ctx, &service.name)
         .apply(ops, &observed)
+        .await?;
+    // A selector set it shared, once no pool uses it.
+    let unused = planning::unused_selector_sets(ctx, service, &observed, None).await?;
+    changed |= !unused.is_empty();
+    Applier::new(ctx, &service.name)
+        .apply(unused, &ServiceObjects::default())
         .await?;
     // An upload a failed reconcile left unused goes with its Service too.
     let leftovers = crate::lb::plan::certificate_prunes::Leftovers {

@@ -25,6 +25,8 @@ use crate::lb::plan::certificate_prunes::Leftovers;
 use crate::lb::plan::drain;
 use crate::lb::plan::member_groups::Members;
 use crate::lb::plan::members;
+use crate::lb::plan::node_selection::{self, Selection};
+use crate::lb::plan::objects::selector_marks_in_use;
 use crate::lb::plan::op::Op;
 use crate::lb::plan::virtual_service_diff;
 use crate::lb::plan::{self, Target, claims};
@@ -89,7 +91,8 @@ pub(super) fn admissible(ctx: &Context, service: &ServiceSpec) -> Result<(), LbE
 /// Spaces, the release of claims a move left (an address held, or still
 /// in the status, beside the new ones; perhaps a release cut short) and
 /// the rewrite of claims in an older tag format; then the deletes of
-/// uploads the Service no longer uses.
+/// uploads the Service no longer uses, and of a selector set it moved off
+/// that no other pool uses.
 pub(super) async fn plan_after(
     ctx: &Context,
     service: &ServiceSpec,
@@ -97,8 +100,13 @@ pub(super) async fn plan_after(
     observed: &ServiceObjects,
     owner: &OwnerTag,
     vips: &Vips,
+    members: &Members,
 ) -> Result<Vec<Op>, LbError> {
-    let mut ops = Vec::new();
+    let now = match members {
+        Members::Group(want) => want.mark.as_deref(),
+        Members::Listed => None,
+    };
+    let mut ops = unused_selector_sets(ctx, service, observed, now).await?;
     let moved = current::external_ips(ctx, observed)
         .into_iter()
         .chain(service.reported_ips.iter().filter_map(|r| r.parse().ok()))
@@ -123,6 +131,42 @@ pub(super) async fn plan_after(
     };
     ops.extend(prune::plan_prunes(ctx, &service.key(), &leftovers).await);
     Ok(ops)
+}
+
+/// The deletes of the selector sets the Service's pools used (as
+/// `observed`) other than `now`, which no other pool on the gateway uses.
+pub(super) async fn unused_selector_sets(
+    ctx: &Context,
+    service: &ServiceSpec,
+    observed: &ServiceObjects,
+    now: Option<&str>,
+) -> Result<Vec<Op>, LbError> {
+    let before = selector_marks_in_use(
+        observed
+            .pools
+            .values()
+            .map(|p| p.object.description.as_deref()),
+    );
+    if before.iter().all(|mark| Some(mark.as_str()) == now) {
+        return Ok(Vec::new());
+    }
+    let view = ctx
+        .snapshot
+        .view(&ctx.client, &ctx.gateway.id)
+        .await
+        .map_err(LbError::vcd(
+            &service.key(),
+            "reading the gateway's pools".into(),
+        ))?;
+    let others = view
+        .pools
+        .iter()
+        .filter(|p| !observed.pools.contains_key(&p.name));
+    let mut used = selector_marks_in_use(others.map(|p| p.description.as_deref()));
+    used.extend(now.map(str::to_string));
+    ctx.member_groups
+        .unused_selector_sets(&ctx.client, &ctx.gateway.id, &used, &service.key())
+        .await
 }
 
 /// Adds the writes of the IP sets the pools take their members from: the
@@ -193,8 +237,10 @@ pub(super) async fn plan(
     for warning in &decision.warnings {
         tracing::warn!(service = %service.key(), %warning, "policy warning");
     }
+    let selection = Selection::of(nodes, &decision.node_selector);
+    let nodes = &selection.nodes;
     let drains = decision.traffic.iter().any(|t| t.drain_seconds > 0);
-    let members = members::members_for(ctx, service, nodes, owner, drains)?;
+    let members = members::members_for(ctx, service, &selection, owner, drains)?;
     let names = ctx.names(service);
     if let Some(wanted) = &decision.service_engine_group {
         engine_groups::check_engine_group_room(
@@ -285,6 +331,14 @@ pub(super) async fn plan(
             &service.key(),
             "reading the pool members of a drain".into(),
         ))?;
+    if selection.none_matched && members == Members::Listed {
+        node_selection::keep_listed(&ctx.client, &mut desired, observed)
+            .await
+            .map_err(LbError::vcd(
+                &service.key(),
+                "reading the pool members to keep".into(),
+            ))?;
+    }
     let edited = match service.read_unsummarised {
         true => virtual_service_diff::edited_lists(&ctx.client, &desired, observed)
             .await
@@ -306,7 +360,11 @@ pub(super) async fn plan(
         dual_stack_not_served,
         unreserved: unreserved.into_iter().map(IpAddr::V4).collect(),
         internal: internal_ips.values().copied().collect(),
-        warnings: decision.warnings,
+        warnings: decision
+            .warnings
+            .into_iter()
+            .chain(selection.warning())
+            .collect(),
         members,
         drain_ends,
         announcement: Announcement {

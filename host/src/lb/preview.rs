@@ -104,7 +104,18 @@ pub(in crate::lb) async fn plan_ensure(
         ops.extend(firewall.into_iter().map(Op::Firewall));
     }
     let vips: Vips = planned.addresses.iter().map(|a| a.ip).collect();
-    ops.extend(planning::plan_after(ctx, service, &view, &observed, &owner, &vips).await?);
+    ops.extend(
+        planning::plan_after(
+            ctx,
+            service,
+            &view,
+            &observed,
+            &owner,
+            &vips,
+            &planned.members,
+        )
+        .await?,
+    );
     describe(ctx, &ops, &observed).await
 }
 

@@ -262,7 +262,8 @@ async fn pass(
     {
         return Ok(Pass::Contested { ip, holder, writes });
     }
-    let after = planning::plan_after(ctx, service, &view, &observed, &owner, &vips).await?;
+    let after =
+        planning::plan_after(ctx, service, &view, &observed, &owner, &vips, &members).await?;
     Applier::new(ctx, &service.key())
         .apply(after, &observed)
         .await?;

@@ -196,14 +196,17 @@ pub struct NodeSpec {
     pub name: String,
     /// The node's `InternalIP`; nodes without one receive no traffic.
     pub internal_ip: Option<String>,
+    /// The Node's labels, which a decision's node selector reads.
+    pub labels: BTreeMap<String, String>,
 }
 
 impl NodeSpec {
-    /// A node with an `InternalIP`.
+    /// A node with an `InternalIP` and no labels.
     pub fn new(name: impl Into<String>, internal_ip: impl Into<String>) -> Self {
         Self {
             name: name.into(),
             internal_ip: Some(internal_ip.into()),
+            labels: BTreeMap::new(),
         }
     }
 }

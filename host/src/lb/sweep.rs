@@ -9,6 +9,7 @@
 //! configured with the same `clusterid`, this cluster under a former
 //! `clusterid`, or objects written before identities were recorded.
 
+use crate::lb::plan::objects::selector_marks_in_use;
 use std::collections::{BTreeMap, BTreeSet, HashSet};
 
 use crate::lb::apply::applier::Applier;
@@ -221,6 +222,15 @@ pub(in crate::lb) async fn sweep(
             }
         }
     }
+    // Selector sets no pool uses (a Service moved off or went while down).
+    let used = selector_marks_in_use(view.pools.iter().map(|p| p.description.as_deref()));
+    let unused = ctx
+        .member_groups
+        .unused_selector_sets(&ctx.client, &ctx.gateway.id, &used, "(sweep)")
+        .await?;
+    report.objects += Applier::new(ctx, "(sweep)")
+        .apply(unused, &Default::default())
+        .await?;
     let prunes = prune::plan_sweep_uploads(ctx, &view)
         .await
         .map_err(vcd("reading the certificate library".into()))?;

@@ -125,7 +125,8 @@ mod tests {
     fn the_summary_names_each_interface_once() {
         let summary = allowed_summary();
         assert!(
-            summary.starts_with("vcd:lb-policy/{host,types}@0.1.x, 0.2.x, 0.3.x; wasi:cli/{"),
+            summary
+                .starts_with("vcd:lb-policy/{host,types}@0.1.x, 0.2.x, 0.3.x, 0.4.x; wasi:cli/{"),
             "{summary}"
         );
         for name in ["tcp-create-socket", "outgoing-handler", "preopens"] {

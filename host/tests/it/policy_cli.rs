@@ -256,7 +256,7 @@ fn inspect_reports_interfaces_and_acceptance() {
     let output = vcd_ccm(&["policy", "inspect", &default]);
     let text = stdout(&output);
     assert!(output.status.success(), "{text}");
-    assert!(text.contains("contract:  vcd:lb-policy@0.3.0"), "{text}");
+    assert!(text.contains("contract:  vcd:lb-policy@0.4.0"), "{text}");
     assert!(text.contains("policy:    default 0.1.0"), "{text}");
     assert!(text.contains("accepted:  yes"), "{text}");
     assert!(text.contains("sha256:    "), "{text}");
@@ -291,7 +291,7 @@ fn inspect_reports_interfaces_and_acceptance() {
     let future = dir.path().join("future.wat");
     std::fs::write(
         &future,
-        r#"(component (instance $p) (export "vcd:lb-policy/policy@0.4.0" (instance $p)))"#,
+        r#"(component (instance $p) (export "vcd:lb-policy/policy@0.5.0" (instance $p)))"#,
     )
     .unwrap();
     let refused = vcd_ccm(&["policy", "inspect", future.to_str().unwrap()]);
@@ -299,7 +299,7 @@ fn inspect_reports_interfaces_and_acceptance() {
     assert_eq!(refused.status.code(), Some(1), "{text}");
     assert!(
         text.contains(
-            "contract:  vcd:lb-policy@0.4.0 (not served: this host serves 0.3.0, 0.2.0, 0.1.0)"
+            "contract:  vcd:lb-policy@0.5.0 (not served: this host serves 0.4.0, 0.3.0, 0.2.0, 0.1.0)"
         ),
         "{text}"
     );

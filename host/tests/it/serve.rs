@@ -382,7 +382,7 @@ async fn metrics_show_policy_evaluations_by_outcome_and_the_loaded_policy_digest
         r#"policy_evaluation_duration_seconds_count{policy="default"} 2"#.to_string(),
         r#"policy_evaluations_total{policy="misbehaving",outcome="invalid"} 1"#.to_string(),
         r#"policy_evaluations_total{policy="misbehaving",outcome="trap"} 1"#.to_string(),
-        format!(r#"policy_loaded_info{{policy="default",sha256="{digest}",contract="0.3.0"}} 1"#),
+        format!(r#"policy_loaded_info{{policy="default",sha256="{digest}",contract="0.4.0"}} 1"#),
         "policy_reloads_total 1".to_string(),
         "policy_reload_refusals_total 1".to_string(),
     ] {

@@ -143,6 +143,7 @@ mod tests {
                 name: format!("n{i:02}"),
                 provider_id: None,
                 internal_ip: None,
+                labels: Default::default(),
             })
             .collect();
         let listed = node_names(&nodes);

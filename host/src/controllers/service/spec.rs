@@ -98,6 +98,8 @@ pub struct NodeKey {
     pub name: String,
     pub provider_id: Option<String>,
     pub internal_ip: Option<String>,
+    /// What a Service's node selector reads.
+    pub labels: BTreeMap<String, String>,
 }
 
 impl NodeKey {
@@ -106,6 +108,7 @@ impl NodeKey {
             name: node.metadata.name.clone().unwrap_or_default(),
             provider_id: node.spec.as_ref().and_then(|s| s.provider_id.clone()),
             internal_ip: internal_ip(node),
+            labels: node.metadata.labels.clone().unwrap_or_default(),
         }
     }
 
@@ -113,6 +116,7 @@ impl NodeKey {
         NodeSpec {
             name: self.name.clone(),
             internal_ip: self.internal_ip.clone(),
+            labels: self.labels.clone(),
         }
     }
 }
@@ -140,6 +144,12 @@ impl NodeSetDigest {
             field(Some(&node.name));
             field(node.provider_id.as_deref());
             field(node.internal_ip.as_deref());
+            // A label change may move the Node in or out of a selector.
+            field(Some(&node.labels.len().to_string()));
+            for (key, value) in &node.labels {
+                field(Some(key));
+                field(Some(value));
+            }
         }
         Self(hasher.finalize().into())
     }

@@ -8,9 +8,9 @@
 
 use std::collections::HashSet;
 
-use crate::lb::naming::short_hash;
 use crate::lb::observe::objects::ServiceObjects;
 use crate::lb::plan::desired::DesiredPort;
+use crate::lb::plan::objects::retag_pool;
 use crate::vcd::resources::pool::PoolMember;
 use crate::vcd::{VcdClient, VcdError};
 
@@ -61,15 +61,7 @@ pub async fn hold_leaving(
             enabled: false,
             ..m
         }));
-        let prefix = pool
-            .description
-            .as_deref()
-            .and_then(|d| d.rsplit_once(" spec="))
-            .map(|(prefix, _)| prefix.to_string())
-            .unwrap_or_default();
-        pool.description = None;
-        let digest = short_hash(&serde_json::to_string(&*pool).unwrap_or_default());
-        pool.description = Some(format!("{prefix} spec={digest}.{until}"));
+        retag_pool(pool, &format!(".{until}"));
         next = Some(next.map_or(until, |n: u64| n.min(until)));
     }
     Ok(next)

@@ -8,12 +8,16 @@
 //! 100.
 //!
 //! The sets are tagged like every other object: the cluster's with the
-//! cluster id and identity, a Service's with its owner tag. One IP set
+//! cluster id and identity, a Service's with its owner tag. Services whose
+//! decision names a node selector share a set per selector, tagged like
+//! the cluster's with `nodes=<mark>`; their pools carry the mark in their
+//! tag, so the set is known unused (and deleted) once no pool tag carries
+//! it. One IP set
 //! listing is kept for [`GATEWAY_REFRESH`] (or until a drift check or a
 //! failed write drops it), so a reconcile whose set is already right makes
 //! no call at all.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::time::Instant;
 
 use crate::lb::errors::LbError;
@@ -49,6 +53,19 @@ pub struct GroupWant {
     pub addresses: Vec<String>,
     /// Whether the set is the Service's own (else the cluster's).
     pub own: bool,
+    /// A selector set's mark, which its pools carry in their tag.
+    pub mark: Option<String>,
+    /// The set as it is serves: no Node meets the selector, and the pools
+    /// keep the members they have (a missing set is created empty).
+    pub keep: bool,
+}
+
+impl GroupWant {
+    /// Whether `description` is this set's tag, whatever its digest.
+    fn tags(&self, description: &str) -> bool {
+        let tag = |d: &'_ str| d.split(" spec=").next().map(str::to_string);
+        tag(description) == tag(&self.description)
+    }
 }
 
 /// The Nodes' internal addresses, sorted, each once.
@@ -68,7 +85,12 @@ pub fn node_addresses(nodes: &[NodeSpec]) -> Vec<String> {
 pub struct ClusterGroup {
     pub name: String,
     tag: String,
+    /// The cluster id and identity, which selector sets are named after too.
+    owner: String,
 }
+
+/// The name of every selector set starts with this.
+pub const SELECTOR_SET_PREFIX: &str = "select-";
 
 impl ClusterGroup {
     /// Named after cluster id and identity, so two clusters sharing a
@@ -80,6 +102,7 @@ impl ClusterGroup {
                 short_hash(&format!("{cluster_id}/{identity}"))
             ),
             tag: format!("vcd-ccm format={FORMAT} cluster={cluster_id} kube={identity} nodes=all"),
+            owner: format!("{cluster_id}/{identity}"),
         }
     }
 
@@ -90,11 +113,32 @@ impl ClusterGroup {
             description: format!("{} spec={}", self.tag, short_hash(&addresses.join(","))),
             addresses,
             own: false,
+            mark: None,
+            keep: false,
         }
     }
 
-    fn tags(&self, description: &str) -> bool {
-        description.split(" spec=").next() == Some(self.tag.as_str())
+    /// The set of the Nodes that meet `selector` (in its canonical text),
+    /// holding `addresses`; `keep` leaves an existing set as it is.
+    pub fn selecting(&self, selector: &str, addresses: Vec<String>, keep: bool) -> GroupWant {
+        let mark = short_hash(&format!("{}/{selector}", self.owner));
+        let tag = self.tag.replace(" nodes=all", &format!(" nodes={mark}"));
+        GroupWant {
+            name: format!("{NODE_GROUP_PREFIX}{SELECTOR_SET_PREFIX}{mark}"),
+            description: format!("{tag} spec={}", short_hash(&addresses.join(","))),
+            addresses,
+            own: false,
+            mark: Some(mark),
+            keep,
+        }
+    }
+
+    /// The mark of a selector set of this cluster, from its tag.
+    pub fn selector_mark(&self, description: &str) -> Option<String> {
+        let tag = description.split(" spec=").next()?;
+        let (prefix, mark) = tag.rsplit_once(" nodes=")?;
+        let ours = self.tag.strip_suffix(" nodes=all") == Some(prefix);
+        (ours && mark != "all").then(|| mark.to_string())
     }
 }
 
@@ -105,6 +149,8 @@ pub fn own_want(name: String, owner: &OwnerTag, addresses: Vec<String>) -> Group
         description: owner.describe(&short_hash(&addresses.join(","))),
         addresses,
         own: true,
+        mark: None,
+        keep: false,
     }
 }
 
@@ -294,7 +340,7 @@ impl MemberGroups {
         }
         let ours = match want.own {
             true => OwnerTag::parse(description).is_some_and(|t| t.owner.same_service(owner)),
-            false => self.cluster.tags(description),
+            false => want.tags(description),
         };
         if !ours {
             return Err(LbError::ForeignObject {
@@ -304,7 +350,8 @@ impl MemberGroups {
                 owner: describe_holder(set.description.as_deref(), &set.name),
             });
         }
-        if description == want.description && set.ip_addresses == want.addresses {
+        let right = description == want.description && set.ip_addresses == want.addresses;
+        if right || want.keep {
             return Ok((set.reference(), None));
         }
         let changed = IpSet {
@@ -347,6 +394,37 @@ impl MemberGroups {
         .await
     }
 
+    /// The deletes of this cluster's selector sets whose mark no pool tag
+    /// carries (`used`): the Services that shared them moved off or are
+    /// gone.
+    pub async fn unused_selector_sets(
+        &self,
+        client: &VcdClient,
+        gateway_id: &str,
+        used: &BTreeSet<String>,
+        service: &str,
+    ) -> Result<Vec<Op>, LbError> {
+        self.guarded(async |known| {
+            let sets = Self::listed(known, client, gateway_id, false)
+                .await
+                .map_err(LbError::vcd(
+                    service,
+                    "listing the gateway's IP sets".into(),
+                ))?;
+            Ok(sets
+                .values()
+                .filter_map(|(set, _)| {
+                    let mark = self.cluster.selector_mark(set.description.as_deref()?)?;
+                    (!used.contains(&mark)).then(|| Op::DeleteIpSet {
+                        id: set.id.clone().unwrap_or_default(),
+                        name: set.name.clone(),
+                    })
+                })
+                .collect())
+        })
+        .await
+    }
+
     /// The sets as known, held alone while the applier writes one: it
     /// looks again at what another reconcile may have written since this
     /// one planned, and records what it wrote.
@@ -382,9 +460,9 @@ mod tests {
         assert_ne!(ours.name, copied_config.name);
         assert!(ours.name.starts_with("ingress-nodes-cluster-"));
         let want = ours.want(vec!["10.0.0.1".into(), "10.0.0.2".into()]);
-        assert!(ours.tags(&want.description));
-        assert!(!copied_config.tags(&want.description));
-        assert!(!ours.tags("made by hand"));
+        let theirs = copied_config.want(Vec::new());
+        assert!(!theirs.tags(&want.description));
+        assert!(!want.tags("made by hand"));
         // The digest follows the entries; the tag stays.
         let grown = ours.want(vec![
             "10.0.0.1".into(),
@@ -392,7 +470,16 @@ mod tests {
             "10.0.0.3".into(),
         ]);
         assert_ne!(grown.description, want.description);
-        assert!(ours.tags(&grown.description));
+        assert!(want.tags(&grown.description));
+        // A selector's set is named and tagged apart, and its mark read back.
+        let gold = ours.selecting("role in (ingress)", vec!["10.0.0.1".into()], false);
+        assert!(gold.name.starts_with("ingress-nodes-select-"));
+        assert!(!gold.tags(&want.description) && !want.tags(&gold.description));
+        assert_eq!(ours.selector_mark(&gold.description), gold.mark);
+        assert_eq!(copied_config.selector_mark(&gold.description), None);
+        assert_eq!(ours.selector_mark(&want.description), None);
+        let other = ours.selecting("role in (edge)", Vec::new(), false);
+        assert_ne!(other.name, gold.name);
         // Neither a Service's tag nor a newer format's.
         assert!(OwnerTag::parse(&want.description).is_none());
         assert!(NewerTag::parse(&want.description).is_none());

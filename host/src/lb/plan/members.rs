@@ -5,9 +5,12 @@ use crate::lb::context::Context;
 use crate::lb::errors::LbError;
 use crate::lb::naming::Names;
 use crate::lb::ownership::OwnerTag;
-use crate::lb::plan::member_groups::{MAX_LISTED_MEMBERS, Members, node_addresses, own_want};
+use crate::lb::plan::member_groups::{
+    GroupWant, MAX_LISTED_MEMBERS, Members, node_addresses, own_want,
+};
+use crate::lb::plan::node_selection::Selection;
 use crate::lb::plan::op::Op;
-use crate::lb::service::{NodeSpec, ServiceSpec};
+use crate::lb::service::ServiceSpec;
 use crate::policy::model::TrafficPolicy;
 use crate::vcd::resources::pool::MEMBER_GROUPS_SINCE;
 
@@ -30,15 +33,16 @@ pub(in crate::lb) async fn own_set_removal(
 }
 
 /// Where `service`'s pools take their members from, given the Nodes
-/// that serve it; before API 37.1 more than 100 of them is an error.
+/// its selection leaves; before API 37.1 more than 100 of them is an error.
 pub(in crate::lb) fn members_for(
     ctx: &Context,
     service: &ServiceSpec,
-    nodes: &[NodeSpec],
+    selection: &Selection,
     owner: &OwnerTag,
     drains: bool,
 ) -> Result<Members, LbError> {
-    let addresses = node_addresses(nodes);
+    let addresses = node_addresses(&selection.nodes);
+    let keep = selection.none_matched;
     // An IP set has no member to disable: a drain needs listed members.
     if drains {
         if addresses.len() > MAX_LISTED_MEMBERS {
@@ -72,8 +76,15 @@ pub(in crate::lb) fn members_for(
         }
         return Ok(Members::Listed);
     }
-    Ok(Members::Group(match service.external_traffic_policy {
-        TrafficPolicy::Local => own_want(ctx.names(service).node_group(), owner, addresses),
-        _ => ctx.member_groups.cluster().want(addresses),
-    }))
+    let cluster = ctx.member_groups.cluster();
+    Ok(Members::Group(
+        match (service.external_traffic_policy, &selection.selector) {
+            (TrafficPolicy::Local, _) => GroupWant {
+                keep,
+                ..own_want(ctx.names(service).node_group(), owner, addresses)
+            },
+            (_, Some(selector)) => cluster.selecting(selector, addresses, keep),
+            (_, None) => cluster.want(addresses),
+        },
+    ))
 }

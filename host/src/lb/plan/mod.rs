@@ -11,6 +11,7 @@ pub(super) mod firewall;
 pub(super) mod http_rules;
 pub(super) mod member_groups;
 pub(super) mod members;
+pub(super) mod node_selection;
 pub(super) mod objects;
 pub(super) mod op;
 pub(super) mod summary_drift;

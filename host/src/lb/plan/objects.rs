@@ -4,7 +4,7 @@
 //! description records a digest of its desired form, so an unchanged
 //! object is recognised from the gateway's summaries and never written.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::net::Ipv4Addr;
 
 use serde_json::{Map, json};
@@ -15,7 +15,7 @@ use crate::lb::observe::objects::ServiceObjects;
 use crate::lb::ownership::OwnerTag;
 use crate::lb::plan::desired::DesiredPort;
 use crate::lb::plan::http_rules::RuleSet;
-use crate::lb::plan::member_groups::{Members, node_addresses};
+use crate::lb::plan::member_groups::{GroupWant, Members, node_addresses};
 use crate::lb::plan::op::Op;
 use crate::lb::plan::summary_drift;
 use crate::lb::plan::virtual_service_diff::{self, EditedList};
@@ -144,6 +144,27 @@ fn members(target: &Target<'_>, node_port: u16) -> (Vec<PoolMember>, Option<Enti
     (listed, None)
 }
 
+/// A pool's spec word: its digest, and after `~` the mark of the selector
+/// set it takes its members from, which keeps that set in use.
+fn pool_spec(target: &Target<'_>, pool: &Pool) -> String {
+    match target.members {
+        Members::Group(GroupWant {
+            mark: Some(mark), ..
+        }) => format!("{}~{mark}", digest(pool)),
+        _ => digest(pool),
+    }
+}
+
+/// The selector-set marks the pools on the gateway carry in their tags.
+pub fn selector_marks_in_use<'a>(
+    descriptions: impl Iterator<Item = Option<&'a str>>,
+) -> BTreeSet<String> {
+    descriptions
+        .filter_map(|d| OwnerTag::parse(d?)?.spec)
+        .filter_map(|spec| Some(spec.split_once('~')?.1.to_string()))
+        .collect()
+}
+
 /// Gives the pools `ops` write the id of the member group they name.
 pub fn point_at_group(ops: &mut [Op], group: &EntityRef) {
     for op in ops {
@@ -176,6 +197,19 @@ fn profile(decision: &PortDecision) -> (ApplicationProfile, bool, &'static str) 
 
 fn digest<T: serde::Serialize>(object: &T) -> String {
     short_hash(&serde_json::to_string(object).unwrap_or_default())
+}
+
+/// Tags a pool changed after it was planned (members kept or held for a
+/// drain) with the digest of its new form, then `suffix`.
+pub fn retag_pool(pool: &mut Pool, suffix: &str) {
+    let prefix = pool
+        .description
+        .as_deref()
+        .and_then(|d| d.rsplit_once(" spec="))
+        .map(|(prefix, _)| prefix.to_string())
+        .unwrap_or_default();
+    pool.description = None;
+    pool.description = Some(format!("{prefix} spec={}{suffix}", digest(&*pool)));
 }
 
 /// The desired objects of every port that has a node port (pools forward
@@ -216,7 +250,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
             gateway_ref: target.gateway.clone(),
             extra: Map::new(),
         };
-        pool.description = Some(target.owner.describe(&digest(&pool)));
+        pool.description = Some(target.owner.describe(&pool_spec(target, &pool)));
 
         let (application_profile, ssl, transport) = profile(decision);
         let certificate_ref = decision.certificate.as_ref().and_then(|alias| {
