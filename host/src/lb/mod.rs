@@ -32,7 +32,6 @@ mod vips;
 
 use std::collections::{BTreeMap, HashMap, HashSet};
 use std::sync::Arc;
-use std::time::Duration;
 
 pub use config::{LbConfig, Mode, OneArm};
 pub use decide::sharing::SHARING_KEY_ANNOTATION;
@@ -104,15 +103,14 @@ impl LoadBalancers {
     }
 
     /// The node set changed: the same reconcile, which then rewrites only
-    /// the pools' members. Returns when to reconcile again, when a drain
-    /// has started or is under way.
+    /// the pools' members. Returns its status: when to reconcile again (a
+    /// drain has started or is under way), and its warnings.
     pub async fn update(
         &self,
         service: &ServiceSpec,
         nodes: &[NodeSpec],
-    ) -> Result<Option<Duration>, LbError> {
-        let status = operations::ensure(&self.ctx, service, nodes).await?;
-        Ok(status.recheck_after)
+    ) -> Result<LbStatus, LbError> {
+        operations::ensure(&self.ctx, service, nodes).await
     }
 
     /// Reads the gateway's load-balancer objects again now, for every

@@ -240,7 +240,7 @@ pub(super) async fn plan(
     let selection = Selection::of(nodes, &decision.node_selector);
     let nodes = &selection.nodes;
     let drains = decision.traffic.iter().any(|t| t.drain_seconds > 0);
-    let members = members::members_for(ctx, service, &selection, owner, drains)?;
+    let members = members::members_for(ctx, service, &selection, observed, owner, drains)?;
     let names = ctx.names(service);
     if let Some(wanted) = &decision.service_engine_group {
         engine_groups::check_engine_group_room(

@@ -83,8 +83,16 @@ pub(super) async fn sync_service_nodes(shared: &Shared, service: &Service) -> Op
         .update_host_latency
         .observe(started.elapsed().as_secs_f64());
     let reference = object_ref(&service);
-    if let Ok(Some(after)) = result {
-        shared.queue.add_after(key.clone(), after);
+    if let Ok(status) = &result {
+        if let Some(after) = status.recheck_after {
+            shared.queue.add_after(key.clone(), after);
+        }
+        // Such as a node selector that no Node meets any more.
+        for warning in &status.warnings {
+            shared
+                .event(&reference, Warning, sync::POLICY_WARNING, warning)
+                .await;
+        }
     }
     match result {
         Ok(_) if nodes.is_empty() => {

@@ -185,13 +185,16 @@ pub fn internal_ip(node: &Node) -> Option<String> {
 }
 
 /// Whether a node update can change any Service's node set: inclusion,
-/// providerID (as upstream) or the address pools forward to (ours: NSX ALB
-/// pools name node IPs, so a changed InternalIP must reach them).
+/// providerID (as upstream), the address pools forward to (ours: NSX ALB
+/// pools name node IPs, so a changed InternalIP must reach them) or the
+/// labels a node selector reads.
 pub fn should_sync_updated_node(old: &Node, new: &Node) -> bool {
     let provider_id = |n: &Node| n.spec.as_ref().and_then(|s| s.provider_id.clone());
     node_included(old) != node_included(new)
         || provider_id(old) != provider_id(new)
         || internal_ip(old) != internal_ip(new)
+        // A Service's node selector reads them (contract 0.4.0).
+        || old.metadata.labels != new.metadata.labels
 }
 
 #[cfg(test)]

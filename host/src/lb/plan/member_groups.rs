@@ -122,6 +122,11 @@ impl ClusterGroup {
     /// holding `addresses`; `keep` leaves an existing set as it is.
     pub fn selecting(&self, selector: &str, addresses: Vec<String>, keep: bool) -> GroupWant {
         let mark = short_hash(&format!("{}/{selector}", self.owner));
+        self.selector_set(mark, addresses, keep)
+    }
+
+    /// The selector set marked `mark`, holding `addresses`.
+    pub fn selector_set(&self, mark: String, addresses: Vec<String>, keep: bool) -> GroupWant {
         let tag = self.tag.replace(" nodes=all", &format!(" nodes={mark}"));
         GroupWant {
             name: format!("{NODE_GROUP_PREFIX}{SELECTOR_SET_PREFIX}{mark}"),

@@ -4,6 +4,7 @@
 use crate::lb::context::Context;
 use crate::lb::errors::LbError;
 use crate::lb::naming::Names;
+use crate::lb::observe::objects::ServiceObjects;
 use crate::lb::ownership::OwnerTag;
 use crate::lb::plan::member_groups::{
     GroupWant, MAX_LISTED_MEMBERS, Members, node_addresses, own_want,
@@ -33,11 +34,13 @@ pub(in crate::lb) async fn own_set_removal(
 }
 
 /// Where `service`'s pools take their members from, given the Nodes
-/// its selection leaves; before API 37.1 more than 100 of them is an error.
+/// its selection leaves and what its pools use now (`observed`); before
+/// API 37.1 more than 100 of them is an error.
 pub(in crate::lb) fn members_for(
     ctx: &Context,
     service: &ServiceSpec,
     selection: &Selection,
+    observed: &ServiceObjects,
     owner: &OwnerTag,
     drains: bool,
 ) -> Result<Members, LbError> {
@@ -77,14 +80,28 @@ pub(in crate::lb) fn members_for(
         return Ok(Members::Listed);
     }
     let cluster = ctx.member_groups.cluster();
+    // No Node meets the selector: the pools keep the set they use now.
+    let kept = keep.then(|| used_mark(observed)).flatten();
     Ok(Members::Group(
-        match (service.external_traffic_policy, &selection.selector) {
-            (TrafficPolicy::Local, _) => GroupWant {
+        match (service.external_traffic_policy, &selection.selector, kept) {
+            (TrafficPolicy::Local, _, _) => GroupWant {
                 keep,
                 ..own_want(ctx.names(service).node_group(), owner, addresses)
             },
-            (_, Some(selector)) => cluster.selecting(selector, addresses, keep),
-            (_, None) => cluster.want(addresses),
+            (_, _, Some(Some(mark))) => cluster.selector_set(mark, addresses, true),
+            (_, _, Some(None)) => GroupWant {
+                keep: true,
+                ..cluster.want(addresses)
+            },
+            (_, Some(selector), None) => cluster.selecting(selector, addresses, keep),
+            (_, None, None) => cluster.want(addresses),
         },
     ))
+}
+
+/// What the Service's pools use now, if it has any: `Some(mark)` for a
+/// selector set, `None` for the cluster's.
+fn used_mark(observed: &ServiceObjects) -> Option<Option<String>> {
+    let spec = observed.pools.values().next()?.tag.spec.clone()?;
+    Some(spec.split_once('~').map(|(_, mark)| mark.to_string()))
 }

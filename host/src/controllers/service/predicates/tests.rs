@@ -178,4 +178,7 @@ fn node_updates_sync_on_inclusion_provider_id_and_address() {
     }))
     .unwrap();
     assert!(should_sync_updated_node(&old, &addressed));
+    let mut labelled = old.clone();
+    labelled.metadata.labels = Some([("role".to_string(), "ingress".to_string())].into());
+    assert!(should_sync_updated_node(&old, &labelled));
 }
