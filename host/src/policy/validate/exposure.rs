@@ -101,3 +101,126 @@ fn requirement_problem(requirement: &NodeRequirement) -> Option<String> {
             .map(|problem| format!("{key}: value {problem}")),
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::model::{
+        AddressChoice, HealthMonitor, PoolAlgorithm, PortDecision, PortTraffic, Protocol,
+    };
+
+    fn decision(profile: AppProfile) -> Decision {
+        let port = PortDecision {
+            service_port: 80,
+            protocol: Protocol::Tcp,
+            listen_port: 80,
+            profile,
+            certificate: None,
+            health_monitor: HealthMonitor::Tcp,
+            algorithm: PoolAlgorithm::RoundRobin,
+            monitor: None,
+        };
+        Decision::of(AddressChoice::KeepCurrent, vec![port], Vec::new())
+    }
+
+    fn problems(decision: &Decision) -> Vec<String> {
+        let mut problems = Vec::new();
+        check(&DecisionInput::default(), decision, &mut problems);
+        problems
+    }
+
+    fn requirement(key: &str, operator: SelectorOperator, values: &[&str]) -> NodeRequirement {
+        NodeRequirement {
+            key: key.into(),
+            operator,
+            values: values.iter().map(|v| v.to_string()).collect(),
+        }
+    }
+
+    #[test]
+    fn vip_is_granted_only_where_the_load_balancer_adds_nothing() {
+        let plain = Decision {
+            ip_mode: IpMode::Vip,
+            ..decision(AppProfile::L4Tcp)
+        };
+        assert!(problems(&plain).is_empty());
+        let http = Decision {
+            ip_mode: IpMode::Vip,
+            ..decision(AppProfile::Http)
+        };
+        assert_eq!(
+            problems(&http),
+            [
+                "ip-mode vip sends clients inside the cluster straight to the pods, past the load balancer, so the load balancer must add nothing to the traffic, but port 80 has profile http; ask for proxy"
+            ]
+        );
+        let preserving = Decision {
+            preserve_client_ip: true,
+            ..plain.clone()
+        };
+        assert!(problems(&preserving)[0].contains("preserve-client-ip is set"));
+        let sticky = Decision {
+            traffic: vec![PortTraffic {
+                service_port: 80,
+                protocol: Protocol::Tcp,
+                persistence: Persistence::ClientIp,
+                http: Default::default(),
+                drain_seconds: 0,
+            }],
+            ..plain
+        };
+        assert!(problems(&sticky)[0].contains("port 80 has persistence client-ip"));
+    }
+
+    #[test]
+    fn hostnames_retention_and_selectors_are_bounded() {
+        let named = |name: &str| Decision {
+            hostname: Some(name.into()),
+            ..decision(AppProfile::L4Tcp)
+        };
+        assert!(problems(&named("web.example.com")).is_empty());
+        assert!(problems(&named("Web.example.com"))[0].contains("is not a DNS name"));
+        let retained = Decision {
+            retain_address: true,
+            ..decision(AppProfile::L4Tcp)
+        };
+        assert!(
+            problems(&retained)[0]
+                .starts_with("retain-address needs capabilities.retained-addresses")
+        );
+        let selecting = |selector: Vec<NodeRequirement>| Decision {
+            node_selector: selector,
+            ..decision(AppProfile::L4Tcp)
+        };
+        let good = vec![
+            requirement(
+                "node-role.kubernetes.io/ingress",
+                SelectorOperator::Exists,
+                &[],
+            ),
+            requirement("zone", SelectorOperator::In, &["a", "b"]),
+        ];
+        assert!(problems(&selecting(good)).is_empty());
+        assert_eq!(
+            problems(&selecting(vec![
+                requirement("zone", SelectorOperator::In, &[]),
+                requirement("gpu", SelectorOperator::Exists, &["yes"]),
+                requirement("-bad", SelectorOperator::Exists, &[]),
+                requirement("tier", SelectorOperator::NotIn, &["a b"]),
+            ])),
+            [
+                "node-selector: zone: in takes 1 to 16 values, not 0",
+                "node-selector: gpu: exists takes no values",
+                "node-selector: key: \"-bad\" is not 1 to 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit",
+                "node-selector: tier: value \"a b\" is not 1 to 63 letters, digits, '-', '_' or '.' starting and ending with a letter or digit",
+            ]
+        );
+        let many = (0..17)
+            .map(|i| requirement(&format!("k{i}"), SelectorOperator::Exists, &[]))
+            .collect();
+        assert_eq!(
+            problems(&selecting(many)),
+            ["node-selector has 17 requirements (at most 16)"]
+        );
+    }
+}

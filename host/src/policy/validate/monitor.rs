@@ -125,3 +125,131 @@ fn check_http(http: &HttpCheck, at: &str, problems: &mut Vec<String>) {
         }
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::policy::model::{AppProfile, PoolAlgorithm, Protocol, StatusRange};
+
+    fn port(monitor: HealthMonitor, settings: MonitorSettings) -> PortDecision {
+        PortDecision {
+            service_port: 80,
+            protocol: Protocol::Tcp,
+            listen_port: 80,
+            profile: AppProfile::Http,
+            certificate: None,
+            health_monitor: monitor,
+            algorithm: PoolAlgorithm::RoundRobin,
+            monitor: Some(settings),
+        }
+    }
+
+    fn settings() -> MonitorSettings {
+        MonitorSettings {
+            interval_seconds: 10,
+            timeout_seconds: 4,
+            healthy_threshold: 2,
+            unhealthy_threshold: 3,
+            port: None,
+            http: Some(HttpCheck {
+                path: "/healthz".into(),
+                method: HttpMethod::Get,
+                host: Some("web.example.com".into()),
+                expected_codes: vec![StatusRange {
+                    first: 200,
+                    last: 299,
+                }],
+            }),
+        }
+    }
+
+    fn problems(capable: bool, port: &PortDecision) -> Vec<String> {
+        let mut input = DecisionInput::default();
+        input.cluster.vcd_api_version = "38.1".into();
+        input.cluster.capabilities.health_monitors = capable;
+        let mut problems = Vec::new();
+        check(&input, port, &mut problems);
+        problems
+    }
+
+    #[test]
+    fn settings_are_refused_without_the_capability_naming_the_version() {
+        assert_eq!(
+            problems(false, &port(HealthMonitor::Http, settings())),
+            [
+                "port 80/tcp monitor: tuned monitors need capabilities.health-monitors, which is false (VCD API 38.1); leave monitor unset to use VCD's system monitor"
+            ]
+        );
+        assert!(problems(true, &port(HealthMonitor::Http, settings())).is_empty());
+    }
+
+    #[test]
+    fn every_bound_of_the_wit_is_checked() {
+        let bad = MonitorSettings {
+            interval_seconds: 0,
+            timeout_seconds: 3601,
+            healthy_threshold: 51,
+            unhealthy_threshold: 0,
+            port: Some(0),
+            http: Some(HttpCheck {
+                path: "healthz now".into(),
+                method: HttpMethod::Delete,
+                host: Some("-bad-".into()),
+                expected_codes: vec![StatusRange {
+                    first: 99,
+                    last: 200,
+                }],
+            }),
+        };
+        assert_eq!(
+            problems(true, &port(HealthMonitor::Http, bad)),
+            [
+                "port 80/tcp monitor: interval-seconds 0 is not within 1 to 3600",
+                "port 80/tcp monitor: timeout-seconds 3601 is not within 1 to 3600",
+                "port 80/tcp monitor: healthy-threshold 51 is not within 1 to 50",
+                "port 80/tcp monitor: unhealthy-threshold 0 is not within 1 to 50",
+                "port 80/tcp monitor: timeout-seconds 3601 must be less than interval-seconds 0",
+                "port 80/tcp monitor: port 0 is not a port (1 to 65535)",
+                "port 80/tcp monitor: path \"healthz now\" must start with '/' and be at most 256 bytes of printable ASCII without spaces",
+                "port 80/tcp monitor: method delete is not get, head or post",
+                "port 80/tcp monitor: host \"-bad-\" is not a DNS name",
+                "port 80/tcp monitor: expected-codes 99-200 is not a range within 100 to 599",
+            ]
+        );
+        let on_tcp = problems(true, &port(HealthMonitor::Tcp, settings()));
+        assert_eq!(
+            on_tcp,
+            ["port 80/tcp monitor: http settings need an http or https monitor, not tcp"]
+        );
+        let untuned = problems(
+            true,
+            &port(
+                HealthMonitor::None,
+                MonitorSettings {
+                    http: None,
+                    ..settings()
+                },
+            ),
+        );
+        assert_eq!(
+            untuned,
+            [
+                "port 80/tcp monitor: tunes no monitor (health-monitor is none); set a monitor type or drop the settings"
+            ]
+        );
+        let mut seven = settings();
+        if let Some(http) = &mut seven.http {
+            http.expected_codes = vec![
+                StatusRange {
+                    first: 200,
+                    last: 200
+                };
+                7
+            ];
+        }
+        assert_eq!(
+            problems(true, &port(HealthMonitor::Https, seven)),
+            ["port 80/tcp monitor: expected-codes has 7 ranges (1 to 6)"]
+        );
+    }
+}

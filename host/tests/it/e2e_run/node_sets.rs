@@ -244,3 +244,58 @@ async fn before_api_37_1_the_selector_narrows_each_pools_member_list() {
     assert!(warning.contains("matches no eligible Node"), "{warning}");
     assert_eq!(listed(), vec![ips(&["10.0.0.11"])]);
 }
+
+/// A Service with a selector deleted while vcd-ccm was down: the start
+/// sweep removes its objects, then its selector's set, which no pool
+/// carries any more; the cluster's set stays.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_start_sweep_deletes_a_selector_set_no_pool_uses() {
+    let world = World::start().await;
+    world.add_nodes().await;
+    label(&world, "worker-0", json!({"role": "ingress"})).await;
+    let mut ccm = world.spawn("before", &[]);
+    wait_until("the process to lead", START, || leading(&ccm)).await;
+    let web = world
+        .create_annotated_service("web", &[80], json!({SELECTOR: "role=ingress"}))
+        .await;
+    world.create_service("other", &[81]).await;
+    let ((shared, _), _) = wait_until("web's set", START + CONVERGE, || async {
+        set_of(&world.vcd, &web)
+    })
+    .await;
+    wait_until("other's address", START, || world.external_ip("other")).await;
+    ccm.kill();
+    let services: Api<Service> = Api::namespaced(world.client.clone(), "default");
+    services
+        .patch(
+            "web",
+            &PatchParams::default(),
+            &Patch::Merge(json!({"metadata": {"finalizers": null}})),
+        )
+        .await
+        .expect("the finalizer is removed");
+    services
+        .delete("web", &DeleteParams::default())
+        .await
+        .expect("web is deleted");
+    assert!(set_exists(&world.vcd, &shared));
+    let again = world.spawn("after", &[]);
+    wait_until("the process to lead", START, || leading(&again)).await;
+    wait_until("the selector's set swept", START, || async {
+        match set_exists(&world.vcd, &shared) {
+            false => Ok(()),
+            true => Err(format!("{shared} is still there")),
+        }
+    })
+    .await;
+    let sets: Vec<String> = world.vcd.with_world(|w| {
+        w.firewall_groups
+            .iter()
+            .map(|g| g.body.name.clone())
+            .collect()
+    });
+    assert!(
+        sets.iter().any(|s| s.starts_with("ingress-nodes-cluster-")),
+        "{sets:?}"
+    );
+}
