@@ -28,8 +28,27 @@ async fn ingress(world: &World, name: &str) -> Result<LoadBalancerIngress, Strin
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn vip_mode_and_a_hostname_reach_the_status_and_what_vip_cannot_serve_is_refused() {
-    let world = World::start().await;
+async fn shared_vip_on_ip_blocks() {
+    exposes(World::start().await).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn one_arm_on_ip_spaces() {
+    let world = World::start_on(vcdsim::Scenario::ip_space()).await;
+    world.add_load_balancer_setting("oneArm: {startIP: 192.168.8.2, endIP: 192.168.8.100}");
+    let path = &world.files.cloud_config;
+    let text = std::fs::read_to_string(path).expect("the cloud config");
+    let text = text.replace(
+        "enableVirtualServiceSharedIP: true",
+        "enableVirtualServiceSharedIP: false",
+    );
+    std::fs::write(path, text).expect("the cloud config is written");
+    exposes(world).await;
+}
+
+/// `VIP` and a hostname reach the status, the default stays `Proxy`, and
+/// what VIP cannot serve or a misnamed host is refused before any write.
+async fn exposes(world: World) {
     world.add_nodes().await;
     let ccm = world.spawn("ip-mode", &[]);
     wait_until("the process to lead", START, || leading(&ccm)).await;
