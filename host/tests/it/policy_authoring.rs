@@ -1,8 +1,10 @@
 //! `vcd-ccm policy new | wit | test | configmap` as a policy author uses them,
 //! through the real binary. `policy_authoring` builds a new crate outside the
-//! checkout with cargo (crates.io must be reachable; about 40 s on two cores
-//! with a cold target directory); the other tests use the components
-//! build.rs builds.
+//! checkout with cargo, its dependencies resolved as `policies/Cargo.lock`
+//! pins them (which the template's versions follow) and built in the
+//! target directory of `policies/`, which build.rs has filled: only the
+//! crate itself compiles. The other tests use the components build.rs
+//! builds.
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Output};
@@ -51,8 +53,11 @@ pub fn author_policy() -> (PathBuf, TempDir) {
     let crate_dir = dir.path().join(NAME);
 
     // The toolchain is the one running this test (RUSTUP_TOOLCHAIN is
-    // inherited); the target directory is the crate's own, where its suite
-    // looks for the component.
+    // inherited). The dependencies are the project's policies' own, built
+    // once: the same lock and the same target directory.
+    let policies = Path::new(env!("CARGO_MANIFEST_DIR")).join("../policies");
+    std::fs::copy(policies.join("Cargo.lock"), crate_dir.join("Cargo.lock")).unwrap();
+    let target_dir = policies.join("target");
     let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
     let built = Command::new(cargo)
         .args([
@@ -62,7 +67,7 @@ pub fn author_policy() -> (PathBuf, TempDir) {
             "wasm32-wasip2",
             "--target-dir",
         ])
-        .arg(crate_dir.join("target"))
+        .arg(&target_dir)
         .current_dir(&crate_dir)
         .env_remove("CARGO_TARGET_DIR")
         .env_remove("CARGO_BUILD_TARGET")
@@ -71,8 +76,17 @@ pub fn author_policy() -> (PathBuf, TempDir) {
         .output()
         .unwrap();
     assert!(built.status.success(), "{}", text(&built.stderr));
-    let component = crate_dir.join("target/wasm32-wasip2/release/edge_pools.wasm");
-    assert!(component.is_file(), "{} was not built", component.display());
+    let release = "wasm32-wasip2/release/edge_pools.wasm";
+    let built_component = target_dir.join(release);
+    assert!(
+        built_component.is_file(),
+        "{} was not built",
+        built_component.display()
+    );
+    // Where the crate's suite looks for it, as after a build of its own.
+    let component = crate_dir.join("target").join(release);
+    std::fs::create_dir_all(component.parent().unwrap()).unwrap();
+    std::fs::copy(&built_component, &component).unwrap();
 
     let tested = vcd_ccm(&crate_dir, &["policy", "test", "tests/"]);
     let report = text(&tested.stdout);
