@@ -165,7 +165,13 @@ pub(super) async fn unused_selector_sets(
     let mut used = selector_marks_in_use(others.map(|p| p.description.as_deref()));
     used.extend(now.map(str::to_string));
     ctx.member_groups
-        .unused_selector_sets(&ctx.client, &ctx.gateway.id, &used, &service.key())
+        .unused_selector_sets(
+            &ctx.client,
+            &ctx.gateway.id,
+            &used,
+            Some(&before),
+            &service.key(),
+        )
         .await
 }
 

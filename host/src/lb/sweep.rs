@@ -226,7 +226,7 @@ pub(in crate::lb) async fn sweep(
     let used = selector_marks_in_use(view.pools.iter().map(|p| p.description.as_deref()));
     let unused = ctx
         .member_groups
-        .unused_selector_sets(&ctx.client, &ctx.gateway.id, &used, "(sweep)")
+        .unused_selector_sets(&ctx.client, &ctx.gateway.id, &used, None, "(sweep)")
         .await?;
     report.objects += Applier::new(ctx, "(sweep)")
         .apply(unused, &Default::default())

@@ -401,12 +401,14 @@ impl MemberGroups {
 
     /// The deletes of this cluster's selector sets whose mark no pool tag
     /// carries (`used`): the Services that shared them moved off or are
-    /// gone.
+    /// gone. `within` limits them to those marks (a reconcile deletes only
+    /// what its Service left, never a set another one has just created).
     pub async fn unused_selector_sets(
         &self,
         client: &VcdClient,
         gateway_id: &str,
         used: &BTreeSet<String>,
+        within: Option<&BTreeSet<String>>,
         service: &str,
     ) -> Result<Vec<Op>, LbError> {
         self.guarded(async |known| {
@@ -420,7 +422,8 @@ impl MemberGroups {
                 .values()
                 .filter_map(|(set, _)| {
                     let mark = self.cluster.selector_mark(set.description.as_deref()?)?;
-                    (!used.contains(&mark)).then(|| Op::DeleteIpSet {
+                    let candidate = within.is_none_or(|marks| marks.contains(&mark));
+                    (candidate && !used.contains(&mark)).then(|| Op::DeleteIpSet {
                         id: set.id.clone().unwrap_or_default(),
                         name: set.name.clone(),
                     })
