@@ -27,13 +27,23 @@ pub fn ip_mode(
     traffic: &[PortTraffic],
     preserve_client_ip: bool,
 ) -> Result<IpMode, DecisionError> {
-    let Some(value) = get(service, IP_MODE).map(str::trim).filter(|v| !v.is_empty()) else {
+    let Some(value) = get(service, IP_MODE)
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+    else {
         return Ok(IpMode::Proxy);
     };
     match value.to_ascii_lowercase().as_str() {
         "proxy" => Ok(IpMode::Proxy),
         "vip" => {
-            let refuse = |why: String| Err(invalid(IP_MODE, format!("VIP sends clients inside the cluster straight to the pods, past the load balancer, so it needs a load balancer that adds nothing: {why}; remove the annotation or that setting")));
+            let refuse = |why: String| {
+                Err(invalid(
+                    IP_MODE,
+                    format!(
+                        "VIP sends clients inside the cluster straight to the pods, past the load balancer, so it needs a load balancer that adds nothing: {why}; remove the annotation or that setting"
+                    ),
+                ))
+            };
             if let Some(p) = ports
                 .iter()
                 .find(|p| !matches!(p.profile, AppProfile::L4Tcp | AppProfile::L4Udp))
@@ -63,7 +73,10 @@ pub fn ip_mode(
 
 /// The hostname asked for, a lower-case DNS name.
 pub fn hostname(service: &Service) -> Result<Option<String>, DecisionError> {
-    let Some(value) = get(service, HOSTNAME).map(str::trim).filter(|v| !v.is_empty()) else {
+    let Some(value) = get(service, HOSTNAME)
+        .map(str::trim)
+        .filter(|v| !v.is_empty())
+    else {
         return Ok(None);
     };
     let name = value.trim_end_matches('.');

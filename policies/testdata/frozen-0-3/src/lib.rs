@@ -26,7 +26,10 @@ impl Guest for Frozen {
     }
 
     fn decide(_config: String, input: DecisionInput) -> Result<Decision, DecisionError> {
-        let pool = input.pools.first().ok_or(DecisionError::NoAddressAvailable)?;
+        let pool = input
+            .pools
+            .first()
+            .ok_or(DecisionError::NoAddressAvailable)?;
         let udp = |p: Protocol| p == Protocol::Udp;
         let ports = input
             .service
@@ -36,9 +39,17 @@ impl Guest for Frozen {
                 service_port: p.port,
                 protocol: p.protocol,
                 listen_port: p.port,
-                profile: if udp(p.protocol) { AppProfile::L4Udp } else { AppProfile::L4Tcp },
+                profile: if udp(p.protocol) {
+                    AppProfile::L4Udp
+                } else {
+                    AppProfile::L4Tcp
+                },
                 certificate: None,
-                health_monitor: if udp(p.protocol) { HealthMonitor::Udp } else { HealthMonitor::Tcp },
+                health_monitor: if udp(p.protocol) {
+                    HealthMonitor::Udp
+                } else {
+                    HealthMonitor::Tcp
+                },
                 algorithm: PoolAlgorithm::RoundRobin,
             })
             .collect();
