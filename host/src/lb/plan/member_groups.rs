@@ -242,6 +242,22 @@ impl MemberGroups {
         Ok(&mut known.sets)
     }
 
+    /// The kept listing (read again when stale), a failure named for
+    /// `service`.
+    async fn listed_for<'a>(
+        known: &'a mut Known,
+        client: &VcdClient,
+        gateway_id: &str,
+        service: &str,
+    ) -> Result<&'a mut BTreeMap<String, (IpSet, bool)>, LbError> {
+        Self::listed(known, client, gateway_id, false)
+            .await
+            .map_err(LbError::vcd(
+                service,
+                "listing the gateway's IP sets".into(),
+            ))
+    }
+
     /// The write that makes the set hold what `want` says (a create when
     /// it is missing), if any, and the reference the pools name: without an
     /// id for a set still to be created. A set of that name owned by anyone
@@ -305,9 +321,7 @@ impl MemberGroups {
         service: &str,
     ) -> Result<(EntityRef, Option<Op>), LbError> {
         let vcd = |action: String| LbError::vcd(service, action);
-        let sets = Self::listed(known, client, &gateway.id, false)
-            .await
-            .map_err(vcd("listing the gateway's IP sets".into()))?;
+        let sets = Self::listed_for(known, client, &gateway.id, service).await?;
         let current = match sets.get(&want.name) {
             None => None,
             Some((set, true)) => Some(set.clone()),
@@ -378,12 +392,7 @@ impl MemberGroups {
         service: &str,
     ) -> Result<Option<Op>, LbError> {
         self.guarded(async |known| {
-            let sets = Self::listed(known, client, gateway_id, false)
-                .await
-                .map_err(LbError::vcd(
-                    service,
-                    "listing the gateway's IP sets".into(),
-                ))?;
+            let sets = Self::listed_for(known, client, gateway_id, service).await?;
             let Some((set, _)) = sets.get(name) else {
                 return Ok(None);
             };
@@ -412,12 +421,7 @@ impl MemberGroups {
         service: &str,
     ) -> Result<Vec<Op>, LbError> {
         self.guarded(async |known| {
-            let sets = Self::listed(known, client, gateway_id, false)
-                .await
-                .map_err(LbError::vcd(
-                    service,
-                    "listing the gateway's IP sets".into(),
-                ))?;
+            let sets = Self::listed_for(known, client, gateway_id, service).await?;
             Ok(sets
                 .values()
                 .filter_map(|(set, _)| {
