@@ -97,6 +97,7 @@ async fn an_empty_inventory_deletes_no_node_until_the_vms_are_visible_again() {
         (metric(&h, HELD_GAUGE) == 3 && held_events(&h) == names(&all)).then_some(())
     })
     .await;
+    h.next_pass().await;
     let passes = metric(&h, HELD_PASSES);
     holds_across(
         "no Node is deleted",
@@ -121,6 +122,7 @@ async fn an_empty_inventory_deletes_no_node_until_the_vms_are_visible_again() {
         (metric(&h, HELD_GAUGE) == 0).then_some(())
     })
     .await;
+    h.next_pass().await;
     let passes = metric(&h, HELD_PASSES);
     holds_across(
         "Nodes whose VMs are back stay",

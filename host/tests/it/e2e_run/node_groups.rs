@@ -209,7 +209,12 @@ async fn a_node_join_is_one_write_whatever_the_number_of_services() {
         services.len(),
         made.len()
     );
-    assert_eq!(made, vec![format!("PUT {FIREWALL_GROUPS}/{{id}}")]);
+    assert_eq!(
+        made,
+        vec![format!("PUT {FIREWALL_GROUPS}/{{id}}")],
+        "the process's log:\n{}",
+        ccm.stderr()
+    );
 
     // The Local Service's set goes with it.
     world.delete_service("default", "local").await;

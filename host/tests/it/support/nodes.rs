@@ -204,6 +204,17 @@ impl Harness {
         vcd::metric_sum(&self.registry, "vcd_ccm_node_lifecycle_passes_total", &[]) as u64
     }
 
+    /// Returns once a lifecycle pass has completed after the call. A pass
+    /// publishes its Events before it ends, so a test that saw an Event may
+    /// be running inside that pass: its metrics are settled only after it.
+    pub async fn next_pass(&self) {
+        let start = self.lifecycle_passes();
+        eventually("a lifecycle pass completes", || {
+            (self.lifecycle_passes() > start).then_some(())
+        })
+        .await;
+    }
+
     /// Failed syncs of the cloud node controller so far.
     pub fn sync_failures(&self) -> u64 {
         vcd::metric_sum(&self.registry, "vcd_ccm_node_sync_failures_total", &[]) as u64
