@@ -45,6 +45,12 @@ impl CloudConfig {
             vip_subnet: lb.vip_subnet,
             cert_alias: (!cert_alias.is_empty()).then(|| cert_alias.to_string()),
             manage_firewall: lb.manage_firewall,
+            internal: lb
+                .internal
+                .iter()
+                .flat_map(|internal| &internal.ranges)
+                .map(|range| (range.start_ip, range.end_ip))
+                .collect(),
         }
     }
 

@@ -4,7 +4,7 @@
 //! keys are rejected, as upstream's strict decoder does.
 
 use std::collections::BTreeMap;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 use std::path::PathBuf;
 
 use serde::Deserialize;
@@ -84,6 +84,26 @@ pub(super) struct LoadBalancerSection {
     /// Ours: an allow rule per Service on the gateway firewall.
     #[serde(default)]
     pub manage_firewall: bool,
+    /// Ours: where internal load-balancer addresses come from.
+    #[serde(default)]
+    pub internal: Option<InternalSection>,
+}
+
+/// Ours: `loadbalancer.internal`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping")]
+pub(super) struct InternalSection {
+    pub ranges: Vec<RangeSection>,
+}
+
+/// An inclusive range of either family: `{startIP, endIP}`.
+#[derive(Debug, Clone, Deserialize)]
+#[serde(deny_unknown_fields, expecting = "a mapping")]
+pub(super) struct RangeSection {
+    #[serde(rename = "startIP", deserialize_with = "values::ip")]
+    pub start_ip: IpAddr,
+    #[serde(rename = "endIP", deserialize_with = "values::ip")]
+    pub end_ip: IpAddr,
 }
 
 #[derive(Debug, Clone, Deserialize)]
@@ -112,6 +132,7 @@ impl Default for LoadBalancerSection {
             vip_subnet: None,
             enable_virtual_service_shared_ip: false,
             manage_firewall: false,
+            internal: None,
         }
     }
 }

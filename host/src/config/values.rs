@@ -3,7 +3,7 @@
 //! the scalar's own line.
 
 use std::fmt;
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
 
 use serde::de::{Deserializer, Error, Visitor};
 
@@ -86,6 +86,15 @@ pub(super) fn ipv4<'de, D: Deserializer<'de>>(deserializer: D) -> Result<Ipv4Add
         text.trim()
             .parse()
             .map_err(|_| format!("{text:?} is not an IPv4 address"))
+    })
+}
+
+/// `loadbalancer.internal.ranges[].startIP` / `endIP`: either family.
+pub(super) fn ip<'de, D: Deserializer<'de>>(deserializer: D) -> Result<IpAddr, D::Error> {
+    checked_str(deserializer, "an IP address", |text| {
+        text.trim()
+            .parse()
+            .map_err(|_| format!("{text:?} is not an IPv4 or IPv6 address"))
     })
 }
 

@@ -1,7 +1,9 @@
 //! The load balancer's settings, named after the upstream cloud-config
 //! keys, and the mode they select.
 
-use std::net::Ipv4Addr;
+use std::net::{IpAddr, Ipv4Addr};
+
+use crate::lb::ranges::AddressRange;
 
 /// Settings the load balancer cannot work with; the message names the key.
 #[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
@@ -38,6 +40,9 @@ pub struct LbConfig {
     /// `loadbalancer.manageFirewall` (ours, default off): an allow rule per
     /// Service on the gateway firewall, from its source ranges.
     pub manage_firewall: bool,
+    /// `loadbalancer.internal.ranges` (ours): the ends of each range of
+    /// internal addresses, as written.
+    pub internal: Vec<(IpAddr, IpAddr)>,
 }
 
 /// An inclusive IPv4 range.
@@ -114,6 +119,7 @@ impl LbConfig {
             vip_subnet: None,
             cert_alias: None,
             manage_firewall: false,
+            internal: Vec::new(),
         }
     }
 
@@ -143,6 +149,34 @@ impl LbConfig {
         }
     }
 
+    /// Where internal addresses come from: `loadbalancer.internal.ranges`,
+    /// else in one-arm modes the one-arm range (empty: no internal pool).
+    pub fn internal_ranges(&self) -> Result<Vec<AddressRange>, InvalidLbConfig> {
+        let mut ranges = Vec::with_capacity(self.internal.len());
+        for (i, (first, last)) in self.internal.iter().enumerate() {
+            let range = AddressRange::new(*first, *last).ok_or_else(|| {
+                InvalidLbConfig(format!(
+                    "loadbalancer.internal.ranges[{i}]: startIP {first} and endIP {last} must be of one family, the start not after the end"
+                ))
+            })?;
+            if let Some(j) = ranges
+                .iter()
+                .position(|r: &AddressRange| r.overlaps(&range))
+            {
+                return Err(InvalidLbConfig(format!(
+                    "loadbalancer.internal.ranges[{i}] overlaps ranges[{j}]; give each address once"
+                )));
+            }
+            ranges.push(range);
+        }
+        if ranges.is_empty()
+            && let Some(range) = self.mode()?.internal_range()
+        {
+            ranges.push(range.into());
+        }
+        Ok(ranges)
+    }
+
     /// The certificate alias for TLS ports that name none.
     pub fn effective_cert_alias(&self) -> String {
         match self.cert_alias.as_deref().map(str::trim) {
@@ -168,6 +202,7 @@ impl LbConfig {
                 "loadbalancer.network must be set".to_string(),
             ));
         }
+        self.internal_ranges()?;
         self.mode()
     }
 
@@ -224,6 +259,38 @@ mod tests {
         config.one_arm = None;
         assert!(config.check().unwrap_err().to_string().contains("oneArm"));
         assert_eq!(config.effective_cert_alias(), "c1-cert");
+    }
+
+    #[test]
+    fn internal_ranges_are_checked_and_default_to_the_one_arm_range() {
+        let ip = |text: &str| text.parse::<IpAddr>().unwrap();
+        let mut config = LbConfig::new("c1", "vdc1", "net1");
+        assert!(config.internal_ranges().unwrap().is_empty());
+        config.one_arm = Some(OneArm {
+            start_ip: "192.168.8.2".into(),
+            end_ip: "192.168.8.100".into(),
+        });
+        let ranges = config.internal_ranges().unwrap();
+        assert_eq!((ranges.len(), ranges[0].first()), (1, ip("192.168.8.2")));
+        config.internal = vec![
+            (ip("10.20.0.10"), ip("10.20.0.50")),
+            (ip("fd00::10"), ip("fd00::ff")),
+        ];
+        let ranges = config.internal_ranges().unwrap();
+        assert_eq!(
+            ranges.len(),
+            2,
+            "the configured ranges replace the one-arm range"
+        );
+        config.internal.push((ip("10.20.0.1"), ip("fd00::1")));
+        let error = config.check().unwrap_err().to_string();
+        assert!(
+            error.contains("loadbalancer.internal.ranges[2]") && error.contains("one family"),
+            "{error}"
+        );
+        config.internal[2] = (ip("10.20.0.50"), ip("10.20.0.60"));
+        let error = config.check().unwrap_err().to_string();
+        assert!(error.contains("ranges[2] overlaps ranges[0]"), "{error}");
     }
 
     #[test]

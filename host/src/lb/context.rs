@@ -9,6 +9,7 @@ use crate::lb::apply::rde::RdeStatus;
 use crate::lb::config::{LbConfig, Mode};
 use crate::lb::decide::sharing;
 use crate::lb::errors::LbError;
+use crate::lb::internal_pools::InternalPools;
 use crate::lb::journal::AllocationJournal;
 use crate::lb::naming::Names;
 use crate::lb::newer_format::NewerFormats;
@@ -43,6 +44,8 @@ pub(in crate::lb) struct Context {
     pub(in crate::lb) gateway_owner: EntityRef,
     pub(in crate::lb) cluster: Cluster,
     pub(in crate::lb) source: IpSource,
+    /// Where internal addresses come from (empty: none offered).
+    pub(in crate::lb) internal: InternalPools,
     pub(in crate::lb) features: Features,
     pub(in crate::lb) catalog: Catalog,
     pub(in crate::lb) snapshot: GatewaySnapshot,
@@ -82,6 +85,7 @@ impl Context {
         let source = IpSource::discover(&client, gateway, config.vip_subnet)
             .await
             .map_err(setup("reading the gateway's IP Spaces"))?;
+        let internal = InternalPools::new(config.internal_ranges()?, &source)?;
         let cluster = Cluster {
             cluster_id: config.cluster_id.clone(),
             org: placement.org.name.clone().unwrap_or_default(),
@@ -95,10 +99,10 @@ impl Context {
                 premium: features.premium,
                 transparent_mode: features.transparent_mode,
                 http_rules: features.http_rules,
-                // Not yet managed by this release: tenant monitors, internal
-                // pools and retained addresses are refused (see lb/README.md).
+                // Not yet managed by this release: tenant monitors and
+                // retained addresses are refused (see lb/README.md).
                 health_monitors: false,
-                internal_addresses: false,
+                internal_addresses: !internal.is_empty(),
                 retained_addresses: false,
             },
         };
@@ -121,6 +125,7 @@ impl Context {
             mode,
             cluster,
             source,
+            internal,
             features,
             catalog: Catalog::default(),
             snapshot: GatewaySnapshot::new(

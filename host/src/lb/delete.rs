@@ -55,7 +55,7 @@ pub(in crate::lb) async fn delete(ctx: &Context, service: &ServiceSpec) -> Resul
 async fn delete_owned(ctx: &Context, service: &ServiceSpec) -> Result<Option<String>, LbError> {
     let (view, observed) = observed::observe(ctx, service).await?;
     let upstream = upstream::upstream_objects(ctx, service, &view);
-    let ip = current::external_ips(ctx, &observed)
+    let ip = current::external_ips(ctx, &observed, &service.reported_ips)
         .first()
         .map(ToString::to_string)
         .or(upstream.ip.clone());

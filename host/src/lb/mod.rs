@@ -12,6 +12,7 @@ mod context;
 mod decide;
 mod delete;
 pub mod errors;
+mod internal_pools;
 pub mod journal;
 mod naming;
 mod newer_format;
@@ -41,6 +42,7 @@ pub use observe::health::PoolHealth;
 pub use ownership::ClusterIdentity;
 pub use plan::op::Action;
 pub use preview::PlannedWrite;
+pub use ranges::AddressRange;
 pub use service::{FamilyPolicy, Ingress, IpMode, LbStatus, NodeSpec, PortSpec, ServiceSpec};
 pub use source_ranges::SOURCE_RANGES_ANNOTATION;
 pub use sweep::SweepReport;
@@ -48,6 +50,7 @@ pub use tls::TlsSecrets;
 
 // The preflight checks read the gateway's features and addresses the way
 // the engine does.
+pub(crate) use internal_pools::InternalPools;
 pub(crate) use observe::catalog::Features;
 pub(crate) use observe::ipam::{IpSource, used_addresses};
 

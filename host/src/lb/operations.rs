@@ -32,7 +32,7 @@ pub(in crate::lb) async fn get(
     if observed.is_empty() {
         return Ok(None);
     }
-    let vips = current::external_ips(ctx, &observed)
+    let vips = current::external_ips(ctx, &observed, &service.reported_ips)
         .into_iter()
         .rev()
         .collect::<Vips>();
@@ -104,6 +104,7 @@ pub(in crate::lb) async fn ensure(
         source_ranges_unenforced: !ranges.is_empty() && !ctx.config.manage_firewall,
         dual_stack_not_served: done.dual_stack_not_served,
         recheck_after: done.drain_ends.map(until_unix),
+        moved: done.moved,
         ..LbStatus::at(
             &done.vips.ordered(service.first_family()),
             &done.announcement,

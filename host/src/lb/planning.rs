@@ -5,6 +5,7 @@
 //! writes that follow once the address is verified. `reconcile.rs` applies
 //! them; `preview.rs` prints them.
 
+use crate::lb::config::Mode;
 use crate::lb::context::Context;
 use crate::lb::decide::address::{Address, AddressContext, Resolved};
 use crate::lb::decide::asking;
@@ -65,6 +66,9 @@ pub(super) struct Planned {
     pub drain_ends: Option<u64>,
     /// How the status announces the addresses.
     pub announcement: Announcement,
+    /// The Event's message when the Service moves between an internal and
+    /// an external address.
+    pub moved: Option<String>,
     /// Uploads the virtual services will use; unpinned when the pass ends.
     pub _pins: Vec<Pinned>,
 }
@@ -107,7 +111,7 @@ pub(super) async fn plan_after(
         Members::Listed => None,
     };
     let mut ops = unused_selector_sets(ctx, service, observed, now).await?;
-    let moved = current::external_ips(ctx, observed)
+    let moved = current::external_ips(ctx, observed, &service.reported_ips)
         .into_iter()
         .chain(service.reported_ips.iter().filter_map(|r| r.parse().ok()))
         .any(|ip| !vips.contains(ip));
@@ -223,7 +227,10 @@ pub(super) async fn plan(
     let current = currents
         .vips()
         .iter()
-        .filter(|ip| dual_stack::family_unavailable(ctx, family_of(*ip)).is_none())
+        .filter(|ip| {
+            let internal = ctx.internal.pool_of(*ip).is_some();
+            dual_stack::family_unavailable(ctx, family_of(*ip), internal).is_none()
+        })
         .collect::<Vips>();
     let first_current = current.ordered(service.first_family()).first().copied();
     // A group address another owner holds too, or that this reconcile
@@ -265,13 +272,17 @@ pub(super) async fn plan(
         gateway_id: &ctx.gateway.id,
         nat: ctx.mode.uses_nat(),
         source: &ctx.source,
+        internal: &ctx.internal,
+        own_internal: &current::internal_vips(ctx, observed),
         journal: ctx.journal.as_ref(),
         spec: service,
         service: &service.key(),
         owner,
         seed: &seed,
         current,
-        held: &current::external_ips(ctx, observed).into_iter().collect(),
+        held: &current::external_ips(ctx, observed, &service.reported_ips)
+            .into_iter()
+            .collect(),
         excluded,
         used: &view.used_addresses(),
         groups: &groups,
@@ -299,10 +310,16 @@ pub(super) async fn plan(
             Second::NotServed(why) => (None, Some(why)),
             Second::NotAsked => (None, None),
         };
+    // An internal address is the virtual services' own: no DNAT rule, no
+    // one-arm VIP, in every mode.
+    let is_internal = ctx.internal.pool_of(address.ip).is_some();
+    let moved = exposure_move(ctx, service, address.ip);
     let addresses: Vec<Address> = std::iter::once(address).chain(second).collect();
     let external = addresses.iter().map(|a| a.ip).collect::<Vips>();
-    let (internal_ips, unreserved) =
-        internal::internal_ips(ctx, service, &names, view, observed, excluded, &seed)?;
+    let (internal_ips, unreserved) = match is_internal {
+        true => Default::default(),
+        false => internal::internal_ips(ctx, service, &names, view, observed, excluded, &seed)?,
+    };
     // Last, so a refusal above leaves no upload behind.
     let pins = upload::upload_used(
         ctx,
@@ -314,7 +331,11 @@ pub(super) async fn plan(
     )
     .await?;
     let target = Target {
-        mode: ctx.mode,
+        mode: if is_internal {
+            Mode::SharedVip
+        } else {
+            ctx.mode
+        },
         gateway: &ctx.gateway,
         names: &names,
         owner,
@@ -377,6 +398,28 @@ pub(super) async fn plan(
             ip_mode: decision.ip_mode,
             hostname: decision.hostname,
         },
+        moved,
         _pins: pins,
     })))
+}
+
+/// The Event's message when the Service moves between an internal and an
+/// external address (the status still names the old one).
+fn exposure_move(ctx: &Context, service: &ServiceSpec, now: IpAddr) -> Option<String> {
+    let before = service
+        .reported_ips
+        .iter()
+        .filter_map(|ip| ip.parse::<IpAddr>().ok())
+        .find(|ip| family_of(*ip) == family_of(now))?;
+    let kind = |ip: IpAddr| match ctx.internal.pool_of(ip) {
+        Some(_) => "internal",
+        None => "external",
+    };
+    (kind(before) != kind(now)).then(|| {
+        format!(
+            "moved from the {} address {before} to the {} address {now}; {before} is released",
+            kind(before),
+            kind(now)
+        )
+    })
 }

@@ -54,18 +54,27 @@ impl AddressRange {
         Self::new(first.trim().parse().ok()?, last.trim().parse().ok()?)
     }
 
+    /// Whether the two ranges share an address.
+    pub fn overlaps(&self, other: &AddressRange) -> bool {
+        self.family() == other.family() && self.first <= other.last && other.first <= self.last
+    }
+
+    /// The lowest address of the range.
     pub fn first(&self) -> IpAddr {
         self.first
     }
 
+    /// The highest address of the range, included.
     pub fn last(&self) -> IpAddr {
         self.last
     }
 
+    /// The family of both ends.
     pub fn family(&self) -> IpFamily {
         family_of(self.first)
     }
 
+    /// Whether `ip` lies in the range.
     pub fn contains(&self, ip: IpAddr) -> bool {
         family_of(ip) == self.family() && self.first <= ip && ip <= self.last
     }

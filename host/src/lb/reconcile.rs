@@ -40,6 +40,8 @@ pub(super) struct Converged {
     pub drain_ends: Option<u64>,
     /// How the status announces the addresses.
     pub announcement: Announcement,
+    /// The Service moved between an internal and an external address.
+    pub moved: Option<String>,
 }
 
 /// How one reconcile pass ended.
@@ -55,6 +57,7 @@ enum Pass {
         dual_stack_not_served: Option<String>,
         drain_ends: Option<u64>,
         announcement: Announcement,
+        moved: Option<String>,
     },
     /// The Service's address was allocated: decide again with it.
     Again { writes: usize },
@@ -103,6 +106,7 @@ pub(super) async fn converge(
                 dual_stack_not_served,
                 drain_ends,
                 announcement,
+                moved,
             } => {
                 return Ok(Converged {
                     vips,
@@ -114,6 +118,7 @@ pub(super) async fn converge(
                     dual_stack_not_served,
                     drain_ends,
                     announcement,
+                    moved,
                 });
             }
             Pass::Contested {
@@ -229,6 +234,7 @@ async fn pass(
         members,
         drain_ends,
         announcement,
+        moved,
         _pins,
     } = *planned;
     planning::plan_member_sets(ctx, service, &owner, &members, &mut ops).await?;
@@ -276,5 +282,6 @@ async fn pass(
         dual_stack_not_served,
         drain_ends,
         announcement,
+        moved,
     })
 }

@@ -256,6 +256,9 @@ pub struct LbStatus {
     /// A drain under way ends after this long: reconcile the Service again
     /// then, to remove the drained members.
     pub recheck_after: Option<std::time::Duration>,
+    /// The Service moved between an internal and an external address (a
+    /// Normal Event).
+    pub moved: Option<String>,
 }
 
 impl LbStatus {
@@ -274,6 +277,7 @@ impl LbStatus {
             source_ranges_unenforced: false,
             dual_stack_not_served: None,
             recheck_after: None,
+            moved: None,
         }
     }
 }

@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::net::IpAddr;
 
 use super::findings::{CheckId, Failure, Report, Step, bounded};
-use crate::lb::{Features, IpSource, LbConfig, used_addresses};
+use crate::lb::{Features, InternalPools, IpSource, LbConfig, used_addresses};
 use crate::vcd::VcdClient;
 use crate::vcd::resources::gateway::EdgeGateway;
 use crate::vcd::resources::seg::SegAssignment;
@@ -153,10 +153,23 @@ async fn addresses(client: &VcdClient, gateway: &EdgeGateway, lb: &LbConfig) -> 
                 "The role needs the IP Space rights (see the rights check)",
             )
         })?;
-    match &source {
+    let internal = lb
+        .internal_ranges()
+        .and_then(|ranges| InternalPools::new(ranges, &source))
+        .map_err(|e| {
+            Failure::new(
+                e,
+                "Give internal addresses outside the gateway's external ranges and IP Spaces",
+            )
+        })?;
+    let ((), external) = match &source {
         IpSource::Blocks { .. } => blocks(client, gateway, lb, &source).await,
         IpSource::Spaces(_) => spaces(client, gateway, &source).await,
-    }
+    }?;
+    Ok(match internal.describe() {
+        None => ((), external),
+        Some(internal) => ((), format!("{external}; internal: {internal}")),
+    })
 }
 
 async fn blocks(

@@ -13,8 +13,8 @@ use vcd_ccm::policy::contract::Contract;
 use vcd_ccm::policy::loader::{self, sha256_hex};
 use vcd_ccm::policy::model::{
     AddressChoice, AddressPool, AppProfile, Decision, DecisionInput, HealthMonitor, IpAddress,
-    IpMode, Namespace, Persistence, PoolAlgorithm, PoolSource, PortDecision, PortTraffic, Protocol,
-    SessionAffinity,
+    IpMode, IpRange, Namespace, Persistence, PoolAlgorithm, PoolSource, PortDecision, PortTraffic,
+    Protocol, SessionAffinity,
 };
 use vcd_ccm::policy::{EvalError, PolicyEngine, Registry, directory, metrics};
 
@@ -122,6 +122,11 @@ fn one_registry_serves_0_1_to_0_3_policies_and_the_0_4_default_side_by_side() {
     internal.name = "internal".into();
     internal.source = PoolSource::InternalRange;
     internal.external = false;
+    let ip = |text: &str| IpAddress::from(text.parse::<std::net::IpAddr>().unwrap());
+    internal.ranges = vec![IpRange {
+        first: ip("10.20.0.10"),
+        last: ip("10.20.0.50"),
+    }];
     input.pools.insert(0, internal);
     input.service.session_affinity = SessionAffinity::ClientIp(300);
 

@@ -1,12 +1,15 @@
 //! The address decision: the address of the Service's sharing group (in
 //! its namespace, or another where the provider allows it), requested address, requested pool, current address, or the
 //! first pool with room of the Service's IP families, in their order.
+//! Every pool but a sharing group's is external or internal, and a Service
+//! takes one of the kind `vcd-ccm.io/internal` asks for.
 
 use std::net::IpAddr;
 
-use crate::annotations::{ADDRESS_POOL, Annotations, SHARING_KEY};
+use crate::annotations::{ADDRESS_POOL, Annotations, INTERNAL, SHARING_KEY};
 use crate::config::Config;
 use crate::ip::{family, family_name, from_std, in_range, to_std};
+use crate::read::invalid;
 use crate::vcd::lb_policy::types::{
     AddressChoice, AddressPool, DecisionError, DecisionInput, InvalidField, IpFamily,
 };
@@ -21,6 +24,16 @@ fn ordinary(input: &DecisionInput) -> impl Iterator<Item = &AddressPool> {
         .pools
         .iter()
         .filter(|pool| !pool.name.starts_with(SHARING_POOLS))
+}
+
+/// The gateway's pools of the kind the Service asks for.
+fn of_kind(input: &DecisionInput, internal: bool) -> impl Iterator<Item = &AddressPool> {
+    ordinary(input).filter(move |pool| pool.external != internal)
+}
+
+/// The word for a pool's kind, in messages.
+fn kind(internal: bool) -> &'static str {
+    if internal { "internal" } else { "external" }
 }
 
 /// The sharing group to join: the namespace's own, else, where the
@@ -42,16 +55,45 @@ pub fn decide(
     config: &Config,
     annotations: &Annotations,
 ) -> Result<AddressChoice, DecisionError> {
+    let internal = annotations.internal;
+    if internal && annotations.sharing_key.is_some() {
+        return Err(invalid(
+            INTERNAL,
+            format!(
+                "cannot be combined with {SHARING_KEY}: Services share external addresses only; remove one of the two annotations"
+            ),
+        ));
+    }
     if let Some(key) = &annotations.sharing_key
         && let Some(group) = group(input, config, key)
     {
         return share(input, annotations, key, group);
+    }
+    if internal && of_kind(input, true).next().is_none() {
+        return Err(invalid(
+            INTERNAL,
+            "this cluster offers no internal addresses (the provider sets them in the cloud config, loadbalancer.internal, or runs one-arm mode); remove the annotation".into(),
+        ));
     }
     let families = &input.service.ip_families;
     let requested_pool = match &annotations.address_pool {
         Some(name) => Some(find_pool(input, name)?),
         None => None,
     };
+    if let Some(pool) = requested_pool
+        && pool.external == internal
+    {
+        return Err(invalid(
+            ADDRESS_POOL,
+            format!(
+                "pool {:?} is {}, but the Service asks for an {} address ({INTERNAL} {internal}); name an {} pool",
+                pool.name,
+                kind(!internal),
+                kind(internal),
+                kind(internal)
+            ),
+        ));
+    }
     if let Some(pool) = requested_pool
         && let Some(offered) = pool_family(pool)
         && !families.is_empty()
@@ -80,12 +122,21 @@ pub fn decide(
         }
         let mut candidates = requested_pool
             .into_iter()
-            .chain(ordinary(input).filter(|_| requested_pool.is_none()));
-        return if candidates.any(|pool| contains(pool, ip)) {
-            Ok(AddressChoice::Specific(from_std(ip)))
-        } else {
-            Err(DecisionError::RequestedAddressUnavailable(from_std(ip)))
-        };
+            .chain(of_kind(input, internal).filter(|_| requested_pool.is_none()));
+        if candidates.any(|pool| contains(pool, ip)) {
+            return Ok(AddressChoice::Specific(from_std(ip)));
+        }
+        if requested_pool.is_none() && of_kind(input, !internal).any(|pool| contains(pool, ip)) {
+            return Err(invalid(
+                key,
+                format!(
+                    "{ip} is an {} address, but the Service asks for an {} one ({INTERNAL} {internal}); request an address of that kind or change {INTERNAL}",
+                    kind(!internal),
+                    kind(internal)
+                ),
+            ));
+        }
+        return Err(DecisionError::RequestedAddressUnavailable(from_std(ip)));
     }
     let current = input.current.as_ref().and_then(|c| match &c.address {
         AddressChoice::Specific(address) => Some(to_std(address)),
@@ -98,7 +149,9 @@ pub fn decide(
             _ => Ok(AddressChoice::FromPool(pool.name.clone())),
         };
     }
-    if current.is_some() {
+    // A current address of the other kind is left: the Service moves.
+    let other_kind = |ip: IpAddr| of_kind(input, !internal).any(|pool| contains(pool, ip));
+    if current.is_some_and(|ip| !other_kind(ip)) {
         return Ok(AddressChoice::KeepCurrent);
     }
     let wanted: &[IpFamily] = if families.is_empty() {
@@ -108,7 +161,9 @@ pub fn decide(
     };
     let mut of_families = wanted
         .iter()
-        .flat_map(|family| ordinary(input).filter(move |pool| pool_family(pool) == Some(*family)))
+        .flat_map(|family| {
+            of_kind(input, internal).filter(move |pool| pool_family(pool) == Some(*family))
+        })
         .peekable();
     if of_families.peek().is_none() {
         return Err(DecisionError::UnsupportedIpFamily(wanted[0]));

@@ -23,6 +23,8 @@ pub const SSL_NO_TERMINATION: &str = "service.beta.kubernetes.io/vcloud-avi-ssl-
 pub const LOAD_BALANCER_IP: &str = "vcd-ccm.io/load-balancer-ip";
 /// The address pool to allocate from.
 pub const ADDRESS_POOL: &str = "vcd-ccm.io/address-pool";
+/// `"true"`: an internal address, reached only inside the org's networks.
+pub const INTERNAL: &str = "vcd-ccm.io/internal";
 /// The health monitor for every port, overriding the per-profile default.
 pub const HEALTH_MONITOR: &str = "vcd-ccm.io/health-monitor";
 /// The pool algorithm for every port, overriding the `algorithm` setting.
@@ -34,12 +36,13 @@ pub const PRESERVE_CLIENT_IP: &str = "vcd-ccm.io/preserve-client-ip";
 
 /// Every annotation the default policy reads, which `forbiddenAnnotations`
 /// may name.
-pub const READ: [&str; 20] = [
+pub const READ: [&str; 21] = [
     SSL_PORTS,
     SSL_CERT_ALIAS,
     SSL_NO_TERMINATION,
     LOAD_BALANCER_IP,
     ADDRESS_POOL,
+    INTERNAL,
     HEALTH_MONITOR,
     POOL_ALGORITHM,
     SHARING_KEY,
@@ -76,6 +79,8 @@ pub struct Annotations {
     /// The requested address and the key it came from (annotation or `spec.loadBalancerIP`).
     pub requested_ip: Option<(IpAddr, &'static str)>,
     pub address_pool: Option<String>,
+    /// An internal address rather than an external one.
+    pub internal: bool,
     /// The sharing key; the host has checked its form.
     pub sharing_key: Option<String>,
     pub health_monitor: Option<HealthMonitor>,
@@ -115,6 +120,7 @@ impl Annotations {
                 .map(str::trim)
                 .filter(|p| !p.is_empty())
                 .map(String::from),
+            internal: flag(service, INTERNAL)?,
             sharing_key: get(service, SHARING_KEY)
                 .map(str::trim)
                 .filter(|k| !k.is_empty())

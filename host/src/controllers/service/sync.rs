@@ -21,6 +21,8 @@ use crate::lb::{LbError, SHARING_KEY_ANNOTATION, ServiceSpec};
 
 /// The Event (and condition) reason of a Service whose load balancer matches it.
 const ENSURED: &str = "EnsuredLoadBalancer";
+/// The Service moved between an internal and an external address.
+const ADDRESS_MOVED: &str = "LoadBalancerAddressMoved";
 const ENSURED_MESSAGE: &str = "Ensured load balancer";
 /// The Event (and condition) reason of a sync that failed.
 const SYNC_FAILED: &str = "SyncLoadBalancerFailed";
@@ -291,6 +293,11 @@ async fn ensure(
     for warning in &status.warnings {
         shared
             .event(&reference, Warning, POLICY_WARNING, warning)
+            .await;
+    }
+    if let Some(message) = &status.moved {
+        shared
+            .event(&reference, Normal, ADDRESS_MOVED, message)
             .await;
     }
     if let Some(message) = &status.dual_stack_not_served {

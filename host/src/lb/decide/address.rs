@@ -9,6 +9,7 @@ use crate::lb::decide::allocations;
 use crate::lb::decide::hints;
 use crate::lb::decide::sharing::{Group, POOL_PREFIX};
 use crate::lb::errors::LbError;
+use crate::lb::internal_pools::InternalPools;
 use crate::lb::journal::AllocationJournal;
 use crate::lb::observe::ipam::{self, IpSource};
 use crate::lb::observe::objects::GatewayView;
@@ -107,6 +108,9 @@ pub struct AddressContext<'a> {
     /// Whether DNAT rules hold the external addresses (one-arm modes).
     pub nat: bool,
     pub source: &'a IpSource,
+    pub internal: &'a InternalPools,
+    /// The VIPs of the Service's own virtual services in an internal pool.
+    pub own_internal: &'a [IpAddr],
     /// Where IP Space allocations are noted before they are made.
     pub journal: &'a dyn AllocationJournal,
     pub spec: &'a ServiceSpec,
@@ -151,12 +155,15 @@ impl AddressContext<'_> {
                 // Its own namespace's group address, asked for by value;
                 // another namespace's is shared only when taken by name.
                 let namespace = &self.spec.namespace;
+                let own = self.held.contains(&ip) || self.own_internal.contains(&ip);
                 if self.current.contains(ip) {
                     keep(ip)
-                } else if self.held.contains(&ip) && !self.excluded.contains(&ip) {
+                } else if own && !self.excluded.contains(&ip) {
                     // A move cut short: the Service's own objects hold it
-                    // already; on IP blocks nothing reserved it, so verify.
-                    Address::at(ip, !self.source.is_spaces())
+                    // already; where nothing reserved it, verify.
+                    Address::at(ip, self.unreserved(ip))
+                } else if self.internal.pool_of(ip).is_some() {
+                    self.claim_unreserved(ip).await?
                 } else if self
                     .groups
                     .iter()
@@ -173,6 +180,9 @@ impl AddressContext<'_> {
                     Some(group) => self.share(group.ip)?,
                     None => return Err(self.unknown_pool(pool)),
                 }
+            }
+            AddressChoice::FromPool(pool) if self.internal.named(pool).is_some() => {
+                return self.internal_from_pool(pool).map(Resolved::from);
             }
             AddressChoice::FromPool(pool) => {
                 let kept = self
@@ -192,7 +202,18 @@ impl AddressContext<'_> {
     /// (contract 0.2.0 decides one): the current one while a pool of the
     /// gateway holds it, else one from the first pool offering `family`.
     /// `None` when no pool does.
-    pub async fn resolve_second(&self, family: IpFamily) -> Result<Option<Resolved>, LbError> {
+    /// An internal first address takes an internal second one.
+    pub async fn resolve_second(
+        &self,
+        family: IpFamily,
+        internal: bool,
+    ) -> Result<Option<Resolved>, LbError> {
+        if internal {
+            return match self.internal.pool_of_family(family) {
+                Some(pool) => self.internal_from_pool(pool).map(|a| Some(a.into())),
+                None => Ok(None),
+            };
+        }
         if let Some(ip) = self.current.get(family)
             && self.source.pool_of(ip).is_some()
         {
@@ -216,7 +237,77 @@ impl AddressContext<'_> {
 
     /// The pools the source offers, without their free counts.
     fn pools(&self) -> Vec<AddressPool> {
-        self.source.address_pools(&HashSet::new())
+        let mut pools = self.source.address_pools(&HashSet::new());
+        pools.extend(self.internal.address_pools(&HashSet::new()));
+        pools
+    }
+
+    /// Whether nothing in VCD reserves `ip` for the Service, so its claim
+    /// is verified once written: IP blocks and internal ranges.
+    fn unreserved(&self, ip: IpAddr) -> bool {
+        !self.source.is_spaces() || self.internal.pool_of(ip).is_some()
+    }
+
+    /// An address of the internal pool `pool`: the Service's current one,
+    /// else one its virtual services already use, else a free one.
+    fn internal_from_pool(&self, pool: &str) -> Result<Address, LbError> {
+        let in_pool = |ip: &IpAddr| self.internal.pool_of(*ip) == Some(pool);
+        if let Some(ip) = self.current.iter().find(in_pool) {
+            return Ok(Address::at(ip, false));
+        }
+        let usable = |ip: &&IpAddr| in_pool(ip) && !self.excluded.contains(ip);
+        if let Some(ip) = self.own_internal.iter().find(usable) {
+            return Ok(Address::at(*ip, true));
+        }
+        let block = self
+            .internal
+            .named(pool)
+            .ok_or_else(|| self.unknown_pool(pool))?;
+        let used: HashSet<IpAddr> = self.used.iter().map(|(ip, _)| *ip).collect();
+        ipam::pick_block_address(&block.ranges, &[], &used, self.excluded, self.seed)
+            .map(|ip| Address::at(ip, true))
+            .ok_or_else(|| self.exhausted(pool, String::new()))
+    }
+
+    /// `pool` has no free address; `detail` says more where known.
+    fn exhausted(&self, pool: &str, detail: String) -> LbError {
+        LbError::PoolExhausted {
+            service: self.service.to_string(),
+            pool: self
+                .pools()
+                .iter()
+                .find(|p| p.name == pool)
+                .map_or_else(|| pool.to_string(), hints::extent),
+            detail,
+        }
+    }
+
+    /// An address nothing in VCD reserves (IP blocks, internal ranges):
+    /// VCD is asked who holds it before anything is written, as the
+    /// gateway view may predate another owner's objects on it.
+    async fn claim_unreserved(&self, ip: IpAddr) -> Result<Address, LbError> {
+        if self.excluded.contains(&ip) {
+            return Err(self.in_use(ip, "another owner that claimed it at the same time".into()));
+        }
+        let text = ip.to_string();
+        let holders = GatewayView::read_holders(
+            self.client,
+            self.gateway_id,
+            std::slice::from_ref(&text),
+            self.nat,
+        )
+        .await
+        .map_err(LbError::vcd(
+            self.service,
+            "looking up who holds the requested address".into(),
+        ))?;
+        if let Some(holder) = holders.other_holder(&text, self.owner) {
+            return Err(self.in_use(ip, holder));
+        }
+        if let Some((_, category)) = self.used.iter().find(|(u, _)| *u == ip) {
+            return Err(self.in_use(ip, format!("the gateway ({category})")));
+        }
+        Ok(Address::at(ip, true))
     }
 
     fn unknown_pool(&self, pool: &str) -> LbError {
@@ -241,26 +332,7 @@ impl AddressContext<'_> {
         }
         let vcd = |action: &str| LbError::vcd(self.service, action.to_string());
         match self.source {
-            IpSource::Blocks { .. } => {
-                // The gateway view may predate another owner's objects on
-                // the address: VCD is asked before anything is written.
-                let text = ip.to_string();
-                let holders = GatewayView::read_holders(
-                    self.client,
-                    self.gateway_id,
-                    std::slice::from_ref(&text),
-                    self.nat,
-                )
-                .await
-                .map_err(vcd("looking up who holds the requested address"))?;
-                if let Some(holder) = holders.other_holder(&text, self.owner) {
-                    return Err(self.in_use(ip, holder));
-                }
-                if let Some((_, category)) = self.used.iter().find(|(u, _)| *u == ip) {
-                    return Err(self.in_use(ip, format!("the gateway ({category})")));
-                }
-                Ok(Address::at(ip, true))
-            }
+            IpSource::Blocks { .. } => self.claim_unreserved(ip).await,
             IpSource::Spaces(_) => {
                 let space = self
                     .source
@@ -289,15 +361,7 @@ impl AddressContext<'_> {
 
     async fn claim_from_pool(&self, pool: &str) -> Result<Resolved, LbError> {
         let vcd = |action: String| LbError::vcd(self.service, action);
-        let exhausted = |detail: String| LbError::PoolExhausted {
-            service: self.service.to_string(),
-            pool: self
-                .pools()
-                .iter()
-                .find(|p| p.name == pool)
-                .map_or_else(|| pool.to_string(), hints::extent),
-            detail,
-        };
+        let exhausted = |detail: String| self.exhausted(pool, detail);
         match self.source {
             IpSource::Blocks { reserved, .. } => {
                 let block = self

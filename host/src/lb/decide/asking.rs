@@ -55,13 +55,15 @@ fn policy_needs_certificates(error: &LbError) -> bool {
 }
 
 /// The source's pools of the families that can be served here, then the
-/// sharing groups' (after them, so a policy taking the first pool with
-/// room never shares by accident).
+/// internal ones, then the sharing groups' (last, so a policy taking the
+/// first pool with room never shares by accident).
 fn offered_pools(ctx: &Context, in_use: &HashSet<IpAddr>, shared: &[Group]) -> Vec<AddressPool> {
     let mut pools = ctx.source.address_pools(in_use);
+    pools.extend(ctx.internal.address_pools(in_use));
     pools.retain(|pool| {
         pool.ranges.first().is_none_or(|r| {
-            dual_stack::family_unavailable(ctx, family_of(IpAddr::from(r.first))).is_none()
+            let family = family_of(IpAddr::from(r.first));
+            dual_stack::family_unavailable(ctx, family, !pool.external).is_none()
         })
     });
     pools.extend(sharing::pools(shared, |ip| match ctx.source.space_of(ip) {
@@ -139,7 +141,7 @@ fn why_family_missing(ctx: &Context, error: LbError) -> LbError {
     let why = family
         .filter(|family| !ctx.source.pools_of(*family).is_empty())
         .and_then(|family| {
-            let reason = dual_stack::family_unavailable(ctx, family)?;
+            let reason = dual_stack::family_unavailable(ctx, family, false)?;
             Some(format!(
                 "; the gateway's {} pools are not offered: {reason}",
                 family_name(family)

@@ -14,7 +14,7 @@ use crate::lb::context::Context;
 use crate::lb::decide::allocations;
 use crate::lb::errors::LbError;
 use crate::lb::observe::ipam::{self, IpSource};
-use crate::lb::observe::objects::{GatewayView, ServiceObjects};
+use crate::lb::observe::objects::{GatewayView, ServiceObjects, vips_of};
 use crate::lb::ownership::OwnerTag;
 use crate::lb::ranges::{family_of, other_family};
 use crate::lb::service::ServiceSpec;
@@ -78,10 +78,37 @@ pub struct Found<'a> {
     pub excluded: &'a HashSet<IpAddr>,
 }
 
-/// The Service's external addresses as VCD holds them, whatever mode
-/// made its objects.
-pub(in crate::lb) fn external_ips(ctx: &Context, observed: &ServiceObjects) -> Vec<IpAddr> {
-    observed.external_ips(|ip| ctx.source.pool_of(ip).is_some())
+/// The Service's addresses as VCD holds them, whatever mode made its
+/// objects: its DNAT rules' external addresses, or without any, its
+/// virtual services' VIPs of an external pool, or of an internal one where
+/// nothing else can put them there: in NAT modes a one-arm VIP left
+/// without its DNAT rule may lie in an internal pool too, so there the
+/// Service's status (`reported`) must name it.
+pub(in crate::lb) fn external_ips(
+    ctx: &Context,
+    observed: &ServiceObjects,
+    reported: &[String],
+) -> Vec<IpAddr> {
+    let internal = |ip: IpAddr| {
+        ctx.internal.pool_of(ip).is_some()
+            && (!ctx.mode.uses_nat() || reported.iter().any(|r| r.parse() == Ok(ip)))
+    };
+    observed.external_ips(|ip| ctx.source.pool_of(ip).is_some() || internal(ip))
+}
+
+/// The VIPs of the Service's virtual services that lie in an internal
+/// pool: kept when the Service takes an address of that pool.
+pub(in crate::lb) fn internal_vips(ctx: &Context, observed: &ServiceObjects) -> Vec<IpAddr> {
+    let mut vips: Vec<IpAddr> = observed
+        .virtual_services
+        .values()
+        .flat_map(|vs| vips_of(&vs.object))
+        .filter_map(|ip| ip.parse().ok())
+        .filter(|ip| ctx.internal.pool_of(*ip).is_some())
+        .collect();
+    vips.sort();
+    vips.dedup();
+    vips
 }
 
 /// The Service's addresses as found: of its first family, and of the
@@ -116,7 +143,7 @@ async fn current_address(
             .filter(|ip| family_of(*ip) == family)
     };
     let usable = |ip: &IpAddr| !found.excluded.contains(ip);
-    let held = external_ips(ctx, found.observed)
+    let held = external_ips(ctx, found.observed, &service.reported_ips)
         .into_iter()
         .find(|ip| family_of(*ip) == family);
     if let Some(ip) = held {

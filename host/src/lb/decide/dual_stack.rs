@@ -2,8 +2,9 @@
 //! address when `spec.ipFamilyPolicy` asks for two.
 //!
 //! IPv6 needs VCD API 37.0 (`ipv6VirtualIpAddress`), an IPv6 service
-//! network on the gateway's load balancer, and a mode without NAT: DNAT
-//! rules and the one-arm internal range are IPv4. A Service that
+//! network on the gateway's load balancer, and for external addresses a
+//! mode without NAT: DNAT rules and the one-arm internal range are IPv4
+//! (internal addresses take no DNAT rule). A Service that
 //! requires both families and cannot have them is refused before any
 //! write; one that prefers both is served with one and told why.
 
@@ -33,12 +34,17 @@ pub enum Second {
     NotServed(String),
 }
 
-/// Why addresses of `family` cannot be served here, if they cannot.
-pub(in crate::lb) fn family_unavailable(ctx: &Context, family: IpFamily) -> Option<String> {
+/// Why addresses of `family` (internal ones or external) cannot be
+/// served here, if they cannot.
+pub(in crate::lb) fn family_unavailable(
+    ctx: &Context,
+    family: IpFamily,
+    internal: bool,
+) -> Option<String> {
     if family == IpFamily::Ipv4 {
         return None;
     }
-    if ctx.mode.uses_nat() {
+    if ctx.mode.uses_nat() && !internal {
         return Some("one-arm mode translates IPv4 only (DNAT rules and the loadbalancer.oneArm range are IPv4)".to_string());
     }
     let version = ctx.client.api_version();
@@ -58,7 +64,8 @@ pub(in crate::lb) fn check_family(
     service: &ServiceSpec,
     ip: IpAddr,
 ) -> Result<(), LbError> {
-    match family_unavailable(ctx, family_of(ip)) {
+    let internal = ctx.internal.pool_of(ip).is_some();
+    match family_unavailable(ctx, family_of(ip), internal) {
         None => Ok(()),
         Some(reason) => Err(LbError::InvalidService {
             service: service.key(),
@@ -100,14 +107,27 @@ pub(in crate::lb) async fn second_address(
             "Services with {SHARING_KEY_ANNOTATION} share one address"
         ));
     }
-    let no_pool = format!("the gateway offers no {} addresses", family_name(family));
-    if ctx.source.pools_of(family).is_empty() {
+    let internal = ctx.internal.pool_of(first).is_some();
+    let (no_pool, pools) = match internal {
+        true => (
+            format!(
+                "no internal {} range is configured (loadbalancer.internal.ranges)",
+                family_name(family)
+            ),
+            ctx.internal.pool_of_family(family).into_iter().collect(),
+        ),
+        false => (
+            format!("the gateway offers no {} addresses", family_name(family)),
+            ctx.source.pools_of(family),
+        ),
+    };
+    if pools.is_empty() {
         return unserved(no_pool);
     }
-    if let Some(reason) = family_unavailable(ctx, family) {
+    if let Some(reason) = family_unavailable(ctx, family, internal) {
         return unserved(reason);
     }
-    match context.resolve_second(family).await {
+    match context.resolve_second(family, internal).await {
         Ok(Some(Resolved::Ready(address))) => Ok(Second::Served(address)),
         Ok(Some(Resolved::AllocateFirst(claim))) => Ok(Second::AllocateFirst(claim)),
         Ok(None) => unserved(no_pool),

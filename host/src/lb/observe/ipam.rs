@@ -60,11 +60,12 @@ pub(in crate::lb) fn spread<T: Clone>(candidates: Vec<T>, seed: &str) -> Vec<T> 
     rotated
 }
 
-/// The IP-block pools of the gateway's `ranges`, one per family present.
-fn blocks(gateway: &str, ranges: Vec<AddressRange>) -> Vec<Block> {
+/// The pools of `ranges`, one per family present: IPv4 named `name`,
+/// IPv6 `name` with `-ipv6`.
+pub(in crate::lb) fn blocks(name: &str, ranges: Vec<AddressRange>) -> Vec<Block> {
     [
-        (IpFamily::Ipv4, gateway.to_string()),
-        (IpFamily::Ipv6, format!("{gateway}{IPV6_POOL_SUFFIX}")),
+        (IpFamily::Ipv4, name.to_string()),
+        (IpFamily::Ipv6, format!("{name}{IPV6_POOL_SUFFIX}")),
     ]
     .into_iter()
     .filter_map(|(family, name)| {
@@ -154,32 +155,10 @@ impl IpSource {
             IpSource::Blocks { .. } => PoolSource::IpBlock,
             IpSource::Spaces(_) => PoolSource::IpSpace,
         };
-        let taken: HashSet<&IpAddr> = in_use.iter().chain(self.reserved()).collect();
+        let taken: HashSet<IpAddr> = in_use.iter().chain(self.reserved()).copied().collect();
         self.named_ranges()
             .into_iter()
-            .map(|(name, ranges)| {
-                let size: u128 = ranges
-                    .iter()
-                    .fold(0, |sum, r| sum.saturating_add(r.address_count()));
-                let taken = taken
-                    .iter()
-                    .filter(|ip| ranges.iter().any(|r| r.contains(***ip)))
-                    .count();
-                AddressPool {
-                    name: name.to_string(),
-                    source,
-                    ranges: ranges
-                        .iter()
-                        .map(|r| IpRange {
-                            first: address(r.first()),
-                            last: address(r.last()),
-                        })
-                        .collect(),
-                    free_count: u32::try_from(size.saturating_sub(taken as u128))
-                        .unwrap_or(u32::MAX),
-                    external: true,
-                }
-            })
+            .map(|(name, ranges)| offered_pool(name, ranges, source, &taken))
             .collect()
     }
 
@@ -188,6 +167,14 @@ impl IpSource {
         self.named_ranges()
             .into_iter()
             .find(|(_, ranges)| ranges.iter().any(|r| r.contains(ip)))
+            .map(|(name, _)| name)
+    }
+
+    /// The name of a pool sharing an address with `range`.
+    pub fn pool_overlapping(&self, range: &AddressRange) -> Option<&str> {
+        self.named_ranges()
+            .into_iter()
+            .find(|(_, ranges)| ranges.iter().any(|r| r.overlaps(range)))
             .map(|(name, _)| name)
     }
 
@@ -224,6 +211,37 @@ impl IpSource {
             IpSource::Spaces(spaces) => spaces,
             IpSource::Blocks { .. } => &[],
         }
+    }
+}
+
+/// The pool `name` of `ranges` as offered to a policy, its free count an
+/// estimate from the addresses `taken`. Internal-range pools are the
+/// ones not reached from outside.
+pub(in crate::lb) fn offered_pool(
+    name: &str,
+    ranges: &[AddressRange],
+    source: PoolSource,
+    taken: &HashSet<IpAddr>,
+) -> AddressPool {
+    let size: u128 = ranges
+        .iter()
+        .fold(0, |sum, r| sum.saturating_add(r.address_count()));
+    let taken = taken
+        .iter()
+        .filter(|ip| ranges.iter().any(|r| r.contains(**ip)))
+        .count();
+    AddressPool {
+        name: name.to_string(),
+        source,
+        ranges: ranges
+            .iter()
+            .map(|r| IpRange {
+                first: address(r.first()),
+                last: address(r.last()),
+            })
+            .collect(),
+        free_count: u32::try_from(size.saturating_sub(taken as u128)).unwrap_or(u32::MAX),
+        external: source != PoolSource::InternalRange,
     }
 }
 

@@ -35,14 +35,7 @@ async fn shared_vip_on_ip_blocks() {
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn one_arm_on_ip_spaces() {
     let world = World::start_on(vcdsim::Scenario::ip_space()).await;
-    world.add_load_balancer_setting("oneArm: {startIP: 192.168.8.2, endIP: 192.168.8.100}");
-    let path = &world.files.cloud_config;
-    let text = std::fs::read_to_string(path).expect("the cloud config");
-    let text = text.replace(
-        "enableVirtualServiceSharedIP: true",
-        "enableVirtualServiceSharedIP: false",
-    );
-    std::fs::write(path, text).expect("the cloud config is written");
+    world.use_one_arm();
     exposes(world).await;
 }
 

@@ -68,14 +68,7 @@ const FLAGS: &[&str] = &["--leader-elect=false", "--drift-repair-period=1s"];
 async fn serves(scenario: Scenario, mode: Mode, external: &str) {
     let world = World::start_on(scenario).await;
     if mode == Mode::OneArm {
-        world.add_load_balancer_setting("oneArm: {startIP: 192.168.8.2, endIP: 192.168.8.100}");
-        let path = &world.files.cloud_config;
-        let text = std::fs::read_to_string(path).expect("the cloud config");
-        let text = text.replace(
-            "enableVirtualServiceSharedIP: true",
-            "enableVirtualServiceSharedIP: false",
-        );
-        std::fs::write(path, text).expect("the cloud config is written");
+        world.use_one_arm();
     }
     world.add_load_balancer_setting("manageFirewall: true");
     world.add_new_nodes().await;

@@ -261,6 +261,19 @@ impl World {
         std::fs::write(path, text).expect("the cloud config is written");
     }
 
+    /// One-arm mode as upstream runs it: a VIP per port on 192.168.8.2–100
+    /// (`oneArm`), the shared IP off.
+    pub fn use_one_arm(&self) {
+        self.add_load_balancer_setting("oneArm: {startIP: 192.168.8.2, endIP: 192.168.8.100}");
+        let path = &self.files.cloud_config;
+        let text = std::fs::read_to_string(path).expect("the cloud config");
+        let text = text.replace(
+            "enableVirtualServiceSharedIP: true",
+            "enableVirtualServiceSharedIP: false",
+        );
+        std::fs::write(path, text).expect("the cloud config is written");
+    }
+
     fn leases(&self) -> Api<Lease> {
         Api::namespaced(self.client.clone(), LEASE_NAMESPACE)
     }
