@@ -5,7 +5,9 @@
 //! rules, a move to another service engine group, a Node leaving with a
 //! drain period (its member disabled), delete; the member,
 //! persistence, rule and group changes in shared VIP mode, as they write
-//! the same objects in every mode), every VCD write the
+//! the same objects in every mode; a move to an internal address and back
+//! in one-arm mode on IP blocks, where DNAT rules go and come, and on IP
+//! Spaces, where the allocation is released and made), every VCD write the
 //! operation makes is hit in turn by a crash
 //! before it lands (an error) and by a lost answer after it landed (vcdsim's
 //! `loseAnswer`). A restarted engine then repeats the operation: it must
@@ -44,6 +46,8 @@ enum Op {
     CreatedWithRules,
     EngineGroupMoved,
     NodeLeftDraining,
+    BecameInternal,
+    BecameExternal,
     Delete,
 }
 
@@ -68,12 +72,27 @@ const MEMBER_OPS: [Op; 8] = [
     Op::NodeLeftDraining,
 ];
 
+/// Moves between an internal and an external address.
+const INTERNAL_OPS: [Op; 2] = [Op::BecameInternal, Op::BecameExternal];
+
 fn ops_of(mode: Mode) -> Vec<Op> {
     let mut ops = OPS.to_vec();
     if matches!(mode.kind, ModeKind::SharedVip) && !mode.spaces {
         ops.extend(MEMBER_OPS);
     }
+    if matches!(mode.kind, ModeKind::OneArm) || mode.spaces {
+        ops.extend(INTERNAL_OPS);
+    }
     ops
+}
+
+/// The internal range of the shared VIP modes (one-arm ones use theirs).
+const INTERNAL_RANGE: (&str, &str) = ("10.20.0.10", "10.20.0.50");
+
+fn internal(mut spec: ServiceSpec) -> ServiceSpec {
+    spec.annotations
+        .insert("vcd-ccm.io/internal".into(), "true".into());
+    spec
 }
 
 /// The Nodes serving the Service when the operation runs.
@@ -182,6 +201,8 @@ fn specs(op: Op, mode: Mode) -> (Option<ServiceSpec>, ServiceSpec) {
         Op::RulesOn => (Some(web_ports()), with_rules(web_ports())),
         Op::CreatedWithRules => (None, with_rules(web_ports())),
         Op::NodeLeftDraining => (Some(draining(two_ports())), draining(two_ports())),
+        Op::BecameInternal => (Some(two_ports()), internal(two_ports())),
+        Op::BecameExternal => (Some(internal(two_ports())), two_ports()),
         Op::EngineGroupMoved => {
             let mut moved = two_ports();
             moved
@@ -298,7 +319,11 @@ const GOLD: &str = "gold-seg";
 async fn world(mode: Mode, before: Option<&ServiceSpec>, before_nodes: usize) -> World {
     let sim = vcd::sim_from(scenario(mode)).await;
     add_engine_group(&sim, GOLD, 10);
-    let config = config(CLUSTER, mode.kind);
+    let mut config = config(CLUSTER, mode.kind);
+    if matches!(mode.kind, ModeKind::SharedVip) {
+        let (first, last) = INTERNAL_RANGE;
+        config.internal = vec![(first.parse().unwrap(), last.parse().unwrap())];
+    }
     let other = other_cluster_engine(&sim, config.clone()).await;
     let foreign = service("shop", "web", FOREIGN_UID, vec![tcp(80, 31080)]);
     other

@@ -5,7 +5,8 @@
 //! any write; a Service moving between internal and external gets its new
 //! address, the old one is released, and an Event says so. In shared VIP
 //! mode the addresses come from `loadbalancer.internal`, in one-arm mode
-//! from the one-arm range by default.
+//! from the one-arm range by default; internal IPv6 ranges serve dual-stack
+//! Services in one-arm mode too, as internal addresses take no DNAT rule.
 
 use serde_json::json;
 use vcdsim::Scenario;
@@ -239,4 +240,43 @@ async fn one_arm_on_ip_spaces_takes_the_one_arm_range_with_no_dnat_and_no_alloca
         "{message}"
     );
     assert_ne!(inside, db_ip);
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn dual_stack_internal_addresses_serve_in_one_arm_mode_too() {
+    let world = World::start_on(crate::support::dual_stack::blocks()).await;
+    world.use_one_arm();
+    world.add_load_balancer_setting(
+        "internal: {ranges: [{startIP: 10.20.0.10, endIP: 10.20.0.50}, {startIP: \"fd00:20::10\", endIP: \"fd00:20::ff\"}]}",
+    );
+    world.add_nodes().await;
+    let ccm = world.spawn("internal-dual-stack", &[]);
+    wait_until("the process to lead", START, || leading(&ccm)).await;
+    let db = world
+        .create_annotated_service("db", &[5432], json!({INTERNAL: "true"}))
+        .await;
+    world
+        .patch_service(
+            "default",
+            "db",
+            json!({"spec": {"ipFamilyPolicy": "RequireDualStack", "ipFamilies": ["IPv4", "IPv6"]}}),
+        )
+        .await;
+    let (vips, _) = wait_until("db's two internal VIPs", START + CONVERGE, || async {
+        let vips = crate::support::dual_stack::vips_of(&world.vcd, &db.uid);
+        match vips.as_slice() {
+            [(Some(v4), Some(v6))] if v4.starts_with("10.20.0.") && v6.starts_with("fd00:20::") => {
+                Ok((v4.clone(), v6.clone()))
+            }
+            other => Err(format!("{other:?}")),
+        }
+    })
+    .await;
+    let objects = cluster_objects(&world.vcd);
+    let nat = objects_of(&objects, &db)
+        .into_iter()
+        .filter(|o| o.kind == "nat rule")
+        .count();
+    assert_eq!(nat, 0, "no DNAT rule for an internal Service");
+    assert_eq!(address_in(&world, "db", &vips.0, true).await, vips.0);
 }
