@@ -51,6 +51,7 @@ impl CloudConfig {
                 .flat_map(|internal| &internal.ranges)
                 .map(|range| (range.start_ip, range.end_ip))
                 .collect(),
+            claim_unused_allocations: lb.claim_unused_allocations,
         }
     }
 

@@ -87,6 +87,10 @@ pub(super) struct LoadBalancerSection {
     /// Ours: where internal load-balancer addresses come from.
     #[serde(default)]
     pub internal: Option<InternalSection>,
+    /// Ours: a requested address of an unclaimed, unused IP Space
+    /// allocation is taken.
+    #[serde(default)]
+    pub claim_unused_allocations: bool,
 }
 
 /// Ours: `loadbalancer.internal`.
@@ -133,6 +137,7 @@ impl Default for LoadBalancerSection {
             enable_virtual_service_shared_ip: false,
             manage_firewall: false,
             internal: None,
+            claim_unused_allocations: false,
         }
     }
 }

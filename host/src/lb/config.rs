@@ -43,6 +43,11 @@ pub struct LbConfig {
     /// `loadbalancer.internal.ranges` (ours): the ends of each range of
     /// internal addresses, as written.
     pub internal: Vec<(IpAddr, IpAddr)>,
+    /// `loadbalancer.claimUnusedAllocations` (ours, default off): a Service
+    /// requesting an address of an IP Space allocation the org made and
+    /// neither claimed nor used takes it, rather than leaving it as someone's
+    /// reservation.
+    pub claim_unused_allocations: bool,
 }
 
 /// An inclusive IPv4 range.
@@ -120,6 +125,7 @@ impl LbConfig {
             cert_alias: None,
             manage_firewall: false,
             internal: Vec::new(),
+            claim_unused_allocations: false,
         }
     }
 

@@ -99,11 +99,12 @@ impl Context {
                 premium: features.premium,
                 transparent_mode: features.transparent_mode,
                 http_rules: features.http_rules,
-                // Not yet managed by this release: tenant monitors and
-                // retained addresses are refused (see lb/README.md).
+                // Not yet managed by this release: tenant monitors are
+                // refused (see lb/README.md).
                 health_monitors: false,
                 internal_addresses: !internal.is_empty(),
-                retained_addresses: false,
+                // Only an IP Space allocation can outlive its Service.
+                retained_addresses: source.is_spaces(),
             },
         };
         let rde = RdeStatus::new(client.clone(), &config.cluster_id);

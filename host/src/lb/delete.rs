@@ -112,7 +112,8 @@ async fn delete_owned(ctx: &Context, service: &ServiceSpec) -> Result<Option<Str
 }
 
 /// IP Spaces: the releases of the Service's claims (or their passing on
-/// to a sharer), and of an allocation the journal noted unclaimed.
+/// to a sharer), but for claims marked to outlive it, and of an allocation
+/// the journal noted unclaimed.
 pub(super) async fn claim_releases(
     ctx: &Context,
     service: &ServiceSpec,
@@ -130,6 +131,7 @@ pub(super) async fn claim_releases(
         ))?;
     let mut releases: Vec<Op> = claims
         .into_iter()
+        .filter(|(_, allocation)| !allocations::retained(allocation))
         .map(|(space_id, allocation)| {
             Op::Address(hand_off(view, space_id, allocation, &owner, None))
         })

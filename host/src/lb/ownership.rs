@@ -1,7 +1,9 @@
 //! The ownership tag every object we create carries in its description:
 //! `vcd-ccm format=4 cluster=<cluster id> kube=<identity> service=<namespace>/<name> uid=<uid>`,
 //! then ` share=<key>` when the Service has a sharing key, and
-//! ` spec=<digest>` on objects whose desired form it records.
+//! ` spec=<digest>` on objects whose desired form it records. An IP Space
+//! claim's only desired form is whether it outlives its Service
+//! (`vcd-ccm.io/retain-address`): ` spec=retain` then.
 //! Objects are found by this tag, never by name alone.
 //!
 //! `cluster` is the configured `clusterid`; `kube` is the Kubernetes
@@ -21,6 +23,9 @@ const PREFIX: &str = "vcd-ccm";
 
 /// The tag format this version writes.
 pub const FORMAT: u32 = 4;
+
+/// The `spec` of an IP Space claim kept when its Service is deleted.
+const RETAIN: &str = "retain";
 
 /// The Kubernetes cluster's own identity, recorded in every ownership tag:
 /// the uid of its `kube-system` Namespace, which no two clusters share and
@@ -77,6 +82,23 @@ impl Tagged {
     /// which adopts objects written before it was recorded).
     pub fn written_as(&self, desired: Option<&str>) -> bool {
         desired.and_then(OwnerTag::parse).as_ref() == Some(self)
+    }
+
+    /// An IP Space claim kept past its Service: the address goes back to
+    /// a later Service of the same namespace and name in the same cluster.
+    pub fn retains(&self) -> bool {
+        self.spec.as_deref() == Some(RETAIN)
+    }
+
+    /// Whether `owner`'s Service may take back this retained claim: same
+    /// cluster (id and identity), namespace and name, another Service object.
+    pub fn retained_for(&self, owner: &OwnerTag) -> bool {
+        self.retains()
+            && self.owner.cluster_id == owner.cluster_id
+            && self.owner.identity.is_some()
+            && self.owner.identity == owner.identity
+            && self.owner.namespace == owner.namespace
+            && self.owner.name == owner.name
     }
 
     /// Whether the tag is older than [`FORMAT`] (or lacks the cluster
@@ -167,6 +189,14 @@ impl OwnerTag {
             "{PREFIX} format={FORMAT} cluster={}{identity} service={}/{} uid={}{share}",
             self.cluster_id, self.namespace, self.name, self.uid
         )
+    }
+
+    /// An IP Space claim's marker: kept past the Service when `retain`.
+    pub fn claim_marker(&self, retain: bool) -> String {
+        match retain {
+            true => self.describe(RETAIN),
+            false => self.format(),
+        }
     }
 
     /// The description of an object whose desired form hashes to `spec`.

@@ -27,7 +27,7 @@ use crate::lb::plan::drain;
 use crate::lb::plan::member_groups::Members;
 use crate::lb::plan::members;
 use crate::lb::plan::node_selection::{self, Selection};
-use crate::lb::plan::objects::selector_marks_in_use;
+use crate::lb::plan::objects::{keeps_address, selector_marks_in_use};
 use crate::lb::plan::op::Op;
 use crate::lb::plan::virtual_service_diff;
 use crate::lb::plan::{self, Target, claims};
@@ -69,6 +69,8 @@ pub(super) struct Planned {
     /// The Event's message when the Service moves between an internal and
     /// an external address.
     pub moved: Option<String>,
+    /// The policy keeps the address past the Service (IP Spaces).
+    pub retain: bool,
     /// Uploads the virtual services will use; unpinned when the pass ends.
     pub _pins: Vec<Pinned>,
 }
@@ -94,7 +96,8 @@ pub(super) fn admissible(ctx: &Context, service: &ServiceSpec) -> Result<(), LbE
 /// The writes that follow a pass's, once its address is verified: on IP
 /// Spaces, the release of claims a move left (an address held, or still
 /// in the status, beside the new ones; perhaps a release cut short) and
-/// the rewrite of claims in an older tag format; then the deletes of
+/// the rewrite of claims in an older tag format (with the `retain` mark the
+/// decision has); then the deletes of
 /// uploads the Service no longer uses, and of a selector set it moved off
 /// that no other pool uses.
 pub(super) async fn plan_after(
@@ -102,10 +105,11 @@ pub(super) async fn plan_after(
     service: &ServiceSpec,
     view: &GatewayView,
     observed: &ServiceObjects,
-    owner: &OwnerTag,
     vips: &Vips,
     members: &Members,
+    retain: bool,
 ) -> Result<Vec<Op>, LbError> {
+    let owner = &ctx.owner(service);
     let now = match members {
         Members::Group(want) => want.mark.as_deref(),
         Members::Listed => None,
@@ -121,7 +125,7 @@ pub(super) async fn plan_after(
         );
     }
     if ctx.source.is_spaces() && observed.predates_format() {
-        let adopt = claims::claims_to_adopt(&ctx.client, ctx.source.spaces(), owner)
+        let adopt = claims::claims_to_adopt(&ctx.client, ctx.source.spaces(), owner, retain)
             .await
             .map_err(LbError::vcd(
                 &service.key(),
@@ -273,6 +277,7 @@ pub(super) async fn plan(
         nat: ctx.mode.uses_nat(),
         source: &ctx.source,
         internal: &ctx.internal,
+        take_unused: ctx.config.claim_unused_allocations,
         own_internal: &current::internal_vips(ctx, observed),
         journal: ctx.journal.as_ref(),
         spec: service,
@@ -291,7 +296,9 @@ pub(super) async fn plan(
         Resolved::Ready(address) => address,
         Resolved::AllocateFirst(claim) => {
             return Ok(Step::AllocateFirst(Box::new(claims::claim_op(
-                claim, owner,
+                claim,
+                owner,
+                decision.retain_address,
             ))));
         }
     };
@@ -304,7 +311,9 @@ pub(super) async fn plan(
             Second::Served(second) => (Some(second), None),
             Second::AllocateFirst(claim) => {
                 return Ok(Step::AllocateFirst(Box::new(claims::claim_op(
-                    claim, owner,
+                    claim,
+                    owner,
+                    decision.retain_address,
                 ))));
             }
             Second::NotServed(why) => (None, Some(why)),
@@ -375,11 +384,28 @@ pub(super) async fn plan(
             ))?,
         false => Vec::new(),
     };
-    let claims = addresses
+    let mut claims: Vec<Op> = addresses
         .iter()
         .filter_map(|a| a.claim.clone())
-        .map(|claim| claims::claim_op(claim, owner))
+        .map(|claim| claims::claim_op(claim, owner, decision.retain_address))
         .collect();
+    // The claim's `retain` mark changes first, the virtual services' record
+    // of it after: a pass cut short between the two finds them apart and
+    // looks again.
+    if ctx.source.is_spaces() && decision.retain_address != keeps_address(observed) {
+        let marks = claims::claims_to_adopt(
+            &ctx.client,
+            ctx.source.spaces(),
+            owner,
+            decision.retain_address,
+        )
+        .await
+        .map_err(LbError::vcd(
+            &service.key(),
+            "reading the Service's IP Space claims to mark whether they outlive it".into(),
+        ))?;
+        claims.extend(marks);
+    }
     Ok(Step::Planned(Box::new(Planned {
         claims,
         ops: plan::diff(&desired, observed, &edited),
@@ -399,6 +425,7 @@ pub(super) async fn plan(
             hostname: decision.hostname,
         },
         moved,
+        retain: decision.retain_address,
         _pins: pins,
     })))
 }

@@ -110,9 +110,9 @@ pub(in crate::lb) async fn plan_ensure(
             service,
             &view,
             &observed,
-            &owner,
             &vips,
             &planned.members,
+            planned.retain,
         )
         .await?,
     );

@@ -235,6 +235,7 @@ async fn pass(
         drain_ends,
         announcement,
         moved,
+        retain,
         _pins,
     } = *planned;
     planning::plan_member_sets(ctx, service, &owner, &members, &mut ops).await?;
@@ -269,7 +270,7 @@ async fn pass(
         return Ok(Pass::Contested { ip, holder, writes });
     }
     let after =
-        planning::plan_after(ctx, service, &view, &observed, &owner, &vips, &members).await?;
+        planning::plan_after(ctx, service, &view, &observed, &vips, &members, retain).await?;
     Applier::new(ctx, &service.key())
         .apply(after, &observed)
         .await?;

@@ -34,6 +34,9 @@ pub struct SweepReport {
     pub objects: usize,
     /// IP Space allocations released.
     pub released: usize,
+    /// IP Space allocations kept for deleted Services
+    /// (`vcd-ccm.io/retain-address`): never released by a sweep.
+    pub retained: usize,
     /// Certificate uploads of this cluster no virtual service used, deleted.
     pub certificates: usize,
     /// Identities of other Kubernetes clusters whose objects carry this
@@ -205,6 +208,7 @@ pub(in crate::lb) async fn sweep(
                 continue;
             };
             match verdict(ctx, &tagged.owner, live_uids) {
+                Verdict::Stale if tagged.retains() => report.retained += 1,
                 Verdict::Stale => {
                     let op = hand_off(
                         &view,

@@ -87,6 +87,7 @@ fn the_upstream_config_converts_into_every_setting() {
             cert_alias: Some("cluster1-cert".into()),
             manage_firewall: false,
             internal: Vec::new(),
+            claim_unused_allocations: false,
         }
     );
 
@@ -136,7 +137,7 @@ fn unknown_keys_are_named_with_their_full_path_and_line() {
     assert_eq!(
         error(&typo),
         format!(
-            "cloud config {ORIGIN}, line 15: loadbalancer.vipSubnett: unknown key; allowed: enabled, oneArm, ports, certAlias, network, vipSubnet, enableVirtualServiceSharedIP, manageFirewall, internal"
+            "cloud config {ORIGIN}, line 15: loadbalancer.vipSubnett: unknown key; allowed: enabled, oneArm, ports, certAlias, network, vipSubnet, enableVirtualServiceSharedIP, manageFirewall, internal, claimUnusedAllocations"
         )
     );
     let top = format!("{UPSTREAM}vappName: x\n");

@@ -22,6 +22,7 @@ mod logs;
 mod node_groups;
 mod node_sets;
 mod plan;
+mod retained;
 mod service_accounts;
 mod stuck_leader;
 mod task_supervision;

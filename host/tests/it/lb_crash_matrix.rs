@@ -7,7 +7,9 @@
 //! persistence, rule and group changes in shared VIP mode, as they write
 //! the same objects in every mode; a move to an internal address and back
 //! in one-arm mode on IP blocks, where DNAT rules go and come, and on IP
-//! Spaces, where the allocation is released and made), every VCD write the
+//! Spaces, where the allocation is released and made; on IP Spaces the
+//! address kept past the Service turned on and a delete that keeps it),
+//! every VCD write the
 //! operation makes is hit in turn by a crash
 //! before it lands (an error) and by a lost answer after it landed (vcdsim's
 //! `loseAnswer`). A restarted engine then repeats the operation: it must
@@ -48,6 +50,8 @@ enum Op {
     NodeLeftDraining,
     BecameInternal,
     BecameExternal,
+    RetainOn,
+    RetainedDelete,
     Delete,
 }
 
@@ -83,7 +87,16 @@ fn ops_of(mode: Mode) -> Vec<Op> {
     if matches!(mode.kind, ModeKind::OneArm) || mode.spaces {
         ops.extend(INTERNAL_OPS);
     }
+    if mode.spaces {
+        ops.extend([Op::RetainOn, Op::RetainedDelete]);
+    }
     ops
+}
+
+fn retaining(mut spec: ServiceSpec) -> ServiceSpec {
+    spec.annotations
+        .insert("vcd-ccm.io/retain-address".into(), "true".into());
+    spec
 }
 
 /// The internal range of the shared VIP modes (one-arm ones use theirs).
@@ -203,6 +216,8 @@ fn specs(op: Op, mode: Mode) -> (Option<ServiceSpec>, ServiceSpec) {
         Op::NodeLeftDraining => (Some(draining(two_ports())), draining(two_ports())),
         Op::BecameInternal => (Some(two_ports()), internal(two_ports())),
         Op::BecameExternal => (Some(internal(two_ports())), two_ports()),
+        Op::RetainOn => (Some(two_ports()), retaining(two_ports())),
+        Op::RetainedDelete => (Some(retaining(two_ports())), retaining(two_ports())),
         Op::EngineGroupMoved => {
             let mut moved = two_ports();
             moved
@@ -232,7 +247,8 @@ struct State {
     engine_groups: BTreeSet<(String, String)>,
     /// Every listed pool member: pool, address, enabled.
     members: BTreeSet<(String, String, bool)>,
-    allocations: BTreeSet<String>,
+    /// The Service's allocations: address and claim marker.
+    allocations: BTreeSet<(String, String)>,
     reservations: Vec<(String, String)>,
 }
 
@@ -291,7 +307,6 @@ fn state(sim: &Sim, reserved: &str) -> State {
         allocations: allocations(sim)
             .into_iter()
             .filter(|(_, d)| d.contains(UID))
-            .map(|(v, _)| v)
             .collect(),
         reservations: allocations(sim)
             .into_iter()
@@ -372,7 +387,7 @@ async fn run(
     let mut spec = spec.clone();
     spec.reported_ips = reported.iter().cloned().collect();
     match op {
-        Op::Delete => lb.delete(&spec).await.map_err(|e| e.to_string()),
+        Op::Delete | Op::RetainedDelete => lb.delete(&spec).await.map_err(|e| e.to_string()),
         _ => lb
             .ensure(&spec, &nodes(nodes_of(op)))
             .await

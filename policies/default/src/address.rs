@@ -6,7 +6,7 @@
 
 use std::net::IpAddr;
 
-use crate::annotations::{ADDRESS_POOL, Annotations, INTERNAL, SHARING_KEY};
+use crate::annotations::{ADDRESS_POOL, Annotations, INTERNAL, RETAIN_ADDRESS, SHARING_KEY};
 use crate::config::Config;
 use crate::ip::{family, family_name, from_std, in_range, to_std};
 use crate::read::invalid;
@@ -154,6 +154,15 @@ pub fn decide(
     if current.is_some_and(|ip| !other_kind(ip)) {
         return Ok(AddressChoice::KeepCurrent);
     }
+    // An address kept when a Service of this namespace and name was
+    // deleted comes back to it.
+    let first_family = families.first().copied().unwrap_or(IpFamily::Ipv4);
+    let kept = input.retained.iter().map(to_std).find(|ip| {
+        family(*ip) == first_family && of_kind(input, internal).any(|pool| contains(pool, *ip))
+    });
+    if let Some(ip) = kept {
+        return Ok(AddressChoice::Specific(from_std(ip)));
+    }
     let wanted: &[IpFamily] = if families.is_empty() {
         &[IpFamily::Ipv4]
     } else {
@@ -172,6 +181,36 @@ pub fn decide(
         .find(|pool| pool.free_count > 0)
         .map(|pool| AddressChoice::FromPool(pool.name.clone()))
         .ok_or(DecisionError::NoAddressAvailable)
+}
+
+/// Whether the address outlives the Service (`vcd-ccm.io/retain-address`):
+/// only an IP Space allocation can, and not one a sharing group holds.
+pub fn retain(input: &DecisionInput, annotations: &Annotations) -> Result<bool, DecisionError> {
+    if !annotations.retain_address {
+        return Ok(false);
+    }
+    if !input.cluster.capabilities.retained_addresses {
+        return Err(invalid(
+            RETAIN_ADDRESS,
+            "an address can outlive its Service only where it is an IP Space allocation, and this gateway's addresses come from IP blocks (capabilities.retained-addresses is false); remove the annotation".into(),
+        ));
+    }
+    let conflict = match (annotations.internal, &annotations.sharing_key) {
+        (true, _) => Some(format!(
+            "{INTERNAL}: an internal address is no IP Space allocation"
+        )),
+        (false, Some(_)) => Some(format!(
+            "{SHARING_KEY}: a shared address lives as long as its last sharer"
+        )),
+        (false, None) => None,
+    };
+    match conflict {
+        Some(why) => Err(invalid(
+            RETAIN_ADDRESS,
+            format!("cannot be combined with {why}; remove one of the two annotations"),
+        )),
+        None => Ok(true),
+    }
 }
 
 /// Joins the group's address, unless the Service asks for another one.

@@ -25,6 +25,8 @@ pub const LOAD_BALANCER_IP: &str = "vcd-ccm.io/load-balancer-ip";
 pub const ADDRESS_POOL: &str = "vcd-ccm.io/address-pool";
 /// `"true"`: an internal address, reached only inside the org's networks.
 pub const INTERNAL: &str = "vcd-ccm.io/internal";
+/// `"true"`: the address outlives the Service (IP Spaces).
+pub const RETAIN_ADDRESS: &str = "vcd-ccm.io/retain-address";
 /// The health monitor for every port, overriding the per-profile default.
 pub const HEALTH_MONITOR: &str = "vcd-ccm.io/health-monitor";
 /// The pool algorithm for every port, overriding the `algorithm` setting.
@@ -36,13 +38,14 @@ pub const PRESERVE_CLIENT_IP: &str = "vcd-ccm.io/preserve-client-ip";
 
 /// Every annotation the default policy reads, which `forbiddenAnnotations`
 /// may name.
-pub const READ: [&str; 21] = [
+pub const READ: [&str; 22] = [
     SSL_PORTS,
     SSL_CERT_ALIAS,
     SSL_NO_TERMINATION,
     LOAD_BALANCER_IP,
     ADDRESS_POOL,
     INTERNAL,
+    RETAIN_ADDRESS,
     HEALTH_MONITOR,
     POOL_ALGORITHM,
     SHARING_KEY,
@@ -81,6 +84,8 @@ pub struct Annotations {
     pub address_pool: Option<String>,
     /// An internal address rather than an external one.
     pub internal: bool,
+    /// Keep the address when the Service is deleted.
+    pub retain_address: bool,
     /// The sharing key; the host has checked its form.
     pub sharing_key: Option<String>,
     pub health_monitor: Option<HealthMonitor>,
@@ -121,6 +126,7 @@ impl Annotations {
                 .filter(|p| !p.is_empty())
                 .map(String::from),
             internal: flag(service, INTERNAL)?,
+            retain_address: flag(service, RETAIN_ADDRESS)?,
             sharing_key: get(service, SHARING_KEY)
                 .map(str::trim)
                 .filter(|k| !k.is_empty())

@@ -8,8 +8,9 @@
 //! annotation (contract 0.2.0), and session persistence from
 //! `spec.sessionAffinity` or an annotation, HTTP rules (HTTPS redirect,
 //! forwarded headers, HSTS, rate limit) and a service engine group by
-//! annotation (0.3.0), and the address's mode and hostname and the Nodes
-//! serving the Service by annotation (0.4.0).
+//! annotation (0.3.0), and the address's mode and hostname, the Nodes
+//! serving the Service, internal addresses and addresses that outlive their
+//! Service by annotation (0.4.0).
 
 wit_bindgen::generate!({ path: "../../wit", world: "lb-policy" });
 
@@ -75,7 +76,7 @@ impl Guest for DefaultPolicy {
             service_engine_group,
             ip_mode,
             hostname: exposure::hostname(&input.service)?,
-            retain_address: false,
+            retain_address: address::retain(&input, &annotations)?,
             node_selector: exposure::node_selector(&input.service)?,
         })
     }

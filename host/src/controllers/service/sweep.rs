@@ -38,6 +38,12 @@ async fn report_sweep(shared: &Shared, report: &SweepReport) {
         ("former_cluster_id", report.former_cluster_ids.len()),
         ("unattributed", report.unattributed),
     ];
+    if report.retained > 0 {
+        tracing::info!(
+            allocations = report.retained,
+            "IP Space allocations kept for deleted Services (vcd-ccm.io/retain-address) stay until a Service of the same namespace and name takes them back or someone releases them in VCD"
+        );
+    }
     for (reason, count) in counts {
         shared
             .metrics

@@ -109,6 +109,9 @@ pub struct AddressContext<'a> {
     pub nat: bool,
     pub source: &'a IpSource,
     pub internal: &'a InternalPools,
+    /// A requested address whose allocation no one claimed or used may be
+    /// taken (`loadbalancer.claimUnusedAllocations`).
+    pub take_unused: bool,
     /// The VIPs of the Service's own virtual services in an internal pool.
     pub own_internal: &'a [IpAddr],
     /// Where IP Space allocations are noted before they are made.
@@ -344,10 +347,15 @@ impl AddressContext<'_> {
                     return self.claim(space, allocation);
                 }
                 let text = ip.to_string();
-                let (allocation, holder) =
-                    allocations::space_holder(self.client, space, &text, self.owner)
-                        .await
-                        .map_err(vcd("looking up the IP Space allocation"))?;
+                let (allocation, holder) = allocations::space_holder(
+                    self.client,
+                    space,
+                    &text,
+                    self.owner,
+                    self.take_unused,
+                )
+                .await
+                .map_err(vcd("looking up the IP Space allocation"))?;
                 if let Some(holder) = holder {
                     return Err(self.in_use(ip, holder));
                 }

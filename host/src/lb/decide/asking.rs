@@ -8,6 +8,7 @@ use std::net::IpAddr;
 
 use crate::lb::context::Context;
 use crate::lb::decide::address::run_policy;
+use crate::lb::decide::allocations;
 use crate::lb::decide::certificates as upload;
 use crate::lb::decide::dual_stack;
 use crate::lb::decide::engine_groups;
@@ -73,6 +74,25 @@ fn offered_pools(ctx: &Context, in_use: &HashSet<IpAddr>, shared: &[Group]) -> V
     pools
 }
 
+/// IP Spaces: the addresses kept for the Service's namespace and name, read
+/// only for a Service without an address (a kept address is taken back when
+/// the Service is created again, so a no-op pass reads nothing).
+async fn retained(
+    ctx: &Context,
+    service: &ServiceSpec,
+    current: Option<IpAddr>,
+) -> Result<Vec<IpAddr>, LbError> {
+    if current.is_some() || !ctx.source.is_spaces() {
+        return Ok(Vec::new());
+    }
+    allocations::retained_for(&ctx.client, ctx.source.spaces(), &ctx.owner(service))
+        .await
+        .map_err(LbError::vcd(
+            &service.key(),
+            "reading the addresses kept for the Service".into(),
+        ))
+}
+
 pub(in crate::lb) async fn decide(
     ctx: &Context,
     service: &ServiceSpec,
@@ -82,6 +102,7 @@ pub(in crate::lb) async fn decide(
 ) -> Result<Decided, LbError> {
     let in_use: HashSet<IpAddr> = view.addresses_in_use().into_iter().collect();
     let secrets = upload::read_tls_secrets(ctx, service).await?;
+    let retained = retained(ctx, service, current).await?;
     let mut fresh = false;
     loop {
         let library = ctx
@@ -102,6 +123,7 @@ pub(in crate::lb) async fn decide(
             profiles: &ctx.features.profiles,
             engine_groups: engine_groups::offered(&engine_groups),
             current,
+            retained: retained.clone(),
         });
         match run_policy(&ctx.registry, input).await {
             Ok(decision) => {

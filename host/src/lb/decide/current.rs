@@ -204,7 +204,7 @@ async fn remembered_is_free(
                 return Ok(false);
             };
             let (allocation, holder) =
-                allocations::space_holder(&ctx.client, space, &ip.to_string(), owner)
+                allocations::space_holder(&ctx.client, space, &ip.to_string(), owner, false)
                     .await
                     .map_err(vcd("looking up the IP Space allocation"))?;
             Ok(allocation.is_some() && holder.is_none())

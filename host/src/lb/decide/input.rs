@@ -21,6 +21,8 @@ pub struct InputParts<'a> {
     pub engine_groups: Vec<ServiceEngineGroup>,
     /// The current address of the Service's first family.
     pub current: Option<IpAddr>,
+    /// Addresses kept for the Service's namespace and name.
+    pub retained: Vec<IpAddr>,
 }
 
 /// The current decision carries the address only: that is what a policy
@@ -50,6 +52,6 @@ pub fn build(parts: InputParts<'_>) -> DecisionInput {
         }),
         ready_endpoints: parts.service.ready_endpoints,
         service_engine_groups: parts.engine_groups,
-        retained: Vec::new(),
+        retained: parts.retained.into_iter().map(IpAddress::from).collect(),
     }
 }

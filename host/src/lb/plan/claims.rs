@@ -66,14 +66,16 @@ pub fn hand_off(
     }
 }
 
-/// IP Spaces: the rewrites of the Service's claims that lack `owner`'s
-/// cluster identity (written before identities were recorded).
+/// IP Spaces: the rewrites of the Service's claims whose marker is not
+/// `owner`'s now: written before identities were recorded, or with another
+/// `retain` than the Service's decision now has.
 pub async fn claims_to_adopt(
     client: &VcdClient,
     spaces: &[Space],
     owner: &OwnerTag,
+    retain: bool,
 ) -> Result<Vec<Op>, VcdError> {
-    let marker = owner.format();
+    let marker = owner.claim_marker(retain);
     Ok(find_claims(client, spaces, owner)
         .await?
         .into_iter()
@@ -89,10 +91,11 @@ pub async fn claims_to_adopt(
         .collect())
 }
 
-/// The write that makes a decided address `owner`'s Service's.
-pub fn claim_op(claim: SpaceClaim, owner: &OwnerTag) -> Op {
+/// The write that makes a decided address `owner`'s Service's, kept past
+/// it when `retain`.
+pub fn claim_op(claim: SpaceClaim, owner: &OwnerTag, retain: bool) -> Op {
     let (marker, holder) = (
-        owner.format(),
+        owner.claim_marker(retain),
         format!("{}/{}", owner.namespace, owner.name),
     );
     Op::Address(match claim {

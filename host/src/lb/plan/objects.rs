@@ -14,7 +14,7 @@ use crate::lb::naming::{Names, PortKey, short_hash};
 use crate::lb::observe::objects::ServiceObjects;
 use crate::lb::ownership::OwnerTag;
 use crate::lb::plan::desired::DesiredPort;
-use crate::lb::plan::http_rules::RuleSet;
+use crate::lb::plan::http_rules::{Recorded, RuleSet};
 use crate::lb::plan::member_groups::{GroupWant, Members, node_addresses};
 use crate::lb::plan::op::Op;
 use crate::lb::plan::summary_drift;
@@ -195,6 +195,19 @@ fn profile(decision: &PortDecision) -> (ApplicationProfile, bool, &'static str) 
     (application, ssl, transport)
 }
 
+/// Ends a virtual service's own digest when the Service keeps its address.
+const RETAIN_SUFFIX: &str = "-retain";
+
+/// Whether the Service's virtual services record that it keeps its address.
+pub fn keeps_address(observed: &ServiceObjects) -> bool {
+    observed.virtual_services.values().any(|vs| {
+        vs.tag
+            .spec
+            .as_deref()
+            .is_some_and(|spec| Recorded::split(spec).0.ends_with(RETAIN_SUFFIX))
+    })
+}
+
 fn digest<T: serde::Serialize>(object: &T) -> String {
     short_hash(&serde_json::to_string(object).unwrap_or_default())
 }
@@ -293,7 +306,14 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
         let rules = traffic(target.decision, decision)
             .map(|t| RuleSet::of(&t.http))
             .unwrap_or_default();
-        let spec = rules.recorded().spec(&digest(&virtual_service));
+        // A Service whose address outlives it says so in its virtual
+        // services' tags, so a pass that finds them unmarked (or marked)
+        // knows the claim's mark may differ.
+        let own = match target.decision.retain_address {
+            true => format!("{}{RETAIN_SUFFIX}", digest(&virtual_service)),
+            false => digest(&virtual_service),
+        };
+        let spec = rules.recorded().spec(&own);
         virtual_service.description = Some(target.owner.describe(&spec));
 
         let dnat = target.mode.uses_nat().then(|| {

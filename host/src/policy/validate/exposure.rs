@@ -32,7 +32,7 @@ pub fn check(input: &DecisionInput, decision: &Decision, problems: &mut Vec<Stri
     }
     if decision.retain_address && !input.cluster.capabilities.retained_addresses {
         problems.push(
-            "retain-address needs capabilities.retained-addresses, which is false: this vcd-ccm keeps no address past its Service; leave it false".to_string(),
+            "retain-address needs capabilities.retained-addresses, which is false: only an IP Space allocation can outlive its Service, and this gateway's addresses come from IP blocks; leave it false".to_string(),
         );
     }
     if decision.node_selector.len() > MAX_REQUIREMENTS {
