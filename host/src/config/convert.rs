@@ -51,6 +51,11 @@ impl CloudConfig {
                 .flat_map(|internal| &internal.ranges)
                 .map(|range| (range.start_ip, range.end_ip))
                 .collect(),
+            internal_space: lb
+                .internal
+                .as_ref()
+                .and_then(|internal| internal.ip_space.as_deref())
+                .map(|name| name.trim().to_string()),
             claim_unused_allocations: lb.claim_unused_allocations,
         }
     }

@@ -97,7 +97,11 @@ pub(super) struct LoadBalancerSection {
 #[derive(Debug, Clone, Deserialize)]
 #[serde(deny_unknown_fields, expecting = "a mapping")]
 pub(super) struct InternalSection {
+    #[serde(default)]
     pub ranges: Vec<RangeSection>,
+    /// The name of a PRIVATE IP Space of the org.
+    #[serde(default, rename = "ipSpace")]
+    pub ip_space: Option<String>,
 }
 
 /// An inclusive range of either family: `{startIP, endIP}`.

@@ -43,6 +43,9 @@ pub struct LbConfig {
     /// `loadbalancer.internal.ranges` (ours): the ends of each range of
     /// internal addresses, as written.
     pub internal: Vec<(IpAddr, IpAddr)>,
+    /// `loadbalancer.internal.ipSpace` (ours): a PRIVATE IP Space of the org
+    /// whose floating IPs are internal addresses.
+    pub internal_space: Option<String>,
     /// `loadbalancer.claimUnusedAllocations` (ours, default off): a Service
     /// requesting an address of an IP Space allocation the org made and
     /// neither claimed nor used takes it, rather than leaving it as someone's
@@ -125,6 +128,7 @@ impl LbConfig {
             cert_alias: None,
             manage_firewall: false,
             internal: Vec::new(),
+            internal_space: None,
             claim_unused_allocations: false,
         }
     }
@@ -209,6 +213,11 @@ impl LbConfig {
             ));
         }
         self.internal_ranges()?;
+        if self.internal_space.as_deref().is_some_and(str::is_empty) {
+            return Err(InvalidLbConfig(
+                "loadbalancer.internal.ipSpace is empty: name a PRIVATE IP Space of the org, or leave the key out".to_string(),
+            ));
+        }
         self.mode()
     }
 

@@ -9,7 +9,7 @@ use crate::lb::apply::rde::RdeStatus;
 use crate::lb::config::{LbConfig, Mode};
 use crate::lb::decide::sharing;
 use crate::lb::errors::LbError;
-use crate::lb::internal_pools::InternalPools;
+use crate::lb::internal_pools::{self, InternalPools};
 use crate::lb::journal::AllocationJournal;
 use crate::lb::naming::Names;
 use crate::lb::newer_format::NewerFormats;
@@ -82,9 +82,12 @@ impl Context {
         let features = Features::read(&client, &gateway.id)
             .await
             .map_err(setup("reading the gateway's load balancer"))?;
-        let source = IpSource::discover(&client, gateway, config.vip_subnet)
+        let mut source = IpSource::discover(&client, gateway, config.vip_subnet)
             .await
             .map_err(setup("reading the gateway's IP Spaces"))?;
+        if let Some(name) = &config.internal_space {
+            internal_pools::add_private_space(&client, &mut source, &gateway.name, name).await?;
+        }
         let internal = InternalPools::new(config.internal_ranges()?, &source)?;
         let cluster = Cluster {
             cluster_id: config.cluster_id.clone(),
@@ -102,7 +105,7 @@ impl Context {
                 // Not yet managed by this release: tenant monitors are
                 // refused (see lb/README.md).
                 health_monitors: false,
-                internal_addresses: !internal.is_empty(),
+                internal_addresses: !internal.is_empty() || config.internal_space.is_some(),
                 // Only an IP Space allocation can outlive its Service.
                 retained_addresses: source.is_spaces(),
             },
@@ -137,6 +140,12 @@ impl Context {
             newer_formats: NewerFormats::default(),
             member_groups: MemberGroups::new(cluster_group),
         })
+    }
+
+    /// Whether `ip` is an internal address: of an internal range or of the
+    /// PRIVATE IP Space.
+    pub(in crate::lb) fn is_internal(&self, ip: std::net::IpAddr) -> bool {
+        self.internal.pool_of(ip).is_some() || self.source.is_private(ip)
     }
 
     pub(in crate::lb) fn owner(&self, service: &ServiceSpec) -> OwnerTag {

@@ -4,15 +4,19 @@
 //! ranges, else, in one-arm modes, from the one-arm range; they are offered
 //! as one pool per family, `internal` and `internal-ipv6`. Nothing in VCD
 //! reserves them, so a pick avoids every address the gateway uses and is
-//! verified once written, as IP-block addresses are.
+//! verified once written, as IP-block addresses are. A PRIVATE IP Space
+//! (`loadbalancer.internal.ipSpace`) is offered too, allocated and claimed
+//! like a PUBLIC one, as the address source's last space.
 
 use std::collections::HashSet;
 use std::net::IpAddr;
 
 use crate::lb::config::InvalidLbConfig;
-use crate::lb::observe::ipam::{self, Block, IpSource};
+use crate::lb::errors::LbError;
+use crate::lb::observe::ipam::{self, Block, IpSource, Space};
 use crate::lb::ranges::AddressRange;
 use crate::policy::model::{AddressPool, IpFamily, PoolSource};
+use crate::vcd::VcdClient;
 
 /// The name of the IPv4 internal pool (IPv6: with `-ipv6`).
 const POOL_NAME: &str = "internal";
@@ -29,7 +33,7 @@ impl InternalPools {
         for range in &ranges {
             if let Some(pool) = source.pool_overlapping(range) {
                 return Err(InvalidLbConfig(format!(
-                    "the internal range {}-{} overlaps the gateway's external pool {pool}; internal addresses (loadbalancer.internal.ranges, else loadbalancer.oneArm) must lie outside the external ranges and IP Spaces",
+                    "the internal range {}-{} overlaps the pool {pool}; internal addresses (loadbalancer.internal.ranges, else loadbalancer.oneArm) must lie outside the gateway's IP ranges and IP Spaces",
                     range.first(),
                     range.last()
                 )));
@@ -85,6 +89,49 @@ impl InternalPools {
     }
 }
 
+/// Reads the PRIVATE IP Space `name` of `loadbalancer.internal.ipSpace`
+/// into `source`, as its last space.
+pub async fn add_private_space(
+    client: &VcdClient,
+    source: &mut IpSource,
+    gateway: &str,
+    name: &str,
+) -> Result<(), LbError> {
+    let invalid = |problem: String| {
+        LbError::from(InvalidLbConfig(format!(
+            "loadbalancer.internal.ipSpace {name:?}: {problem}"
+        )))
+    };
+    if !source.is_spaces() {
+        return Err(invalid(format!(
+            "edge gateway {gateway} takes its addresses from IP blocks, not IP Spaces, so no IP Space allocation serves it; give loadbalancer.internal.ranges instead"
+        )));
+    }
+    let setup = |action: &str| LbError::vcd("(setup)", action.to_string());
+    let summaries = client
+        .ip_space_summaries()
+        .await
+        .map_err(setup("listing the org's IP Spaces"))?;
+    let Some(summary) = summaries.iter().find(|s| s.name == name) else {
+        let names: Vec<&str> = summaries.iter().map(|s| s.name.as_str()).collect();
+        return Err(invalid(format!(
+            "the org sees no IP Space of that name; it sees {names:?}"
+        )));
+    };
+    if summary.space_type != "PRIVATE" {
+        return Err(invalid(format!(
+            "it is a {} IP Space; internal addresses come from a PRIVATE one (a PUBLIC space the gateway reaches serves external addresses already)",
+            summary.space_type
+        )));
+    }
+    let space = client
+        .get_ip_space(&summary.id)
+        .await
+        .map_err(setup("reading loadbalancer.internal.ipSpace"))?;
+    source.add_private_space(Space::of(space, false));
+    Ok(())
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -125,9 +172,6 @@ mod tests {
         let error = InternalPools::new(vec![range("192.0.2.1", "192.0.2.255")], &source)
             .unwrap_err()
             .to_string();
-        assert!(
-            error.contains("overlaps the gateway's external pool edge1"),
-            "{error}"
-        );
+        assert!(error.contains("overlaps the pool edge1"), "{error}");
     }
 }

@@ -50,7 +50,7 @@ pub use tls::TlsSecrets;
 
 // The preflight checks read the gateway's features and addresses the way
 // the engine does.
-pub(crate) use internal_pools::InternalPools;
+pub(crate) use internal_pools::{InternalPools, add_private_space};
 pub(crate) use observe::catalog::Features;
 pub(crate) use observe::ipam::{IpSource, used_addresses};
 

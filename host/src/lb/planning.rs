@@ -232,7 +232,7 @@ pub(super) async fn plan(
         .vips()
         .iter()
         .filter(|ip| {
-            let internal = ctx.internal.pool_of(*ip).is_some();
+            let internal = ctx.is_internal(*ip);
             dual_stack::family_unavailable(ctx, family_of(*ip), internal).is_none()
         })
         .collect::<Vips>();
@@ -321,7 +321,7 @@ pub(super) async fn plan(
         };
     // An internal address is the virtual services' own: no DNAT rule, no
     // one-arm VIP, in every mode.
-    let is_internal = ctx.internal.pool_of(address.ip).is_some();
+    let is_internal = ctx.is_internal(address.ip);
     let moved = exposure_move(ctx, service, address.ip);
     let addresses: Vec<Address> = std::iter::once(address).chain(second).collect();
     let external = addresses.iter().map(|a| a.ip).collect::<Vips>();
@@ -438,9 +438,9 @@ fn exposure_move(ctx: &Context, service: &ServiceSpec, now: IpAddr) -> Option<St
         .iter()
         .filter_map(|ip| ip.parse::<IpAddr>().ok())
         .find(|ip| family_of(*ip) == family_of(now))?;
-    let kind = |ip: IpAddr| match ctx.internal.pool_of(ip) {
-        Some(_) => "internal",
-        None => "external",
+    let kind = |ip: IpAddr| match ctx.is_internal(ip) {
+        true => "internal",
+        false => "external",
     };
     (kind(before) != kind(now)).then(|| {
         format!(

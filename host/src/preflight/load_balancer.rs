@@ -6,7 +6,7 @@ use std::collections::HashSet;
 use std::net::IpAddr;
 
 use super::findings::{CheckId, Failure, Report, Step, bounded};
-use crate::lb::{Features, InternalPools, IpSource, LbConfig, used_addresses};
+use crate::lb::{Features, InternalPools, IpSource, LbConfig, add_private_space, used_addresses};
 use crate::vcd::VcdClient;
 use crate::vcd::resources::gateway::EdgeGateway;
 use crate::vcd::resources::seg::SegAssignment;
@@ -145,7 +145,7 @@ fn count(free: u128) -> String {
 }
 
 async fn addresses(client: &VcdClient, gateway: &EdgeGateway, lb: &LbConfig) -> Step<()> {
-    let source = bounded(IpSource::discover(client, gateway, lb.vip_subnet))
+    let mut source = bounded(IpSource::discover(client, gateway, lb.vip_subnet))
         .await?
         .map_err(|e| {
             Failure::new(
@@ -153,6 +153,16 @@ async fn addresses(client: &VcdClient, gateway: &EdgeGateway, lb: &LbConfig) -> 
                 "The role needs the IP Space rights (see the rights check)",
             )
         })?;
+    if let Some(name) = &lb.internal_space {
+        bounded(add_private_space(client, &mut source, &gateway.name, name))
+            .await?
+            .map_err(|e| {
+                Failure::new(
+                    e,
+                    "Name a PRIVATE IP Space of the org in loadbalancer.internal.ipSpace, or give loadbalancer.internal.ranges",
+                )
+            })?;
+    }
     let internal = lb
         .internal_ranges()
         .and_then(|ranges| InternalPools::new(ranges, &source))

@@ -419,3 +419,19 @@ async fn a_service_account_token_is_replaced_in_the_file_or_left_unused() {
     checked.skipped(&CHECKS[2..11], "needs a login");
     assert_eq!(current(), before, "the token was not exchanged");
 }
+
+#[tokio::test]
+async fn internal_addresses_are_listed_and_a_public_space_named_private_fails() {
+    let scenario = crate::e2e_run::internal::with_private_space;
+    let setup = Setup::start(scenario(), "  internal: {ipSpace: private1}\n").await;
+    let checked = setup.check(&[]).await;
+    let addresses = checked.passed("addresses");
+    assert!(addresses.contains("private1"), "{addresses}");
+
+    let setup = Setup::start(scenario(), "  internal: {ipSpace: public1}\n").await;
+    setup.check(&[]).await.failed(
+        "addresses",
+        "it is a PUBLIC IP Space; internal addresses come from a PRIVATE one",
+        "Name a PRIVATE IP Space of the org",
+    );
+}

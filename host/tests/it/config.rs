@@ -87,6 +87,7 @@ fn the_upstream_config_converts_into_every_setting() {
             cert_alias: Some("cluster1-cert".into()),
             manage_firewall: false,
             internal: Vec::new(),
+            internal_space: None,
             claim_unused_allocations: false,
         }
     );

@@ -16,7 +16,7 @@ mod flags;
 mod handover;
 mod health;
 mod hostile_policies;
-mod internal;
+pub(crate) mod internal;
 mod ip_mode;
 mod logs;
 mod node_groups;

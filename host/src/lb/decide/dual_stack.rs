@@ -64,7 +64,7 @@ pub(in crate::lb) fn check_family(
     service: &ServiceSpec,
     ip: IpAddr,
 ) -> Result<(), LbError> {
-    let internal = ctx.internal.pool_of(ip).is_some();
+    let internal = ctx.is_internal(ip);
     match family_unavailable(ctx, family_of(ip), internal) {
         None => Ok(()),
         Some(reason) => Err(LbError::InvalidService {
@@ -107,7 +107,7 @@ pub(in crate::lb) async fn second_address(
             "Services with {SHARING_KEY_ANNOTATION} share one address"
         ));
     }
-    let internal = ctx.internal.pool_of(first).is_some();
+    let internal = ctx.is_internal(first);
     let (no_pool, pools) = match internal {
         true => (
             format!(

@@ -10,6 +10,7 @@ use crate::lb::naming::short_hash;
 use crate::lb::ranges::AddressRange;
 use crate::policy::model::{AddressPool, IpAddress, IpFamily, IpRange, PoolSource};
 use crate::vcd::resources::gateway::EdgeGateway;
+use crate::vcd::resources::ipspace::IpSpace;
 use crate::vcd::{VcdClient, VcdError};
 
 /// An IP Space the gateway reaches.
@@ -18,6 +19,27 @@ pub struct Space {
     pub id: String,
     pub name: String,
     pub ranges: Vec<AddressRange>,
+    /// A PUBLIC space the gateway's uplink reaches; false for the PRIVATE
+    /// space of `loadbalancer.internal.ipSpace`, whose addresses are internal.
+    pub external: bool,
+}
+
+impl Space {
+    /// The space as VCD describes it; `external` for a PUBLIC one.
+    pub fn of(space: IpSpace, external: bool) -> Self {
+        let ranges = space
+            .ip_space_ranges
+            .iter()
+            .flat_map(|r| r.ip_ranges.iter())
+            .filter_map(|r| AddressRange::parse(&r.start_ip_address, &r.end_ip_address))
+            .collect();
+        Space {
+            id: space.id,
+            name: space.name,
+            ranges,
+            external,
+        }
+    }
 }
 
 /// The IP-block addresses of one family, offered as one pool.
@@ -108,17 +130,7 @@ impl IpSource {
             if space.space_type != "PUBLIC" {
                 continue;
             }
-            let ranges = space
-                .ip_space_ranges
-                .iter()
-                .flat_map(|r| r.ip_ranges.iter())
-                .filter_map(|r| AddressRange::parse(&r.start_ip_address, &r.end_ip_address))
-                .collect();
-            spaces.push(Space {
-                id: space.id,
-                name: space.name,
-                ranges,
-            });
+            spaces.push(Space::of(space, true));
         }
         Ok(IpSource::Spaces(spaces))
     }
@@ -127,18 +139,31 @@ impl IpSource {
         matches!(self, IpSource::Spaces(_))
     }
 
-    /// Every pool by name with its ranges, in the order offered.
-    fn named_ranges(&self) -> Vec<(&str, &[AddressRange])> {
+    /// Every pool by name with its ranges and whether it is external, in
+    /// the order offered.
+    fn named_ranges(&self) -> Vec<(&str, &[AddressRange], bool)> {
         match self {
             IpSource::Blocks { blocks, .. } => blocks
                 .iter()
-                .map(|b| (b.name.as_str(), b.ranges.as_slice()))
+                .map(|b| (b.name.as_str(), b.ranges.as_slice(), true))
                 .collect(),
             IpSource::Spaces(spaces) => spaces
                 .iter()
-                .map(|s| (s.name.as_str(), s.ranges.as_slice()))
+                .map(|s| (s.name.as_str(), s.ranges.as_slice(), s.external))
                 .collect(),
         }
+    }
+
+    /// Adds the PRIVATE space of `loadbalancer.internal.ipSpace`.
+    pub fn add_private_space(&mut self, space: Space) {
+        if let IpSource::Spaces(spaces) = self {
+            spaces.push(space);
+        }
+    }
+
+    /// Whether `ip` lies in the PRIVATE space: an internal address.
+    pub fn is_private(&self, ip: IpAddr) -> bool {
+        self.space_of(ip).is_some_and(|space| !space.external)
     }
 
     fn reserved(&self) -> &[IpAddr] {
@@ -151,14 +176,15 @@ impl IpSource {
     /// The pools offered to the policy. Free counts are estimates from the
     /// addresses observed on the gateway; allocation re-checks with VCD.
     pub fn address_pools(&self, in_use: &HashSet<IpAddr>) -> Vec<AddressPool> {
-        let source = match self {
-            IpSource::Blocks { .. } => PoolSource::IpBlock,
-            IpSource::Spaces(_) => PoolSource::IpSpace,
+        let source = |external| match (self, external) {
+            (IpSource::Blocks { .. }, _) => PoolSource::IpBlock,
+            (IpSource::Spaces(_), true) => PoolSource::IpSpace,
+            (IpSource::Spaces(_), false) => PoolSource::PrivateIpSpace,
         };
         let taken: HashSet<IpAddr> = in_use.iter().chain(self.reserved()).copied().collect();
         self.named_ranges()
             .into_iter()
-            .map(|(name, ranges)| offered_pool(name, ranges, source, &taken))
+            .map(|(name, ranges, external)| offered_pool(name, ranges, source(external), &taken))
             .collect()
     }
 
@@ -166,24 +192,27 @@ impl IpSource {
     pub fn pool_of(&self, ip: IpAddr) -> Option<&str> {
         self.named_ranges()
             .into_iter()
-            .find(|(_, ranges)| ranges.iter().any(|r| r.contains(ip)))
-            .map(|(name, _)| name)
+            .find(|(_, ranges, _)| ranges.iter().any(|r| r.contains(ip)))
+            .map(|(name, _, _)| name)
     }
 
     /// The name of a pool sharing an address with `range`.
     pub fn pool_overlapping(&self, range: &AddressRange) -> Option<&str> {
         self.named_ranges()
             .into_iter()
-            .find(|(_, ranges)| ranges.iter().any(|r| r.overlaps(range)))
-            .map(|(name, _)| name)
+            .find(|(_, ranges, _)| ranges.iter().any(|r| r.overlaps(range)))
+            .map(|(name, _, _)| name)
     }
 
-    /// The pools offering addresses of `family`, in the order offered.
+    /// The external pools offering addresses of `family`, in the order
+    /// offered.
     pub fn pools_of(&self, family: IpFamily) -> Vec<&str> {
         self.named_ranges()
             .into_iter()
-            .filter(|(_, ranges)| ranges.iter().any(|r| r.family() == family))
-            .map(|(name, _)| name)
+            .filter(|(_, ranges, external)| {
+                *external && ranges.iter().any(|r| r.family() == family)
+            })
+            .map(|(name, _, _)| name)
             .collect()
     }
 
@@ -241,7 +270,10 @@ pub(in crate::lb) fn offered_pool(
             })
             .collect(),
         free_count: u32::try_from(size.saturating_sub(taken as u128)).unwrap_or(u32::MAX),
-        external: source != PoolSource::InternalRange,
+        external: !matches!(
+            source,
+            PoolSource::InternalRange | PoolSource::PrivateIpSpace
+        ),
     }
 }
 

@@ -280,3 +280,51 @@ async fn dual_stack_internal_addresses_serve_in_one_arm_mode_too() {
     assert_eq!(nat, 0, "no DNAT rule for an internal Service");
     assert_eq!(address_in(&world, "db", &vips.0, true).await, vips.0);
 }
+
+/// vcdsim's IP Space world with a PRIVATE space of org1, `private1`.
+pub(crate) fn with_private_space() -> Scenario {
+    let yaml = vcdsim::scenario::IP_SPACE_SCENARIO.replacen(
+        "ipSpaces:\n",
+        "ipSpaces:\n  - name: private1\n    type: PRIVATE\n    org: org1\n    ranges: [\"10.30.0.10-10.30.0.20\"]\n    internalScope: [\"10.30.0.0/24\"]\n",
+        1,
+    );
+    Scenario::from_yaml(&yaml).expect("the scenario parses")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_private_ip_space_serves_internal_addresses_allocated_and_released() {
+    let world = World::start_on(with_private_space()).await;
+    world.add_load_balancer_setting("internal: {ipSpace: private1}");
+    world.add_nodes().await;
+    let ccm = world.spawn("internal-private", &[]);
+    wait_until("the process to lead", START, || leading(&ccm)).await;
+    let db = world
+        .create_annotated_service("db", &[5432], json!({INTERNAL: "true"}))
+        .await;
+    let ip = address_in(&world, "db", "10.30.0.", true).await;
+    wait_until("db on its private address", CONVERGE, || async {
+        served_on(&world, &db, &ip)
+    })
+    .await;
+    let claimed = world.vcd.with_world(|w| {
+        w.ip_allocations
+            .iter()
+            .find(|a| a.value.to_string() == ip)
+            .map(|a| a.description.clone())
+    });
+    assert!(
+        claimed.as_deref().is_some_and(|d| d.contains(&db.uid)),
+        "{claimed:?}"
+    );
+    world.delete_service("default", "db").await;
+    wait_until("the private address released", CONVERGE, || async {
+        let left = world
+            .vcd
+            .with_world(|w| w.ip_allocations.iter().any(|a| a.value.to_string() == ip));
+        match left {
+            false => Ok(()),
+            true => Err(format!("{ip} is still allocated")),
+        }
+    })
+    .await;
+}

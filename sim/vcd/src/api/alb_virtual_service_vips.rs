@@ -3,7 +3,8 @@
 //! stack). Each VIP is checked alike within its family: a valid address of
 //! the family the spec constrains it to (`NetworkAddress` `IPV4_IP` /
 //! `IPV6_IP`), never a primary IP of the gateway, allocated to the org when
-//! it lies in an IP Space (strict), and shared with another virtual service
+//! it lies in an IP Space the gateway reaches or a PRIVATE one of the org
+//! (strict), and shared with another virtual service
 //! only on disjoint ports; a VIP so shared cannot change. A VIP outside
 //! the gateway's ranges and IP Spaces is an internal VIP, which the spec
 //! allows ("an internal IP address used for internal load balancing").
@@ -11,10 +12,10 @@
 use std::net::IpAddr;
 
 use crate::error::{ApiError, ApiResult};
+use crate::world::World;
 use crate::world::alb::VirtualService;
 use crate::world::ip::{IpParseError, parse_ipv4, parse_ipv6};
 use crate::world::network::EdgeGateway;
-use crate::world::{World, find};
 
 fn bad(message: String) -> ApiError {
     ApiError::bad_request(message)
@@ -117,16 +118,22 @@ fn check_vip(
             gateway.name
         )));
     }
-    let in_space = gateway
-        .ip_space_ids
+    // The spaces whose addresses must be allocated to the org first: those
+    // the gateway's uplink reaches and, the strict reading of what VCD
+    // leaves undocumented, the org's PRIVATE ones.
+    let spaces: Vec<&str> = world
+        .ip_spaces
         .iter()
-        .filter_map(|id| find(&world.ip_spaces, id))
-        .any(|space| space.contains(ip));
-    if strict && in_space {
+        .filter(|s| {
+            gateway.ip_space_ids.contains(&s.id)
+                || (s.space_type == "PRIVATE" && s.org_id.as_deref() == Some(&gateway.org_id))
+        })
+        .filter(|s| s.contains(ip))
+        .map(|s| s.id.as_str())
+        .collect();
+    if strict && !spaces.is_empty() {
         let allocated = world.ip_allocations.iter().any(|a| {
-            a.value == ip
-                && a.org_id == gateway.org_id
-                && gateway.ip_space_ids.contains(&a.space_id)
+            a.value == ip && a.org_id == gateway.org_id && spaces.contains(&a.space_id.as_str())
         });
         if !allocated {
             return Err(bad(format!(

@@ -235,3 +235,39 @@ async fn ipv6_ip_spaces_allocate_and_back_vips_as_ipv4_ones_do() {
     );
     assert_conforms(&sim);
 }
+
+/// Whether a PRIVATE IP Space's floating IP may be a VIP is not documented:
+/// the strict reading holds one to the rule of the spaces the gateway
+/// reaches, allocated to the org first.
+#[tokio::test]
+async fn a_private_space_address_is_a_vip_only_once_allocated() {
+    let yaml = vcdsim::scenario::IP_SPACE_SCENARIO.replacen(
+        "ipSpaces:\n",
+        "ipSpaces:\n  - name: private1\n    type: PRIVATE\n    org: org1\n    ranges: [\"10.30.0.10-10.30.0.20\"]\n    internalScope: [\"10.30.0.0/24\"]\n",
+        1,
+    );
+    let sim = start(Scenario::from_yaml(&yaml).unwrap()).await;
+    let client = Client::tenant(&sim).await;
+    let alb = Alb::discover(&client, "edge1").await;
+    let pool = pool(&client, &alb).await;
+    let body = vs_body(&alb, "vs", &pool, (Some("10.30.0.12"), None), 80);
+    refused(
+        &client.post(&format!("{CLOUDAPI}{VS}"), &body).await,
+        "10.30.0.12 is not allocated to the organization from an IP Space.",
+    );
+    let spaces = client.ok("/ipSpaces/summaries").await;
+    let private = find_named(&spaces, "private1")["id"]
+        .as_str()
+        .unwrap()
+        .to_string();
+    let reply = client
+        .post(
+            &format!("{CLOUDAPI}/ipSpaces/{private}/allocate"),
+            &json!({"type": "FLOATING_IP", "value": "10.30.0.12"}),
+        )
+        .await;
+    assert_eq!(reply.status.as_u16(), 202, "{}", reply.body);
+    create_vs(&client, &alb, "vs", &pool, (Some("10.30.0.12"), None), 80).await;
+    // An address outside every space stays an internal VIP, no allocation.
+    create_vs(&client, &alb, "vs2", &pool, (Some("10.40.0.12"), None), 81).await;
+}
