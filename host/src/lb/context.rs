@@ -15,9 +15,11 @@ use crate::lb::naming::Names;
 use crate::lb::newer_format::NewerFormats;
 use crate::lb::observe::catalog::{Catalog, Features};
 use crate::lb::observe::ipam::IpSource;
+use crate::lb::observe::objects::GatewayView;
 use crate::lb::observe::snapshot::{GATEWAY_REFRESH, GatewaySnapshot};
 use crate::lb::ownership::{ClusterIdentity, OwnerTag};
-use crate::lb::plan::member_groups::{ClusterGroup, MemberGroups};
+use crate::lb::plan::member_groups::MemberGroups;
+use crate::lb::plan::member_sets::ClusterGroup;
 use crate::lb::service::ServiceSpec;
 use crate::lb::tls::{TlsSecrets, UploadPins};
 use crate::policy::Registry;
@@ -140,6 +142,21 @@ impl Context {
             newer_formats: NewerFormats::default(),
             member_groups: MemberGroups::new(cluster_group),
         })
+    }
+
+    /// The gateway's objects from the shared snapshot (read when stale);
+    /// a failure is named for `service` (or `(sweep)`).
+    pub(in crate::lb) async fn gateway_view(
+        &self,
+        service: &str,
+    ) -> Result<Arc<GatewayView>, LbError> {
+        self.snapshot
+            .view(&self.client, &self.gateway.id)
+            .await
+            .map_err(LbError::vcd(
+                service,
+                "reading the gateway's load balancer objects".into(),
+            ))
     }
 
     /// Whether `ip` is an internal address: of an internal range or of the

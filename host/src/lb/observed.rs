@@ -14,14 +14,7 @@ pub(in crate::lb) async fn observe(
     ctx: &Context,
     service: &ServiceSpec,
 ) -> Result<(Arc<GatewayView>, ServiceObjects), LbError> {
-    let view = ctx
-        .snapshot
-        .view(&ctx.client, &ctx.gateway.id)
-        .await
-        .map_err(LbError::vcd(
-            &service.key(),
-            "reading the gateway's load balancer objects".into(),
-        ))?;
+    let view = ctx.gateway_view(&service.key()).await?;
     let owner = ctx.owner(service);
     // A later vcd-ccm's objects of this Service: hands off, before
     // anything is planned (its names would collide with ours anyway).

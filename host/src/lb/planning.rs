@@ -24,7 +24,7 @@ use crate::lb::ownership::OwnerTag;
 use crate::lb::plan::certificate_prunes as prune;
 use crate::lb::plan::certificate_prunes::Leftovers;
 use crate::lb::plan::drain;
-use crate::lb::plan::member_groups::Members;
+use crate::lb::plan::member_sets::Members;
 use crate::lb::plan::members;
 use crate::lb::plan::node_selection::{self, Selection};
 use crate::lb::plan::objects::{keeps_address, selector_marks_in_use};
@@ -158,14 +158,7 @@ pub(super) async fn unused_selector_sets(
     if before.iter().all(|mark| Some(mark.as_str()) == now) {
         return Ok(Vec::new());
     }
-    let view = ctx
-        .snapshot
-        .view(&ctx.client, &ctx.gateway.id)
-        .await
-        .map_err(LbError::vcd(
-            &service.key(),
-            "reading the gateway's pools".into(),
-        ))?;
+    let view = ctx.gateway_view(&service.key()).await?;
     let others = view
         .pools
         .iter()

@@ -142,14 +142,7 @@ pub(in crate::lb) async fn plan_sweep(
     ctx: &Context,
     live_uids: &HashSet<String>,
 ) -> Result<BTreeMap<String, Vec<PlannedWrite>>, LbError> {
-    let view = ctx
-        .snapshot
-        .view(&ctx.client, &ctx.gateway.id)
-        .await
-        .map_err(LbError::vcd(
-            "(sweep)",
-            "reading the gateway's load balancer objects".into(),
-        ))?;
+    let view = ctx.gateway_view("(sweep)").await?;
     let descriptions = view.descriptions();
     let mut stale: BTreeMap<String, OwnerTag> = BTreeMap::new();
     for owner in descriptions.filter_map(|d| Some(OwnerTag::parse(d?)?.owner)) {

@@ -186,11 +186,7 @@ pub(in crate::lb) async fn sweep(
     }
     // The view after the deletes above: who still holds an address, and
     // what still uses a certificate.
-    let view = ctx
-        .snapshot
-        .view(&ctx.client, &ctx.gateway.id)
-        .await
-        .map_err(vcd("reading the gateway's load balancer objects".into()))?;
+    let view = ctx.gateway_view("(sweep)").await?;
     for space in ctx.source.spaces() {
         let allocations = ctx
             .client

@@ -6,7 +6,7 @@ use crate::lb::errors::LbError;
 use crate::lb::naming::Names;
 use crate::lb::observe::objects::ServiceObjects;
 use crate::lb::ownership::OwnerTag;
-use crate::lb::plan::member_groups::{
+use crate::lb::plan::member_sets::{
     GroupWant, MAX_LISTED_MEMBERS, Members, node_addresses, own_want,
 };
 use crate::lb::plan::node_selection::Selection;

@@ -10,6 +10,7 @@ pub(super) mod drain;
 pub(super) mod firewall;
 pub(super) mod http_rules;
 pub(super) mod member_groups;
+pub(super) mod member_sets;
 pub(super) mod members;
 pub(super) mod node_selection;
 pub(super) mod objects;

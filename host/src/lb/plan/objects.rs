@@ -15,7 +15,7 @@ use crate::lb::observe::objects::ServiceObjects;
 use crate::lb::ownership::OwnerTag;
 use crate::lb::plan::desired::DesiredPort;
 use crate::lb::plan::http_rules::{Recorded, RuleSet};
-use crate::lb::plan::member_groups::{GroupWant, Members, node_addresses};
+use crate::lb::plan::member_sets::{GroupWant, Members, node_addresses};
 use crate::lb::plan::op::Op;
 use crate::lb::plan::summary_drift;
 use crate::lb::plan::virtual_service_diff::{self, EditedList};
