@@ -182,19 +182,32 @@ pub fn kube_writes(records: &[kubesim::RequestRecord], normaliser: &mut Normalis
         let reason = r.body["reason"].as_str().unwrap_or_default();
         concurrent && ["UnAvailableLoadBalancer", "UpdatedLoadBalancer"].contains(&reason)
     };
+    // A count bump names only its Event; it joins the group of the object
+    // the Event is about, so bumps of different Services do not interleave.
+    let mut about_of: HashMap<String, String> = HashMap::new();
     for record in records
         .iter()
         .filter(|r| r.method != "GET" && !r.path.contains("/leases") && !timing(r))
     {
         let event = record.path.contains("/events");
         let (object, path) = match record.path.rsplit_once("/events") {
-            Some((namespace, _)) => {
+            Some((namespace, event_name)) => {
                 let about = &record.body["involvedObject"];
                 let object = format!(
                     "{namespace}/events about {}/{}",
                     about["kind"].as_str().unwrap_or_default(),
                     about["name"].as_str().unwrap_or_default()
                 );
+                let object = match record.body["metadata"]["name"].as_str() {
+                    Some(name) => {
+                        about_of.insert(name.to_string(), object.clone());
+                        object
+                    }
+                    None => about_of
+                        .get(event_name.trim_start_matches('/'))
+                        .cloned()
+                        .unwrap_or(object),
+                };
                 (object, format!("{namespace}/events"))
             }
             None => (
