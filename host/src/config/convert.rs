@@ -57,6 +57,7 @@ impl CloudConfig {
                 .and_then(|internal| internal.ip_space.as_deref())
                 .map(|name| name.trim().to_string()),
             claim_unused_allocations: lb.claim_unused_allocations,
+            kube_proxy_health_check: lb.kube_proxy_health_check,
         }
     }
 

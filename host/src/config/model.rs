@@ -91,6 +91,9 @@ pub(super) struct LoadBalancerSection {
     /// allocation is taken.
     #[serde(default)]
     pub claim_unused_allocations: bool,
+    /// Ours: pools of non-`Local` Services probe kube-proxy (API 39.0+).
+    #[serde(default)]
+    pub kube_proxy_health_check: bool,
 }
 
 /// Ours: `loadbalancer.internal`.
@@ -142,6 +145,7 @@ impl Default for LoadBalancerSection {
             manage_firewall: false,
             internal: None,
             claim_unused_allocations: false,
+            kube_proxy_health_check: false,
         }
     }
 }

@@ -51,6 +51,11 @@ pub struct LbConfig {
     /// neither claimed nor used takes it, rather than leaving it as someone's
     /// reservation.
     pub claim_unused_allocations: bool,
+    /// `loadbalancer.kubeProxyHealthCheck` (ours, default off; API 39.0+):
+    /// pools of Services that are not `Local` probe kube-proxy's
+    /// `:10256/healthz`, so a Node being drained or deleted stops getting
+    /// new connections.
+    pub kube_proxy_health_check: bool,
 }
 
 /// An inclusive IPv4 range.
@@ -130,6 +135,7 @@ impl LbConfig {
             internal: Vec::new(),
             internal_space: None,
             claim_unused_allocations: false,
+            kube_proxy_health_check: false,
         }
     }
 

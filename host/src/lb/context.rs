@@ -15,17 +15,20 @@ use crate::lb::naming::Names;
 use crate::lb::newer_format::NewerFormats;
 use crate::lb::observe::catalog::{Catalog, Features};
 use crate::lb::observe::ipam::IpSource;
+use crate::lb::observe::monitors::Monitors;
 use crate::lb::observe::objects::GatewayView;
 use crate::lb::observe::snapshot::{GATEWAY_REFRESH, GatewaySnapshot};
-use crate::lb::ownership::{ClusterIdentity, OwnerTag};
+use crate::lb::ownership::{ClusterIdentity, FORMAT, OwnerTag};
 use crate::lb::plan::member_groups::MemberGroups;
 use crate::lb::plan::member_sets::ClusterGroup;
+use crate::lb::plan::monitors::{MonitorNames, Monitoring};
 use crate::lb::service::ServiceSpec;
 use crate::lb::tls::{TlsSecrets, UploadPins};
 use crate::policy::Registry;
 use crate::policy::model::{Capabilities, Cluster};
 use crate::vcd::VcdClient;
 use crate::vcd::resources::EntityRef;
+use crate::vcd::resources::health_monitor::TENANT_MONITORS_SINCE;
 
 /// The load-balancer engine of one cluster on one edge gateway.
 pub(in crate::lb) struct Context {
@@ -56,6 +59,10 @@ pub(in crate::lb) struct Context {
     pub(in crate::lb) newer_formats: NewerFormats,
     /// The IP sets pools take their members from (API 37.1+).
     pub(in crate::lb) member_groups: MemberGroups,
+    /// The cluster's tenant health monitors (API 39.0+).
+    pub(in crate::lb) monitors: Arc<Monitors>,
+    pub(in crate::lb) monitor_names: MonitorNames,
+    pub(in crate::lb) monitoring: Monitoring,
 }
 
 impl Context {
@@ -91,6 +98,10 @@ impl Context {
             internal_pools::add_private_space(&client, &mut source, &gateway.name, name).await?;
         }
         let internal = InternalPools::new(config.internal_ranges()?, &source)?;
+        let monitoring = Monitoring {
+            tenant: client.api_version() >= TENANT_MONITORS_SINCE,
+            kube_proxy: config.kube_proxy_health_check,
+        };
         let cluster = Cluster {
             cluster_id: config.cluster_id.clone(),
             org: placement.org.name.clone().unwrap_or_default(),
@@ -104,9 +115,7 @@ impl Context {
                 premium: features.premium,
                 transparent_mode: features.transparent_mode,
                 http_rules: features.http_rules,
-                // Not yet managed by this release: tenant monitors are
-                // refused (see lb/README.md).
-                health_monitors: false,
+                health_monitors: monitoring.tenant,
                 internal_addresses: !internal.is_empty() || config.internal_space.is_some(),
                 // Only an IP Space allocation can outlive its Service.
                 retained_addresses: source.is_spaces(),
@@ -114,6 +123,12 @@ impl Context {
         };
         let rde = RdeStatus::new(client.clone(), &config.cluster_id);
         let cluster_group = ClusterGroup::new(&config.cluster_id, identity.as_str());
+        let monitor_tag = format!(
+            "vcd-ccm format={FORMAT} cluster={} kube={} monitor=shared",
+            config.cluster_id,
+            identity.as_str()
+        );
+        let monitor_names = MonitorNames::new(&config.cluster_id, identity.as_str(), &monitor_tag);
         Ok(Self {
             gateway: EntityRef::new(gateway.name.clone(), gateway.id.clone()),
             org: placement.org.clone(),
@@ -141,6 +156,9 @@ impl Context {
             rde,
             newer_formats: NewerFormats::default(),
             member_groups: MemberGroups::new(cluster_group),
+            monitors: Arc::new(Monitors::new(monitor_tag)),
+            monitor_names,
+            monitoring,
         })
     }
 

@@ -60,6 +60,7 @@ async fn delete_owned(ctx: &Context, service: &ServiceSpec) -> Result<Option<Str
         .map(ToString::to_string)
         .or(upstream.ip.clone());
     let mut ops = plan::teardown(&observed);
+    ops.extend(planning::monitor_deletes(ctx, &service.key(), &ops, false).await?);
     let mut changed = !ops.is_empty() || !upstream.deletes.is_empty();
     // The rule goes first: it must not outlive the address it lets in.
     if ctx.config.manage_firewall {

@@ -116,6 +116,13 @@ impl LoadBalancers {
         operations::ensure(&self.ctx, service, nodes).await
     }
 
+    /// Whether pools of `Local` Services probe the Nodes'
+    /// `healthCheckNodePort` (API 39.0+), and so take every Node as a
+    /// member rather than only those with a ready endpoint.
+    pub fn probes_local_nodes(&self) -> bool {
+        self.ctx.monitoring.tenant
+    }
+
     /// Reads the gateway's load-balancer objects again now, for every
     /// reconcile after it (drift repair compares Services against it).
     pub async fn refresh_gateway(&self) -> Result<(), LbError> {

@@ -116,6 +116,7 @@ pub(in crate::lb) async fn ensure(
 /// reconcile after it (drift repair compares Services against it).
 pub(in crate::lb) async fn refresh_gateway(ctx: &Context) -> Result<(), LbError> {
     ctx.member_groups.invalidate().await;
+    ctx.monitors.invalidate().await;
     ctx.snapshot
         .refreshed(&ctx.client, &ctx.gateway.id)
         .await

@@ -19,13 +19,16 @@ use crate::lb::decide::engine_groups;
 use crate::lb::decide::internal;
 use crate::lb::decide::sharing;
 use crate::lb::errors::LbError;
+use crate::lb::observe::monitors::MonitorPins;
 use crate::lb::observe::objects::{GatewayView, ServiceObjects};
 use crate::lb::ownership::OwnerTag;
 use crate::lb::plan::certificate_prunes as prune;
 use crate::lb::plan::certificate_prunes::Leftovers;
+use crate::lb::plan::desired::DesiredPort;
 use crate::lb::plan::drain;
 use crate::lb::plan::member_sets::Members;
 use crate::lb::plan::members;
+use crate::lb::plan::monitor_ops;
 use crate::lb::plan::node_selection::{self, Selection};
 use crate::lb::plan::objects::{keeps_address, selector_marks_in_use};
 use crate::lb::plan::op::Op;
@@ -35,6 +38,7 @@ use crate::lb::ranges::family_of;
 use crate::lb::service::{Announcement, NodeSpec, ServiceSpec};
 use crate::lb::tls::{self, Pinned};
 use crate::lb::vips::Vips;
+use std::collections::BTreeSet;
 use std::net::{IpAddr, Ipv4Addr};
 use std::time::{SystemTime, UNIX_EPOCH};
 
@@ -73,6 +77,8 @@ pub(super) struct Planned {
     pub retain: bool,
     /// Uploads the virtual services will use; unpinned when the pass ends.
     pub _pins: Vec<Pinned>,
+    /// Tenant monitors the pools want; unpinned when the pass ends.
+    pub _monitor_pins: Option<MonitorPins>,
 }
 
 /// What is refused before anything is read: a malformed Service, a
@@ -348,6 +354,8 @@ pub(super) async fn plan(
         certificates: &certificates,
         external,
         internal_ips: &internal_ips,
+        monitoring: ctx.monitoring,
+        monitor_names: &ctx.monitor_names,
     };
     let mut desired = plan::desired(&target);
     let now = SystemTime::now()
@@ -399,9 +407,11 @@ pub(super) async fn plan(
         ))?;
         claims.extend(marks);
     }
+    let mut ops = plan::diff(&desired, observed, &edited);
+    let monitor_pins = plan_monitors(ctx, service, &desired, observed, &mut ops).await?;
     Ok(Step::Planned(Box::new(Planned {
         claims,
-        ops: plan::diff(&desired, observed, &edited),
+        ops,
         addresses,
         dual_stack_not_served,
         unreserved: unreserved.into_iter().map(IpAddr::V4).collect(),
@@ -420,7 +430,70 @@ pub(super) async fn plan(
         moved,
         retain: decision.retain_address,
         _pins: pins,
+        _monitor_pins: monitor_pins,
     })))
+}
+
+/// Adds the writes of the tenant monitors the pools want (API 39.0+) and
+/// the deletes of those no pool will use, and pins the wanted ones for the
+/// pass. Pools that keep their form and want none need no look at the
+/// monitors: a pool written with one has it in its tag.
+async fn plan_monitors(
+    ctx: &Context,
+    service: &ServiceSpec,
+    desired: &[DesiredPort],
+    observed: &ServiceObjects,
+    ops: &mut Vec<Op>,
+) -> Result<Option<MonitorPins>, LbError> {
+    let wanted: BTreeSet<String> = desired
+        .iter()
+        .flat_map(|p| &p.monitors)
+        .map(|m| m.name.clone())
+        .collect();
+    let pools_change = ops
+        .iter()
+        .any(|op| matches!(op, Op::UpdatePool { .. } | Op::DeletePool { .. }));
+    if !ctx.monitoring.tenant || (wanted.is_empty() && !pools_change) {
+        return Ok(None);
+    }
+    let pins = ctx.monitors.pin(wanted.clone());
+    let view = ctx
+        .monitors
+        .view(&ctx.client, &ctx.gateway.id, false)
+        .await
+        .map_err(LbError::vcd(
+            &service.key(),
+            "reading the cluster's health monitors".into(),
+        ))?;
+    monitor_ops::add(&view, desired, observed, ops);
+    let unused = monitor_ops::unused_after(&view, ops, &wanted);
+    ops.extend(unused);
+    Ok(Some(pins))
+}
+
+/// The deletes of the cluster's tenant monitors (API 39.0+) no pool uses
+/// once `ops` ran: after a Service's pools are deleted, or at a sweep
+/// (`fresh`, which reads them again, and finds those a crash left before
+/// their first assignment).
+pub(super) async fn monitor_deletes(
+    ctx: &Context,
+    service: &str,
+    ops: &[Op],
+    fresh: bool,
+) -> Result<Vec<Op>, LbError> {
+    let pools_go = ops.iter().any(|op| matches!(op, Op::DeletePool { .. }));
+    if !ctx.monitoring.tenant || !(fresh || pools_go) {
+        return Ok(Vec::new());
+    }
+    let view = ctx
+        .monitors
+        .view(&ctx.client, &ctx.gateway.id, fresh)
+        .await
+        .map_err(LbError::vcd(
+            service,
+            "reading the cluster's health monitors".into(),
+        ))?;
+    Ok(monitor_ops::unused_after(&view, ops, &BTreeSet::new()))
 }
 
 /// The Event's message when the Service moves between an internal and an

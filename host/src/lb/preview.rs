@@ -158,6 +158,11 @@ pub(in crate::lb) async fn plan_sweep(
         let key = format!("{}/{} ({})", owner.namespace, owner.name, owner.uid);
         plans.insert(key, describe(ctx, &ops, &observed).await?);
     }
+    let unused = planning::monitor_deletes(ctx, "(sweep)", &[], true).await?;
+    if !unused.is_empty() {
+        let writes = describe(ctx, &unused, &ServiceObjects::default()).await?;
+        plans.insert("(health monitors no pool uses)".to_string(), writes);
+    }
     Ok(plans)
 }
 
@@ -175,6 +180,8 @@ async fn teardown(
         ops.extend(removal.into_iter().map(Op::Firewall));
     }
     ops.extend(plan::teardown(observed));
+    let key = format!("{}/{}", owner.namespace, owner.name);
+    ops.extend(planning::monitor_deletes(ctx, &key, &ops, false).await?);
     ops.extend(members::own_set_removal(ctx, owner, names).await?);
     Ok(ops)
 }
@@ -223,6 +230,15 @@ async fn changed_fields(
                 .await
                 .map_err(read(&vs.name))?;
             (json(vs), json(&current))
+        }
+        Op::WriteMonitor(monitor) if monitor.id.is_some() => {
+            let id = monitor.id.as_deref().unwrap_or_default();
+            let current = ctx
+                .client
+                .get_health_monitor(id)
+                .await
+                .map_err(read(&monitor.name))?;
+            (json(monitor), json(&current))
         }
         Op::UpdateNat { rule, .. } => match observed.nat_rules.get(&rule.name) {
             Some(current) => (json(rule), json(&current.object)),

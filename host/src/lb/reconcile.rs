@@ -237,6 +237,7 @@ async fn pass(
         moved,
         retain,
         _pins,
+        _monitor_pins,
     } = *planned;
     planning::plan_member_sets(ctx, service, &owner, &members, &mut ops).await?;
     for address in &addresses {

@@ -24,13 +24,15 @@ use crate::lb::plan::certificate_prunes as prune;
 use crate::lb::plan::claims::hand_off;
 use crate::lb::plan::firewall;
 use crate::lb::plan::op::{AddressOp, Op};
+use crate::lb::planning;
 
 /// What a sweep removed, and what it found and left alone.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct SweepReport {
     /// `namespace/name (uid)` of each Service whose leftovers were removed.
     pub services: Vec<String>,
-    /// Virtual services, pools, NAT rules and firewall objects deleted.
+    /// Virtual services, pools, NAT rules, firewall objects and health
+    /// monitors deleted.
     pub objects: usize,
     /// IP Space allocations released.
     pub released: usize,
@@ -176,6 +178,12 @@ pub(in crate::lb) async fn sweep(
             other => report.note(other),
         }
     }
+    // The cluster's health monitors no pool uses: a deleted Service's, or
+    // one a crash left before its first assignment.
+    let unused = planning::monitor_deletes(ctx, "(sweep)", &[], true).await?;
+    report.objects += Applier::new(ctx, "(sweep)")
+        .apply(unused, &Default::default())
+        .await?;
     for owner in firewall_stale.values() {
         if !stale.contains_key(&owner.uid) {
             report.services.push(format!(

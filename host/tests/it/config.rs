@@ -88,6 +88,7 @@ fn the_upstream_config_converts_into_every_setting() {
             manage_firewall: false,
             internal: Vec::new(),
             internal_space: None,
+            kube_proxy_health_check: false,
             claim_unused_allocations: false,
         }
     );
@@ -138,7 +139,7 @@ fn unknown_keys_are_named_with_their_full_path_and_line() {
     assert_eq!(
         error(&typo),
         format!(
-            "cloud config {ORIGIN}, line 15: loadbalancer.vipSubnett: unknown key; allowed: enabled, oneArm, ports, certAlias, network, vipSubnet, enableVirtualServiceSharedIP, manageFirewall, internal, claimUnusedAllocations"
+            "cloud config {ORIGIN}, line 15: loadbalancer.vipSubnett: unknown key; allowed: enabled, oneArm, ports, certAlias, network, vipSubnet, enableVirtualServiceSharedIP, manageFirewall, internal, claimUnusedAllocations, kubeProxyHealthCheck"
         )
     );
     let top = format!("{UPSTREAM}vappName: x\n");

@@ -19,6 +19,7 @@ mod hostile_policies;
 pub(crate) mod internal;
 mod ip_mode;
 mod logs;
+mod monitors;
 mod node_groups;
 mod node_sets;
 mod plan;

@@ -1,11 +1,14 @@
-//! `externalTrafficPolicy: Local` end to end: pool members follow the nodes
-//! that run ready endpoints (EndpointSlices on kubesim), writes happen only
-//! when that node set changes, and pools carry only monitors VCD has.
+//! `externalTrafficPolicy: Local` end to end below VCD API 39.0 (VCD 10.5,
+//! API 38.1), where pools can only name VCD's system monitors: pool members
+//! follow the nodes that run ready endpoints (EndpointSlices on kubesim),
+//! writes happen only when that node set changes, and pools carry only
+//! monitors VCD has. From 39.0 the pools probe `healthCheckNodePort`
+//! instead (`e2e_run::monitors`).
 
 use kube::api::{Api, DeleteParams, Patch, PatchParams, PostParams};
 use serde_json::{Value, json};
 
-use crate::support::cluster::{Cluster, lb_service, wait_for};
+use crate::support::cluster::{Cluster, fast_config, lb_service, wait_for};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 
 /// A `Local` Service's members are its own IP set: a change is one PUT of it.
@@ -19,7 +22,7 @@ fn local_service(name: &str) -> Value {
 }
 
 /// A slice of `service` with one endpoint per `(node, ready)`.
-fn slice(service: &str, suffix: &str, endpoints: &[(&str, bool)]) -> Value {
+pub(crate) fn slice(service: &str, suffix: &str, endpoints: &[(&str, bool)]) -> Value {
     let endpoints: Vec<Value> = endpoints
         .iter()
         .enumerate()
@@ -68,7 +71,9 @@ async fn put_slice(cluster: &Cluster, body: Value) {
 }
 
 async fn three_nodes() -> Cluster {
-    let cluster = Cluster::start().await;
+    let mut scenario = crate::support::lb::blocks_scenario();
+    scenario.api_versions = vec!["37.2".into(), "38.0".into(), "38.1".into()];
+    let cluster = Cluster::start_on(scenario, fast_config(), |_| {}).await;
     cluster.add_node("worker-0", "10.0.0.11").await;
     cluster.add_node("worker-1", "10.0.0.12").await;
     cluster.add_node("worker-2", "10.0.0.13").await;

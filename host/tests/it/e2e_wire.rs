@@ -1,6 +1,7 @@
 //! Wire truth across the four modes: what the controllers send VCD for
-//! Services with TLS, UDP, source ranges, `externalTrafficPolicy: Local` and
-//! the managed firewall, through updates and deletion, is exactly what the
+//! Services with TLS, UDP, source ranges, `externalTrafficPolicy: Local`
+//! (node probes: tenant monitors and their assignments) and the managed
+//! firewall, through updates and deletion, is exactly what the
 //! CloudAPI spec of the negotiated version defines (every Cluster-based test checks this too when
 //! it ends; this one makes sure each kind of write is covered). Then each
 //! kind of body is sent again with every constraint the spec states on it
@@ -60,7 +61,8 @@ async fn exercise(scenario: vcdsim::Scenario, mode: ModeKind) -> BTreeSet<String
             .then_some(())
     })
     .await;
-    // dns now only on Nodes with its endpoints: its pool moves to a set of its own.
+    // dns now served only by Nodes with its endpoints: at API 39.1 its pool
+    // probes their healthCheckNodePort through a tenant monitor.
     cluster
         .services("default")
         .patch(
@@ -70,13 +72,16 @@ async fn exercise(scenario: vcdsim::Scenario, mode: ModeKind) -> BTreeSet<String
         )
         .await
         .unwrap();
-    wait_for("dns's own member set", || async {
+    wait_for("dns's node probe", || async {
         cluster
             .vcd
             .with_world(|w| {
-                w.firewall_groups
-                    .iter()
-                    .any(|g| g.body.name.starts_with("ingress-nodes-default.dns-"))
+                w.monitor_assignments.iter().any(|a| {
+                    w.pools.iter().any(|p| {
+                        p.id.as_deref() == Some(&a.pool_id)
+                            && p.name.starts_with("ingress-pool-default.dns-")
+                    })
+                })
             })
             .then_some(())
     })
@@ -150,6 +155,9 @@ async fn every_body_sent_in_every_mode_is_what_the_spec_defines() {
         "POST /cloudapi/1.0.0/firewallGroups",
         "PUT /cloudapi/1.0.0/firewallGroups/{id}",
         "POST /cloudapi/1.0.0/applicationPortProfiles",
+        "POST /cloudapi/1.0.0/loadBalancer/healthMonitors",
+        "POST /cloudapi/1.0.0/loadBalancer/healthMonitors/assignments",
+        "DELETE /cloudapi/1.0.0/loadBalancer/healthMonitors/{id}",
     ] {
         assert!(
             sent.contains(write),

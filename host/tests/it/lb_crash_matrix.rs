@@ -8,7 +8,10 @@
 //! the same objects in every mode; a move to an internal address and back
 //! in one-arm mode on IP blocks, where DNAT rules go and come, and on IP
 //! Spaces, where the allocation is released and made; on IP Spaces the
-//! address kept past the Service turned on and a delete that keeps it),
+//! address kept past the Service turned on and a delete that keeps it;
+//! at API 39.1 tuned monitors turned on, retuned (a new shared monitor, the
+//! old one deleted) and deleted with their Service, and a `Local` Service
+//! probing its `healthCheckNodePort`),
 //! every VCD write the
 //! operation makes is hit in turn by a crash
 //! before it lands (an error) and by a lost answer after it landed (vcdsim's
@@ -52,6 +55,10 @@ enum Op {
     BecameExternal,
     RetainOn,
     RetainedDelete,
+    MonitorTuned,
+    MonitorRetuned,
+    ProbedLocal,
+    TunedDelete,
     Delete,
 }
 
@@ -65,7 +72,7 @@ const OPS: [Op; 5] = [
 
 /// Member, persistence, rule and group changes write the same objects
 /// whatever the address mode: they run in the shared VIP mode only.
-const MEMBER_OPS: [Op; 8] = [
+const MEMBER_OPS: [Op; 12] = [
     Op::NodeJoined,
     Op::BecameLocal,
     Op::BackToCluster,
@@ -74,6 +81,10 @@ const MEMBER_OPS: [Op; 8] = [
     Op::CreatedWithRules,
     Op::EngineGroupMoved,
     Op::NodeLeftDraining,
+    Op::MonitorTuned,
+    Op::MonitorRetuned,
+    Op::ProbedLocal,
+    Op::TunedDelete,
 ];
 
 /// Moves between an internal and an external address.
@@ -129,6 +140,19 @@ fn draining(mut spec: ServiceSpec) -> ServiceSpec {
     spec.annotations
         .insert("vcd-ccm.io/drain-period".into(), "10m".into());
     spec
+}
+
+/// `spec` with its ports' monitors tuned (API 39.1: tenant monitors).
+fn tuned(mut spec: ServiceSpec, interval: &str) -> ServiceSpec {
+    spec.annotations
+        .insert("vcd-ccm.io/health-check-interval".into(), interval.into());
+    spec
+}
+
+/// A `Local` Service whose pools probe its `healthCheckNodePort`.
+fn probed(mut spec: ServiceSpec) -> ServiceSpec {
+    spec.health_check_node_port = Some(32000);
+    local(spec)
 }
 
 fn local(mut spec: ServiceSpec) -> ServiceSpec {
@@ -218,6 +242,10 @@ fn specs(op: Op, mode: Mode) -> (Option<ServiceSpec>, ServiceSpec) {
         Op::BecameExternal => (Some(internal(two_ports())), two_ports()),
         Op::RetainOn => (Some(two_ports()), retaining(two_ports())),
         Op::RetainedDelete => (Some(retaining(two_ports())), retaining(two_ports())),
+        Op::MonitorTuned => (Some(two_ports()), tuned(two_ports(), "5s")),
+        Op::MonitorRetuned => (Some(tuned(two_ports(), "5s")), tuned(two_ports(), "7s")),
+        Op::ProbedLocal => (Some(two_ports()), probed(two_ports())),
+        Op::TunedDelete => (Some(tuned(two_ports(), "5s")), two_ports()),
         Op::EngineGroupMoved => {
             let mut moved = two_ports();
             moved
@@ -249,6 +277,8 @@ struct State {
     members: BTreeSet<(String, String, bool)>,
     /// The Service's allocations: address and claim marker.
     allocations: BTreeSet<(String, String)>,
+    /// Every tenant monitor: name, interval, and the pools assigned it.
+    monitors: BTreeSet<(String, Option<i64>, BTreeSet<String>)>,
     reservations: Vec<(String, String)>,
 }
 
@@ -304,6 +334,24 @@ fn state(sim: &Sim, reserved: &str) -> State {
                 .collect()
         }),
         members: pool_members(sim),
+        monitors: sim.with_world(|w| {
+            w.health_monitors
+                .iter()
+                .filter(|m| !m.is_system())
+                .map(|m| {
+                    let pools = w
+                        .monitor_assignments
+                        .iter()
+                        .filter(|a| a.monitor_id == m.id())
+                        .filter_map(|a| {
+                            w.pools.iter().find(|p| p.id.as_deref() == Some(&a.pool_id))
+                        })
+                        .map(|p| p.name.clone())
+                        .collect();
+                    (m.name().to_string(), m.body.send_interval, pools)
+                })
+                .collect()
+        }),
         allocations: allocations(sim)
             .into_iter()
             .filter(|(_, d)| d.contains(UID))
@@ -387,7 +435,9 @@ async fn run(
     let mut spec = spec.clone();
     spec.reported_ips = reported.iter().cloned().collect();
     match op {
-        Op::Delete | Op::RetainedDelete => lb.delete(&spec).await.map_err(|e| e.to_string()),
+        Op::Delete | Op::RetainedDelete | Op::TunedDelete => {
+            lb.delete(&spec).await.map_err(|e| e.to_string())
+        }
         _ => lb
             .ensure(&spec, &nodes(nodes_of(op)))
             .await

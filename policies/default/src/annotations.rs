@@ -4,6 +4,10 @@ use std::collections::BTreeSet;
 use std::net::IpAddr;
 
 use crate::exposure::{HOSTNAME, IP_MODE, NODE_SELECTOR};
+use crate::health_checks::{
+    CHECK_INTERVAL, CHECK_PATH, CHECK_PORT, CHECK_TIMEOUT, EXPECTED_CODES, HEALTHY_THRESHOLD,
+    UNHEALTHY_THRESHOLD,
+};
 use crate::http_rules::{FORWARDED_HEADERS, HSTS, HTTPS_REDIRECT, RATE_LIMIT};
 use crate::placement::SERVICE_ENGINE_GROUP;
 use crate::read::{get, invalid, tcp_ports};
@@ -38,7 +42,7 @@ pub const PRESERVE_CLIENT_IP: &str = "vcd-ccm.io/preserve-client-ip";
 
 /// Every annotation the default policy reads, which `forbiddenAnnotations`
 /// may name.
-pub const READ: [&str; 22] = [
+pub const READ: [&str; 29] = [
     SSL_PORTS,
     SSL_CERT_ALIAS,
     SSL_NO_TERMINATION,
@@ -47,6 +51,13 @@ pub const READ: [&str; 22] = [
     INTERNAL,
     RETAIN_ADDRESS,
     HEALTH_MONITOR,
+    CHECK_INTERVAL,
+    CHECK_TIMEOUT,
+    HEALTHY_THRESHOLD,
+    UNHEALTHY_THRESHOLD,
+    CHECK_PATH,
+    CHECK_PORT,
+    EXPECTED_CODES,
     POOL_ALGORITHM,
     SHARING_KEY,
     PRESERVE_CLIENT_IP,

@@ -2,7 +2,7 @@
 //! mode clients inside the cluster use, a hostname in the status, and the
 //! Nodes that serve it.
 
-use crate::read::{get, invalid};
+use crate::read::{get, invalid, shown};
 use crate::vcd::lb_policy::types::{
     AppProfile, DecisionError, IpMode, NodeRequirement, Persistence, PortDecision, PortTraffic,
     SelectorOperator, Service,
@@ -91,8 +91,8 @@ pub fn hostname(service: &Service) -> Result<Option<String>, DecisionError> {
         return Err(invalid(
             HOSTNAME,
             format!(
-                "{:?} is not a DNS name: use lower-case labels of letters, digits and '-', separated by dots, at most {MAX_HOSTNAME} characters (such as \"web.example.com\")",
-                value.chars().take(80).collect::<String>()
+                "{} is not a DNS name: use lower-case labels of letters, digits and '-', separated by dots, at most {MAX_HOSTNAME} characters (such as \"web.example.com\")",
+                shown(value)
             ),
         ));
     }
@@ -111,8 +111,8 @@ pub fn node_selector(service: &Service) -> Result<Vec<NodeRequirement>, Decision
             invalid(
                 NODE_SELECTOR,
                 format!(
-                    "{:?}: {why}; write requirements such as \"role=ingress\", \"zone in (a,b)\", \"tier!=db\", \"gpu\" or \"!spot\", separated by commas",
-                    term.chars().take(80).collect::<String>()
+                    "{}: {why}; write requirements such as \"role=ingress\", \"zone in (a,b)\", \"tier!=db\", \"gpu\" or \"!spot\", separated by commas",
+                    shown(term)
                 ),
             )
         })?;

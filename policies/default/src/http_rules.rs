@@ -254,7 +254,9 @@ fn rate(value: &str) -> Result<(u32, u32), String> {
     let (count, period) = value.split_once('/').ok_or_else(usage)?;
     let count: u32 = count.trim().parse().map_err(|_| usage())?;
     let period = period.trim();
-    let (digits, unit) = period.split_at(period.len().saturating_sub(1));
+    // The last character, not the last byte: a multi-byte one must be refused, not split.
+    let unit_at = period.char_indices().last().map_or(0, |(i, _)| i);
+    let (digits, unit) = period.split_at(unit_at);
     let scale = match unit {
         "s" => 1,
         "m" => 60,

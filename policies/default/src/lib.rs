@@ -10,7 +10,7 @@
 //! forwarded headers, HSTS, rate limit) and a service engine group by
 //! annotation (0.3.0), and the address's mode and hostname, the Nodes
 //! serving the Service, internal addresses and addresses that outlive their
-//! Service by annotation (0.4.0).
+//! Service, and tuned health checks by annotation (0.4.0).
 
 wit_bindgen::generate!({ path: "../../wit", world: "lb-policy" });
 
@@ -18,6 +18,7 @@ mod address;
 mod annotations;
 mod config;
 mod exposure;
+mod health_checks;
 mod http_rules;
 mod ip;
 mod placement;
@@ -47,8 +48,10 @@ impl Guest for DefaultPolicy {
         let config = config::Config::parse(&config).map_err(DecisionError::Other)?;
         annotations::check_allowed(&input.service, &config.forbidden_annotations)?;
         let annotations = annotations::Annotations::read(&input.service)?;
+        let health_checks = health_checks::HealthChecks::read(&input.service)?;
         let mut warnings = Vec::new();
-        let ports = ports::decide(&input, &config, &annotations, &mut warnings)?;
+        let mut ports = ports::decide(&input, &config, &annotations, &mut warnings)?;
+        health_checks.apply(&input.cluster, &mut ports, &mut warnings)?;
         let address = address::decide(&input, &config, &annotations)?;
         let traffic = traffic::decide(&input, &ports, &mut warnings)?;
         if annotations.preserve_client_ip && traffic.iter().any(|t| t.drain_seconds > 0) {

@@ -11,6 +11,12 @@ pub fn invalid(key: &str, message: String) -> DecisionError {
     })
 }
 
+/// A value as an error message quotes it: escaped and at most 80
+/// characters, so an odd or huge annotation cannot garble or flood an Event.
+pub fn shown(value: &str) -> String {
+    format!("{:?}", value.chars().take(80).collect::<String>())
+}
+
 /// The value of annotation `key`, if the Service sets it.
 pub fn get<'a>(service: &'a Service, key: &str) -> Option<&'a str> {
     service

@@ -29,7 +29,9 @@ fn drain_period(value: &str) -> Result<u32, String> {
     if value == "0" {
         return Ok(0);
     }
-    let (digits, unit) = value.split_at(value.len().saturating_sub(1));
+    // The last character, not the last byte: a multi-byte one must be refused, not split.
+    let unit_at = value.char_indices().last().map_or(0, |(i, _)| i);
+    let (digits, unit) = value.split_at(unit_at);
     let scale = match unit {
         "s" => 1,
         "m" => 60,

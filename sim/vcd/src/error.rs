@@ -64,6 +64,12 @@ impl ApiError {
         )
     }
 
+    /// What VCD answers for a path it does not serve, at the request's
+    /// API version.
+    pub fn unknown_path() -> Self {
+        Self::not_found("The requested resource")
+    }
+
     pub fn duplicate_name(kind: &str, name: &str, scope: &str) -> Self {
         Self::new(
             StatusCode::BAD_REQUEST,

@@ -87,7 +87,7 @@ where
 }
 
 async fn no_route() -> axum::response::Response {
-    ApiError::not_found("The requested resource").into_response()
+    ApiError::unknown_path().into_response()
 }
 
 fn app(state: AppState) -> Router {

@@ -43,7 +43,8 @@ pub fn not_in_version(field: &str, class: &str) -> crate::error::ApiError {
 }
 
 /// Implements `Deserialize` (and with `serialize`, `Serialize`) for a body
-/// type deriving serde with `remote = "Self"`, under the spec's class name.
+/// type deriving serde with `remote = "Self"`, under the spec's class name;
+/// `Alias = Type` declares a newtype of `Type` under another class.
 macro_rules! definition {
     ($ty:ident, $class:literal) => {
         impl<'de> serde::Deserialize<'de> for $ty {
@@ -58,6 +59,24 @@ macro_rules! definition {
         impl serde::Serialize for $ty {
             fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
                 $ty::serialize(self, serializer)
+            }
+        }
+    };
+    ($alias:ident = $ty:ident, $class:literal) => {
+        /// The fields of the inner definition under a class of its own (an
+        /// `allOf` of it in the spec), which refusals name.
+        #[derive(Debug, Clone)]
+        pub struct $alias(pub $ty);
+        impl<'de> serde::Deserialize<'de> for $alias {
+            fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> Result<Self, D::Error> {
+                $ty::deserialize(deserializer)
+                    .map($alias)
+                    .map_err(|error| $crate::strict::unrecognized(error, $class))
+            }
+        }
+        impl serde::Serialize for $alias {
+            fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+                $ty::serialize(&self.0, serializer)
             }
         }
     };

@@ -66,7 +66,7 @@ async fn plan_all(args: &PlanArgs) -> anyhow::Result<Report> {
             true => {
                 let nodes: Vec<_> = world
                     .caches
-                    .members_of(service)
+                    .members_of(service, side.lb.probes_local_nodes())
                     .iter()
                     .map(|n| n.node_spec())
                     .collect();

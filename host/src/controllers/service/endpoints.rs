@@ -79,6 +79,15 @@ pub fn is_local(service: &Service) -> bool {
         .is_some_and(|p| p == "Local")
 }
 
+/// Whether the Service has a `healthCheckNodePort` a load balancer can probe.
+pub fn has_health_check_node_port(service: &Service) -> bool {
+    service
+        .spec
+        .as_ref()
+        .and_then(|s| s.health_check_node_port)
+        .is_some_and(|p| p > 0)
+}
+
 /// Services whose endpoints changed since the last pass.
 #[derive(Clone, Default)]
 pub struct EndpointChanges {
@@ -121,7 +130,8 @@ impl EndpointChanges {
 }
 
 /// Gives each `Local` Service whose endpoints changed its new member set,
-/// through the same path as node changes.
+/// through the same path as node changes; not where the load balancer
+/// probes the Service's `healthCheckNodePort` (API 39.0+).
 pub async fn endpoint_sync_loop(shared: Arc<Shared>, changes: EndpointChanges) {
     loop {
         let keys = changes.next_batch().await;
@@ -130,6 +140,11 @@ pub async fn endpoint_sync_loop(shared: Arc<Shared>, changes: EndpointChanges) {
                 continue;
             };
             if !is_local(&service) || !shared.class.wants_load_balancer(&service) {
+                continue;
+            }
+            // Its load balancer probes the Nodes: endpoints moving is no write.
+            if shared.lb.probes_local_nodes() && has_health_check_node_port(&service) {
+                shared.metrics.endpoint_changes_probed.inc();
                 continue;
             }
             if let Some(retry) = nodesync::sync_service_nodes(&shared, &service).await {

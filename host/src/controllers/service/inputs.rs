@@ -9,7 +9,7 @@ use k8s_openapi::api::core::v1::{Namespace, Node, Service};
 use k8s_openapi::api::discovery::v1::EndpointSlice;
 use kube::runtime::reflector::{ObjectRef, Store};
 
-use super::endpoints::{ReadyEndpoints, is_local, ready_endpoints};
+use super::endpoints::{ReadyEndpoints, has_health_check_node_port, is_local, ready_endpoints};
 use super::predicates::in_node_set;
 use super::spec::{NodeKey, service_spec};
 use crate::lb::ServiceSpec;
@@ -41,10 +41,11 @@ impl Caches {
     }
 
     /// The nodes a Service's load balancer sends traffic to: the node set,
-    /// narrowed to the nodes with a ready endpoint for `Local` Services.
-    pub fn members_of(&self, service: &Service) -> Vec<NodeKey> {
+    /// narrowed to the nodes with a ready endpoint for `Local` Services
+    /// unless the load balancer `probes` their `healthCheckNodePort`.
+    pub fn members_of(&self, service: &Service, probes: bool) -> Vec<NodeKey> {
         let mut nodes = self.node_set();
-        if is_local(service) {
+        if is_local(service) && !(probes && has_health_check_node_port(service)) {
             let ready = self.ready_endpoints_of(service);
             nodes.retain(|n| ready.nodes.contains(&n.name));
         }

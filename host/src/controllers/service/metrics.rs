@@ -61,6 +61,9 @@ pub struct ServiceMetrics {
     /// Drift checks run, and Services they found changed and repaired.
     pub drift_checks: Counter,
     pub drift_repairs: Counter,
+    /// Endpoint changes of `Local` Services their load balancer's node
+    /// probe follows, with no VCD write.
+    pub endpoint_changes_probed: Counter,
     /// Active provider policies whose selector names a class not served.
     pub unserved_class_policies: Gauge,
     /// Per Service, from the last health read: members VCD finds up,
@@ -90,6 +93,7 @@ impl ServiceMetrics {
             newer_format_objects: Family::default(),
             drift_checks: Counter::default(),
             drift_repairs: Counter::default(),
+            endpoint_changes_probed: Counter::default(),
             unserved_class_policies: Gauge::default(),
             members_up: Family::default(),
             members_enabled: Family::default(),
@@ -130,6 +134,11 @@ impl ServiceMetrics {
             "vcd_ccm_drift_repairs",
             "Load balancers found changed or deleted outside the CCM and repaired",
             metrics.drift_repairs.clone(),
+        );
+        registry.register(
+            "vcd_ccm_endpoint_changes_probed",
+            "Endpoint changes of Local Services that cost no VCD write, as their pools probe the Nodes' healthCheckNodePort (VCD API 39.0+)",
+            metrics.endpoint_changes_probed.clone(),
         );
         let upstream = registry.sub_registry_with_prefix("service_controller");
         upstream.register(

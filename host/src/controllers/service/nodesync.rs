@@ -59,7 +59,9 @@ pub(super) async fn sync_service_nodes(shared: &Shared, service: &Service) -> Op
     // Read under the lock, not once per pass: a sync that ran meanwhile
     // may have given the load balancer a newer set (upstream's
     // TestSlowNodeSync).
-    let nodes = shared.caches.members_of(&service);
+    let nodes = shared
+        .caches
+        .members_of(&service, shared.lb.probes_local_nodes());
     {
         let mut synced = shared.last_synced();
         // Not ensured yet (its finalizer may not be set): its own sync

@@ -262,7 +262,9 @@ async fn ensure(
         .add_finalizer(service)
         .await
         .map_err(SyncError::AddFinalizer)?;
-    let nodes = shared.caches.members_of(service);
+    let nodes = shared
+        .caches
+        .members_of(service, shared.lb.probes_local_nodes());
     if let Some((reason, message)) = shared.no_members(service, &nodes) {
         shared.event(&reference, Warning, reason, message).await;
     }

@@ -8,10 +8,12 @@
 
 use std::collections::HashMap;
 
+use crate::lb::apply::monitors;
 use crate::lb::context::Context;
 use crate::lb::errors::LbError;
 use crate::lb::journal::AllocationJournal;
 use crate::lb::observe::catalog::Catalog;
+use crate::lb::observe::monitors::Monitors;
 use crate::lb::observe::objects::ServiceObjects;
 use crate::lb::observe::snapshot::{Change, GatewaySnapshot};
 use crate::lb::plan::member_groups::MemberGroups;
@@ -44,6 +46,8 @@ pub struct Applier<'a> {
     pub upload_pins: &'a UploadPins,
     pub catalog: &'a Catalog,
     pub snapshot: &'a GatewaySnapshot,
+    /// The cluster's tenant monitors, where VCD has them (API 39.0+).
+    pub monitors: Option<&'a Monitors>,
     pub gateway_id: &'a str,
     pub service: &'a str,
     /// Where allocations are noted before they are made, and the Service
@@ -60,6 +64,7 @@ impl<'a> Applier<'a> {
             upload_pins: &ctx.upload_pins,
             catalog: &ctx.catalog,
             snapshot: &ctx.snapshot,
+            monitors: ctx.monitoring.tenant.then_some(&*ctx.monitors),
             gateway_id: &ctx.gateway.id,
             service,
             journal: None,
@@ -97,6 +102,9 @@ impl<'a> Applier<'a> {
                 Ok(wrote) => writes += usize::from(wrote),
                 Err(error) => {
                     self.snapshot.invalidate();
+                    if let Some(monitors) = self.monitors {
+                        monitors.invalidate().await;
+                    }
                     return Err(error);
                 }
             }
@@ -119,6 +127,32 @@ impl<'a> Applier<'a> {
             }
             Op::DeleteUpload { id, alias } => return Ok(self.delete_upload(&id, &alias).await),
             Op::WriteIpSet(set) => return self.write_ip_set(set, ids).await,
+            Op::WriteMonitor(monitor) => {
+                let action = format!("writing health monitor {}", monitor.name);
+                return monitors::write(client, self.tenant()?, gateway, monitor)
+                    .await
+                    .map_err(self.failed(action));
+            }
+            Op::AssignMonitor { pool, monitor } => {
+                let action = format!("assigning health monitor {monitor} to pool {pool}");
+                let id = ids.pools.get(&pool).cloned().ok_or_else(|| {
+                    self.failed(action.clone())(VcdError::Missing {
+                        what: "pool",
+                        name: pool.clone(),
+                        scope: "on the gateway".to_string(),
+                    })
+                })?;
+                let pool = EntityRef::new(pool, id);
+                return monitors::assign(client, self.tenant()?, gateway, &monitor, pool)
+                    .await
+                    .map_err(self.failed(action));
+            }
+            Op::DeleteMonitor { id, name } => {
+                let action = format!("deleting health monitor {name}");
+                return monitors::delete(client, self.tenant()?, gateway, &id, &name)
+                    .await
+                    .map_err(self.failed(action));
+            }
             Op::DeleteIpSet { id, name } => {
                 let mut known = self.member_groups.writing().await;
                 let deleted = client.delete_ip_set(gateway, &id).await;
@@ -139,27 +173,23 @@ impl<'a> Applier<'a> {
                 .await
                 .map(|()| Change::Removed(id))
                 .map_err(self.failed(format!("deleting virtual service {name}")))?,
-            Op::DeletePool { id, name } => client
-                .delete_pool(gateway, &id)
-                .await
-                .map(|()| Change::Removed(id))
-                .map_err(self.failed(format!("deleting pool {name}")))?,
+            Op::DeletePool { id, name } => {
+                client
+                    .delete_pool(gateway, &id)
+                    .await
+                    .map_err(self.failed(format!("deleting pool {name}")))?;
+                if let Some(monitors) = self.monitors {
+                    monitors.writing().await.pool_deleted(&id);
+                }
+                Change::Removed(id)
+            }
             Op::UpdatePool { id, pool } => {
                 let pool = self.complete_pool(pool, &ids.ip_sets);
-                client
-                    .update_pool(&id, &pool)
-                    .await
-                    .map_err(self.failed(format!("updating pool {}", pool.name)))?;
-                Change::Pool(PoolSummary::of(id, &pool))
+                self.write_pool(Some(id), pool, ids).await?
             }
             Op::CreatePool(pool) => {
                 let pool = self.complete_pool(pool, &ids.ip_sets);
-                let id = client
-                    .create_pool(&pool)
-                    .await
-                    .map_err(self.failed(format!("creating pool {}", pool.name)))?;
-                ids.pools.insert(pool.name.clone(), id.clone());
-                Change::Pool(PoolSummary::of(id, &pool))
+                self.write_pool(None, pool, ids).await?
             }
             Op::UpdateVirtualService { id, vs } => {
                 let vs = self.complete(vs, &ids.pools).await?;
@@ -308,6 +338,54 @@ impl<'a> Applier<'a> {
             .insert(written.name.clone(), written.id.clone().unwrap_or_default());
         known.wrote(written);
         Ok(true)
+    }
+
+    /// Creates (no id) or rewrites the pool, with the ids of the tenant
+    /// monitors it lists, and records which monitors it now holds.
+    async fn write_pool(
+        &self,
+        id: Option<String>,
+        mut pool: Pool,
+        ids: &mut Ids,
+    ) -> Result<Change, LbError> {
+        let mut known = match self.monitors {
+            Some(monitors) => Some(monitors.writing().await),
+            None => None,
+        };
+        if let Some(known) = &known {
+            monitors::complete(known, &mut pool);
+        }
+        let id = match id {
+            Some(id) => self
+                .client
+                .update_pool(&id, &pool)
+                .await
+                .map(|()| id)
+                .map_err(self.failed(format!("updating pool {}", pool.name)))?,
+            None => {
+                let id = self
+                    .client
+                    .create_pool(&pool)
+                    .await
+                    .map_err(self.failed(format!("creating pool {}", pool.name)))?;
+                ids.pools.insert(pool.name.clone(), id.clone());
+                id
+            }
+        };
+        if let Some(known) = &mut known {
+            monitors::record_pool(known, &id, &pool);
+        }
+        Ok(Change::Pool(PoolSummary::of(id, &pool)))
+    }
+
+    fn tenant(&self) -> Result<&'a Monitors, LbError> {
+        self.monitors.ok_or_else(|| {
+            self.failed("writing a health monitor".to_string())(VcdError::Missing {
+                what: "tenant health monitors",
+                name: "(VCD API 39.0)".to_string(),
+                scope: "on this VCD".to_string(),
+            })
+        })
     }
 
     /// Fills in the id of an IP set the pool names that this plan created.

@@ -4,4 +4,5 @@
 pub(super) mod applier;
 mod claims;
 mod firewall;
+mod monitors;
 pub(super) mod rde;

@@ -84,7 +84,8 @@ pub(in crate::lb) fn members_for(
     let kept = keep.then(|| used_mark(observed)).flatten();
     Ok(Members::Group(
         match (service.external_traffic_policy, &selection.selector, kept) {
-            (TrafficPolicy::Local, _, _) => GroupWant {
+            // Probed Nodes tell the load balancer which have an endpoint.
+            (TrafficPolicy::Local, _, _) if !ctx.monitoring.probes_local(service) => GroupWant {
                 keep,
                 ..own_want(ctx.names(service).node_group(), owner, addresses)
             },

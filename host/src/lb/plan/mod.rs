@@ -12,6 +12,8 @@ pub(super) mod http_rules;
 pub(super) mod member_groups;
 pub(super) mod member_sets;
 pub(super) mod members;
+pub(super) mod monitor_ops;
+pub(super) mod monitors;
 pub(super) mod node_selection;
 pub(super) mod objects;
 pub(super) mod op;

@@ -16,18 +16,17 @@ use crate::lb::ownership::OwnerTag;
 use crate::lb::plan::desired::DesiredPort;
 use crate::lb::plan::http_rules::{Recorded, RuleSet};
 use crate::lb::plan::member_sets::{GroupWant, Members, node_addresses};
+use crate::lb::plan::monitors::{self, MonitorNames, Monitoring};
 use crate::lb::plan::op::Op;
 use crate::lb::plan::summary_drift;
 use crate::lb::plan::virtual_service_diff::{self, EditedList};
 use crate::lb::service::{NodeSpec, ServiceSpec};
 use crate::lb::vips::Vips;
-use crate::policy::model::{AppProfile, Decision, HealthMonitor, PortDecision, PortTraffic};
+use crate::policy::model::{AppProfile, Decision, PortDecision, PortTraffic};
 use crate::vcd::resources::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
 use crate::vcd::resources::nat::NatRule;
-use crate::vcd::resources::pool::{
-    HealthMonitor as PoolMonitor, PersistenceProfile, Pool, PoolMember,
-};
+use crate::vcd::resources::pool::{PersistenceProfile, Pool, PoolMember};
 use crate::vcd::resources::virtual_service::{ApplicationProfile, ServicePort, VirtualService};
 
 /// The service engine group the decision names, if any; its id (or, for
@@ -56,6 +55,8 @@ pub struct Target<'a> {
     pub external: Vips,
     /// The VIP of each port's virtual service in one-arm modes.
     pub internal_ips: &'a BTreeMap<PortKey, Ipv4Addr>,
+    pub monitoring: Monitoring,
+    pub monitor_names: &'a MonitorNames,
 }
 
 fn algorithm(decision: &PortDecision) -> String {
@@ -64,25 +65,6 @@ fn algorithm(decision: &PortDecision) -> String {
         .wit_name()
         .replace('-', "_")
         .to_uppercase()
-}
-
-/// The monitor the policy chose, by type: VCD's system monitors have no
-/// per-pool settings such as a port or an HTTP request. `Local` Services
-/// need none of their own, as their members are already only the nodes
-/// with a ready endpoint.
-fn monitors(decision: &PortDecision) -> Vec<PoolMonitor> {
-    let kind = match decision.health_monitor {
-        HealthMonitor::None => return Vec::new(),
-        HealthMonitor::Tcp => "TCP",
-        HealthMonitor::Udp => "UDP",
-        HealthMonitor::Http => "HTTP",
-        HealthMonitor::Https => "HTTPS",
-        HealthMonitor::Ping => "PING",
-    };
-    vec![PoolMonitor {
-        monitor_type: kind.into(),
-        extra: Map::new(),
-    }]
 }
 
 /// The decision's traffic entry for the port.
@@ -248,6 +230,14 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
         let pool_name = target.names.pool(key);
         let (members, member_group_ref) = members(target, node_port);
         let drain_seconds = traffic(target.decision, decision).map_or(0, |t| t.drain_seconds);
+        let tenant_monitors = match target.monitoring.tenant {
+            true => monitors::port_monitors(
+                target.monitor_names,
+                target.monitoring.node_probe(target.service),
+                decision,
+            ),
+            false => Vec::new(),
+        };
         let mut pool = Pool {
             id: None,
             name: pool_name.clone(),
@@ -257,7 +247,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
             algorithm: Some(algorithm(decision)),
             members,
             member_group_ref,
-            health_monitors: monitors(decision),
+            health_monitors: monitors::pool_items(decision, &tenant_monitors),
             persistence_profile: persistence(target.decision, decision),
             graceful_timeout_period: drain_minutes(drain_seconds),
             gateway_ref: target.gateway.clone(),
@@ -339,6 +329,7 @@ pub fn desired(target: &Target<'_>) -> Vec<DesiredPort> {
         });
         ports.push(DesiredPort {
             pool,
+            monitors: tenant_monitors,
             virtual_service,
             rules,
             drain_seconds,

@@ -12,6 +12,7 @@ use std::net::IpAddr;
 
 use crate::lb::ownership::OwnerTag;
 use crate::vcd::resources::firewall::FirewallRule;
+use crate::vcd::resources::health_monitor::TenantMonitor;
 use crate::vcd::resources::http_policy::RuleList;
 use crate::vcd::resources::ip_set::IpSet;
 use crate::vcd::resources::ipspace::IpAllocation;
@@ -102,6 +103,20 @@ pub enum Op {
     },
     /// A write of the managed gateway firewall.
     Firewall(FirewallOp),
+    /// A tenant health monitor (API 39.0+), created, or its settings
+    /// written back, unless another reconcile made it so meanwhile.
+    WriteMonitor(TenantMonitor),
+    /// Assigns the monitor named `monitor` to the pool named `pool`.
+    AssignMonitor {
+        pool: String,
+        monitor: String,
+    },
+    /// A tenant monitor no pool uses, unless a reconcile in progress wants
+    /// it or a pool took it meanwhile.
+    DeleteMonitor {
+        id: String,
+        name: String,
+    },
     /// A write of an IP Space allocation, once the Service's objects are
     /// written (and its address verified).
     Address(AddressOp),
@@ -174,6 +189,13 @@ impl Op {
         match self {
             Op::WriteIpSet(set) => ("ip set", set.name.clone(), written(&set.id)),
             Op::DeleteIpSet { name, .. } => ("ip set", name.clone(), Action::Delete),
+            Op::WriteMonitor(m) => ("health monitor", m.name.clone(), written(&m.id)),
+            Op::AssignMonitor { pool, monitor } => (
+                "health monitor assignment",
+                format!("{monitor} to {pool}"),
+                Action::Create,
+            ),
+            Op::DeleteMonitor { name, .. } => ("health monitor", name.clone(), Action::Delete),
             Op::DeleteNat { name, .. } => ("nat rule", name.clone(), Action::Delete),
             Op::DeleteVirtualService { name, .. } => {
                 ("virtual service", name.clone(), Action::Delete)
@@ -221,6 +243,12 @@ impl Op {
             Op::WriteIpSet(set) if set.id.is_none() => format!("created IP set {}", set.name),
             Op::WriteIpSet(set) => format!("updated IP set {}", set.name),
             Op::DeleteIpSet { name, .. } => format!("deleted IP set {name}"),
+            Op::WriteMonitor(m) if m.id.is_none() => format!("created health monitor {}", m.name),
+            Op::WriteMonitor(m) => format!("updated health monitor {}", m.name),
+            Op::AssignMonitor { pool, monitor } => {
+                format!("assigned health monitor {monitor} to pool {pool}")
+            }
+            Op::DeleteMonitor { name, .. } => format!("deleted health monitor {name}"),
             Op::Firewall(op) => op.describe(),
             Op::Address(AddressOp::Mark {
                 allocation, holder, ..
@@ -261,19 +289,19 @@ impl Op {
 
     pub(in crate::lb) fn rank(&self) -> u8 {
         match self {
-            Op::WriteIpSet(_) => 0,
+            Op::WriteIpSet(_) | Op::WriteMonitor(_) => 0,
             Op::DeleteNat { .. } => 1,
             Op::DeleteVirtualService { .. } => 2,
             Op::DeletePool { .. } => 3,
             Op::UpdatePool { .. } => 4,
-            Op::CreatePool(_) => 5,
+            Op::CreatePool(_) | Op::AssignMonitor { .. } => 5,
             Op::UpdateVirtualService { .. } => 6,
             Op::CreateVirtualService(_) => 7,
             Op::PutHttpRules { .. } => 8,
             Op::RecordVirtualService { .. } => 9,
             Op::UpdateNat { .. } => 10,
             Op::CreateNat(_) => 11,
-            Op::DeleteIpSet { .. } => 12,
+            Op::DeleteIpSet { .. } | Op::DeleteMonitor { .. } => 12,
             Op::Firewall(op) => op.rank(),
             Op::Address(_) => 19,
             Op::DeleteUpload { .. } => 20,

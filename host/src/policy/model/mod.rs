@@ -319,6 +319,24 @@ pub struct PortDecision {
     pub monitor: Option<MonitorSettings>,
 }
 
+#[cfg(test)]
+impl PortDecision {
+    /// TCP port 80 with an HTTP profile, the monitor `monitor` tuned by
+    /// `settings`, for tests of monitors.
+    pub fn monitored(monitor: HealthMonitor, settings: Option<MonitorSettings>) -> Self {
+        Self {
+            service_port: 80,
+            protocol: Protocol::Tcp,
+            listen_port: 80,
+            profile: AppProfile::Http,
+            certificate: None,
+            health_monitor: monitor,
+            algorithm: PoolAlgorithm::RoundRobin,
+            monitor: settings,
+        }
+    }
+}
+
 /// A policy's answer for one Service.
 #[derive(ComponentType, Lift, Lower, Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[component(record)]

@@ -9,6 +9,8 @@ use crate::policy::model::{
 use crate::text::sanitize;
 
 const MAX_SECONDS: u32 = 3600;
+/// NSX Advanced Load Balancer's bound on a check's `receive_timeout`.
+const MAX_TIMEOUT_SECONDS: u32 = 2400;
 const MAX_THRESHOLD: u32 = 50;
 const MAX_PATH: usize = 256;
 /// `expectedResponseCodes` holds at most 6 items (`maxItems`).
@@ -33,6 +35,11 @@ pub fn check(input: &DecisionInput, port: &PortDecision, problems: &mut Vec<Stri
         ));
     }
     check_timing(settings, &at, problems);
+    if settings.port.is_some() && port.health_monitor == HealthMonitor::Ping {
+        problems.push(format!(
+            "{at}: a ping monitor probes no port; drop the port or use a tcp, udp, http or https monitor"
+        ));
+    }
     match (&settings.http, port.health_monitor) {
         (Some(http), HealthMonitor::Http | HealthMonitor::Https) => check_http(http, &at, problems),
         (Some(_), other) => problems.push(format!(
@@ -57,7 +64,7 @@ fn check_timing(settings: &MonitorSettings, at: &str, problems: &mut Vec<String>
     bounded(
         "timeout-seconds",
         settings.timeout_seconds,
-        MAX_SECONDS,
+        MAX_TIMEOUT_SECONDS,
         problems,
     );
     bounded(
@@ -122,6 +129,15 @@ fn check_http(http: &HttpCheck, at: &str, problems: &mut Vec<String>) {
                 "{at}: expected-codes {}-{} is not a range within 100 to 599",
                 range.first, range.last
             ));
+        } else if range.first % 100 != 0 || range.last % 100 != 99 {
+            // VCD's monitors take status classes (HTTP_2XX), not codes.
+            problems.push(format!(
+                "{at}: expected-codes {}-{} is not whole status classes: VCD checks classes such as 2xx, so write {}-{}",
+                range.first,
+                range.last,
+                range.first / 100 * 100,
+                range.last / 100 * 100 + 99
+            ));
         }
     }
 }
@@ -129,19 +145,10 @@ fn check_http(http: &HttpCheck, at: &str, problems: &mut Vec<String>) {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::policy::model::{AppProfile, PoolAlgorithm, Protocol, StatusRange};
+    use crate::policy::model::StatusRange;
 
     fn port(monitor: HealthMonitor, settings: MonitorSettings) -> PortDecision {
-        PortDecision {
-            service_port: 80,
-            protocol: Protocol::Tcp,
-            listen_port: 80,
-            profile: AppProfile::Http,
-            certificate: None,
-            health_monitor: monitor,
-            algorithm: PoolAlgorithm::RoundRobin,
-            monitor: Some(settings),
-        }
+        PortDecision::monitored(monitor, Some(settings))
     }
 
     fn settings() -> MonitorSettings {
@@ -205,7 +212,7 @@ mod tests {
             problems(true, &port(HealthMonitor::Http, bad)),
             [
                 "port 80/tcp monitor: interval-seconds 0 is not within 1 to 3600",
-                "port 80/tcp monitor: timeout-seconds 3601 is not within 1 to 3600",
+                "port 80/tcp monitor: timeout-seconds 3601 is not within 1 to 2400",
                 "port 80/tcp monitor: healthy-threshold 51 is not within 1 to 50",
                 "port 80/tcp monitor: unhealthy-threshold 0 is not within 1 to 50",
                 "port 80/tcp monitor: timeout-seconds 3601 must be less than interval-seconds 0",
@@ -214,6 +221,30 @@ mod tests {
                 "port 80/tcp monitor: method delete is not get, head or post",
                 "port 80/tcp monitor: host \"-bad-\" is not a DNS name",
                 "port 80/tcp monitor: expected-codes 99-200 is not a range within 100 to 599",
+            ]
+        );
+        let mut codes = settings();
+        if let Some(http) = &mut codes.http {
+            http.expected_codes = vec![StatusRange {
+                first: 200,
+                last: 204,
+            }];
+        }
+        assert_eq!(
+            problems(true, &port(HealthMonitor::Http, codes)),
+            [
+                "port 80/tcp monitor: expected-codes 200-204 is not whole status classes: VCD checks classes such as 2xx, so write 200-299"
+            ]
+        );
+        let ping = MonitorSettings {
+            port: Some(8080),
+            http: None,
+            ..settings()
+        };
+        assert_eq!(
+            problems(true, &port(HealthMonitor::Ping, ping)),
+            [
+                "port 80/tcp monitor: a ping monitor probes no port; drop the port or use a tcp, udp, http or https monitor"
             ]
         );
         let on_tcp = problems(true, &port(HealthMonitor::Tcp, settings()));
@@ -242,7 +273,7 @@ mod tests {
             http.expected_codes = vec![
                 StatusRange {
                     first: 200,
-                    last: 200
+                    last: 299
                 };
                 7
             ];

@@ -5,6 +5,7 @@
 pub mod certificate;
 pub mod firewall;
 pub mod gateway;
+pub mod health_monitor;
 pub mod http_policy;
 pub mod ip_set;
 pub mod ipspace;

@@ -10,7 +10,7 @@ use super::{CONVERGE, START, leading};
 use crate::support::poll::wait_until;
 use crate::support::run::World;
 
-async fn health_message(world: &World, name: &str) -> Result<String, String> {
+pub(super) async fn health_message(world: &World, name: &str) -> Result<String, String> {
     let service = Api::<Service>::namespaced(world.client.clone(), "default")
         .get(name)
         .await

@@ -34,6 +34,7 @@ pub fn routes() -> Router<AppState> {
             "/_sim/pools/{id}/members/{ip}/health",
             put(set_member_health),
         )
+        .route("/_sim/probes/{ip}/{port}", put(set_probe))
         .route("/_sim/tokens/revoke", post(revoke_token))
         .route(
             "/_sim/gateways/{id}/transparentMode",
@@ -140,6 +141,20 @@ async fn set_member_health(
     Json(change): Json<HealthChange>,
 ) -> Response {
     hook_result(state.world().set_member_health(&id, &ip, &change.health))
+}
+
+#[derive(Deserialize)]
+struct ProbeOutcome {
+    healthy: bool,
+}
+
+async fn set_probe(
+    State(state): State<AppState>,
+    Path((ip, port)): Path<(String, u16)>,
+    Json(outcome): Json<ProbeOutcome>,
+) -> Response {
+    state.world().set_probe(&ip, port, outcome.healthy);
+    Json(json!({"ip": ip, "port": port, "healthy": outcome.healthy})).into_response()
 }
 
 #[derive(Deserialize)]

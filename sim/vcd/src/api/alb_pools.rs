@@ -1,26 +1,27 @@
 //! ALB pools: `/cloudapi/1.0.0/loadBalancer/pools` and the per-gateway
 //! `poolSummaries`. Names are unique per gateway; a pool used by a virtual
-//! service cannot be deleted; health is derived from member health.
+//! service cannot be deleted; health is derived from member health
+//! (`alb_pool_views`); tenant health monitors are `alb_pool_monitors`.
 
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::{get, post};
-use serde_json::{Value, json};
 
+use super::alb_pool_monitors::{self as monitors, Listed};
+use super::alb_pool_views::{pool_view, summary_view, virtual_service_refs};
 use super::gateways::visible_gateway;
-use super::{Params, alb_pool_persistence, list, parse_body};
+use super::{Params, alb_pool_persistence, gateway_summaries, parse_body};
 use crate::auth::Principal;
 use crate::context::api_at_least;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
-use crate::paging::{STANDARD, Sort};
 use crate::respond;
 use crate::state::AppState;
 use crate::strict::not_in_version;
 use crate::tasks::{self, TaskRequest};
-use crate::world::alb::{MemberCounts, Pool};
+use crate::world::alb::Pool;
 use crate::world::ip::parse_ip;
 use crate::world::task::TaskOwner;
 use crate::world::{Ref, World, find, find_mut, remove};
@@ -48,84 +49,11 @@ const PREMIUM_ALGORITHMS: [&str; 6] = [
     "CORE_AFFINITY",
 ];
 
-fn virtual_service_refs(world: &World, pool: &Pool) -> Vec<Ref> {
-    let id = pool.id.as_deref().unwrap_or_default();
-    world
-        .virtual_services
-        .iter()
-        .filter(|vs| same_id(id, &vs.load_balancer_pool_ref.id))
-        .map(|vs| Ref::new(&vs.name, vs.id.as_deref().unwrap_or_default()))
-        .collect()
-}
-
-fn health(pool: &Pool, members: MemberCounts, used: bool) -> &'static str {
-    let MemberCounts { enabled, up, .. } = members;
-    match () {
-        _ if !pool.enabled => "DISABLED",
-        _ if enabled == 0 || !used => "UNAVAILABLE",
-        _ if up == 0 => "DOWN",
-        _ if up * 2 < enabled => "RUNNING",
-        _ => "UP",
-    }
-}
-
-/// The computed fields shared by the pool and its summary.
-fn computed(world: &World, pool: &Pool) -> Value {
-    let refs = virtual_service_refs(world, pool);
-    let members = world.member_counts(pool);
-    json!({
-        "status": "REALIZED",
-        "healthStatus": health(pool, members, !refs.is_empty()),
-        "healthMessage": null,
-        "memberCount": members.total,
-        "enabledMemberCount": members.enabled,
-        "upMemberCount": members.up,
-        "virtualServiceRefs": refs,
-    })
-}
-
-fn merge(target: &mut Value, extra: Value) {
-    if let (Some(target), Value::Object(extra)) = (target.as_object_mut(), extra) {
-        target.extend(extra);
-    }
-}
-
-fn pool_view(world: &World, pool: &Pool) -> Value {
-    let mut view = json!(pool);
-    merge(&mut view, computed(world, pool));
-    let members: Vec<Value> = pool
-        .members
-        .iter()
-        .map(|m| {
-            let mut member = json!(m);
-            merge(&mut member, json!({"healthStatus": pool.health_of(m), "markedDownBy": [], "detailedHealthMessage": null}));
-            member
-        })
-        .collect();
-    view["members"] = json!(members);
-    view
-}
-
-fn summary_view(world: &World, pool: &Pool) -> Value {
-    let mut view = json!({
-        "id": pool.id,
-        "name": pool.name,
-        "description": pool.description,
-        "enabled": pool.enabled,
-        "passiveMonitoringEnabled": pool.passive_monitoring_enabled,
-        "activeMonitoringEnabled": !pool.health_monitors.is_empty(),
-        "memberSslEnabled": pool.ssl_enabled.unwrap_or(false),
-        // Only IP sets can be member groups here.
-        "memberGroupType": pool.member_group_ref.as_ref().map(|_| "IP_SET"),
-    });
-    merge(&mut view, computed(world, pool));
-    if let Some(refs) = view["virtualServiceRefs"].as_array_mut() {
-        refs.truncate(10);
-    }
-    view
-}
-
-fn visible_pool<'a>(world: &'a World, principal: &Principal, id: &str) -> ApiResult<&'a Pool> {
+pub(super) fn visible_pool<'a>(
+    world: &'a World,
+    principal: &Principal,
+    id: &str,
+) -> ApiResult<&'a Pool> {
     find(&world.pools, id)
         .filter(|p| {
             world
@@ -224,6 +152,13 @@ fn check_version(pool: &Pool) -> ApiResult<()> {
     Ok(())
 }
 
+/// An update's checks: the pool's, and the tenant monitors its body lists.
+fn validate_update(world: &World, pool: &Pool, listed: Option<&[Listed]>) -> ApiResult<()> {
+    validate(world, pool)?;
+    let pool_id = pool.id.as_deref().unwrap_or_default();
+    monitors::check_listed(world, pool_id, listed.unwrap_or_default())
+}
+
 fn owner(pool: &Pool) -> TaskOwner {
     let id = pool.id.clone().unwrap_or_default();
     TaskOwner {
@@ -241,6 +176,7 @@ async fn create_pool(
 ) -> ApiResult<Response> {
     let mut pool: Pool = parse_body(&body)?;
     check_version(&pool)?;
+    monitors::refuse_on_create(monitors::take_listed(&mut pool)?.as_ref())?;
     let org_id = {
         let world = state.world();
         let gateway = visible_gateway(&world, &principal, &pool.gateway_ref.id)?;
@@ -294,6 +230,7 @@ async fn update_pool(
 ) -> ApiResult<Response> {
     let mut pool: Pool = parse_body(&body)?;
     check_version(&pool)?;
+    let listed = monitors::take_listed(&mut pool)?;
     let org_id = {
         let world = state.world();
         let existing = visible_pool(&world, &principal, &id)?;
@@ -319,9 +256,9 @@ async fn update_pool(
         owner: owner(&pool),
         org_id,
     };
-    let check_pool = pool.clone();
+    let (check_pool, check_listed) = (pool.clone(), listed.clone());
     let effect: tasks::Effect = Box::new(move |world| {
-        validate(world, &pool)?;
+        validate_update(world, &pool, listed.as_deref())?;
         let id = pool.id.clone().unwrap_or_default();
         let stored = find_mut(&mut world.pools, &id).ok_or_else(|| ApiError::forbidden(&id))?;
         // Member health survives updates of members that stay.
@@ -329,13 +266,16 @@ async fn update_pool(
         pool.member_health
             .retain(|ip, _| pool.members.iter().any(|m| &m.ip_address == ip));
         *stored = pool;
+        if let Some(listed) = &listed {
+            monitors::unassign_unlisted(world, &id, listed);
+        }
         Ok(None)
     });
     let task_id = tasks::submit(
         &state,
         &principal,
         request,
-        move |w| validate(w, &check_pool),
+        move |w| validate_update(w, &check_pool, check_listed.as_deref()),
         effect,
     )
     .await?;
@@ -383,6 +323,7 @@ async fn delete_pool(
     let effect: tasks::Effect = Box::new(move |world| {
         check_unused(world, &pool_id)?;
         remove(&mut world.pools, &pool_id);
+        world.retain_assignments(&pool_id, |_| false);
         Ok(None)
     });
     let task_id = tasks::submit(
@@ -402,24 +343,13 @@ async fn pool_summaries(
     Path(id): Path<String>,
     params: Params,
 ) -> ApiResult<Response> {
-    let items = {
-        let world = state.world();
-        let gateway = visible_gateway(&world, &principal, &id)?;
+    let kind = ("pool", "EdgeLoadBalancerPoolSummaries");
+    gateway_summaries(&state, &principal, &id, &params, kind, |world, gateway| {
         world
             .pools
             .iter()
             .filter(|p| same_id(&gateway.id, &p.gateway_ref.id))
-            .map(|p| summary_view(&world, p))
+            .map(|p| summary_view(world, p))
             .collect()
-    };
-    let path = format!("/edgeGateways/{id}/loadBalancer/poolSummaries");
-    list(
-        &state,
-        &path,
-        &params,
-        STANDARD,
-        items,
-        Some(Sort::ascending("name")),
-        "EdgeLoadBalancerPoolSummaries",
-    )
+    })
 }

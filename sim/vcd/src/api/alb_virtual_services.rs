@@ -15,11 +15,10 @@ use super::alb_virtual_service_checks::validate;
 use super::alb_virtual_service_versions::{check_body, complete, shape_view};
 use super::alb_virtual_service_vips::check_vip_change;
 use super::gateways::visible_gateway;
-use super::{Params, list, parse_body};
+use super::{Params, gateway_summaries, parse_body};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
-use crate::paging::{STANDARD, Sort};
 use crate::respond;
 use crate::state::AppState;
 use crate::tasks::{self, TaskRequest};
@@ -263,24 +262,13 @@ async fn vs_summaries(
     Path(id): Path<String>,
     params: Params,
 ) -> ApiResult<Response> {
-    let items = {
-        let world = state.world();
-        let gateway = visible_gateway(&world, &principal, &id)?;
+    let kind = ("virtualService", "EdgeLoadBalancerVirtualServiceSummaries");
+    gateway_summaries(&state, &principal, &id, &params, kind, |world, gateway| {
         world
             .virtual_services
             .iter()
             .filter(|vs| same_id(&gateway.id, &vs.gateway_ref.id))
-            .map(|vs| summary_view(&world, vs))
+            .map(|vs| summary_view(world, vs))
             .collect()
-    };
-    let path = format!("/edgeGateways/{id}/loadBalancer/virtualServiceSummaries");
-    list(
-        &state,
-        &path,
-        &params,
-        STANDARD,
-        items,
-        Some(Sort::ascending("name")),
-        "EdgeLoadBalancerVirtualServiceSummaries",
-    )
+    })
 }

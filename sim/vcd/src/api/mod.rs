@@ -1,8 +1,12 @@
 //! The HTTP surface, one module per resource family.
 
 mod admin;
+mod alb_health_monitors;
 mod alb_http_policies;
+mod alb_monitor_assignments;
+mod alb_pool_monitors;
 mod alb_pool_persistence;
+mod alb_pool_views;
 mod alb_pools;
 mod alb_virtual_service_checks;
 mod alb_virtual_service_versions;
@@ -37,10 +41,13 @@ use axum::response::Response;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
-use crate::paging::{self, ListParams, PageLimits, Sort};
+use crate::paging::{self, ListParams, PageLimits, STANDARD, Sort};
 use crate::respond;
 use crate::state::AppState;
+use crate::world::World;
+use crate::world::network::EdgeGateway;
 
 /// Every simulated endpoint; the admin API under `/_sim/` included.
 pub fn router() -> Router<AppState> {
@@ -62,6 +69,7 @@ pub fn router() -> Router<AppState> {
         .merge(alb_pools::routes())
         .merge(alb_virtual_services::routes())
         .merge(alb_http_policies::routes())
+        .merge(alb_health_monitors::routes())
         .merge(entities::routes())
         .merge(legacy::routes())
 }
@@ -114,6 +122,29 @@ pub fn list(
         default_sort,
         model,
     ))
+}
+
+/// A gateway's `…/loadBalancer/{kind}Summaries` (`kind` as in the path,
+/// e.g. `pool`), by name: what `items` gives of a gateway the principal
+/// sees.
+pub fn gateway_summaries(
+    state: &AppState,
+    principal: &Principal,
+    gateway_id: &str,
+    params: &Params,
+    (kind, model): (&str, &str),
+    items: impl FnOnce(&World, &EdgeGateway) -> Vec<Value>,
+) -> ApiResult<Response> {
+    let items = {
+        let world = state.world();
+        items(
+            &world,
+            gateways::visible_gateway(&world, principal, gateway_id)?,
+        )
+    };
+    let path = format!("/edgeGateways/{gateway_id}/loadBalancer/{kind}Summaries");
+    let default_sort = Some(Sort::ascending("name"));
+    list(state, &path, params, STANDARD, items, default_sort, model)
 }
 
 /// The list parameters with the `_context==<urn>` pseudo-field taken out of

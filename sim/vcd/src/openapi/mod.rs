@@ -16,56 +16,22 @@ mod constraints;
 #[cfg(test)]
 mod extract;
 pub(crate) mod runtime;
+mod versions;
 mod violations;
 
 use std::collections::HashMap;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
 use regex::Regex;
 use serde_json::{Value, json};
 
 pub use constraints::Constraint;
+pub use versions::UNPUBLISHED_AFTER_37_2;
 pub use violations::Violation;
-
-/// Properties later API versions add to the 37.2 definitions, or whose
-/// schema they change, as VMware's published reference for those versions
-/// lists them: (first version, definition, property, schema). vcdsim's
-/// handlers refuse them below that version
-/// (`api/alb_virtual_service_versions.rs`). From 39.0 a virtual service's
-/// read-only `status` is an object, as vcdsim models it.
-const ADDED_AFTER_37_2: &[(&str, &str, &str, &str)] = &[
-    (
-        "38.0",
-        "EdgeLoadBalancerVirtualService",
-        "nonCriticalLoggingEnabled",
-        r#"{"type": "boolean"}"#,
-    ),
-    (
-        "39.0",
-        "EdgeLoadBalancerVirtualService",
-        "status",
-        r#"{"type": "object", "properties": {"realizationStatus": {"type": "string"}}}"#,
-    ),
-];
-
-/// Operations later API versions add whose schemas the 37.2 spec file
-/// does not carry: (first version, `METHOD template`). vcdsim's handlers
-/// check their bodies field by field (unknown fields, enums, combinations;
-/// `world/http_policy.rs`), so a body they took is one VCD would take.
-pub const UNPUBLISHED_AFTER_37_2: &[(&str, &str)] = &[(
-    "38.0",
-    "PUT /cloudapi/1.0.0/loadBalancer/virtualServices/{id}/httpPolicy/{kind}",
-)];
 
 /// The vendored extract of the spec (see `extract.rs`, which rebuilds it).
 const EXTRACT: &str = include_str!("requests.json");
-
-/// `major.minor` as numbers, so `38.10` sorts after `38.9`.
-fn version_key(version: &str) -> (u32, u32) {
-    let (major, minor) = version.split_once('.').unwrap_or((version, "0"));
-    (major.parse().unwrap_or(0), minor.parse().unwrap_or(0))
-}
 
 /// One operation of the spec.
 #[derive(Clone)]
@@ -193,61 +159,6 @@ impl Spec {
         })
     }
 
-    /// [`Spec::embedded`] as API `version` defines it, built once per set
-    /// of additions.
-    pub fn embedded_at(version: &str) -> &'static Spec {
-        static AT: OnceLock<Mutex<HashMap<u64, &'static Spec>>> = OnceLock::new();
-        let additions = Self::additions(version);
-        if additions == 0 {
-            return Self::embedded();
-        }
-        let mut built = AT
-            .get_or_init(Default::default)
-            .lock()
-            .unwrap_or_else(|e| e.into_inner());
-        built
-            .entry(additions)
-            .or_insert_with(|| Box::leak(Box::new(Self::embedded().at_version(version))))
-    }
-
-    /// Which of [`ADDED_AFTER_37_2`] API `version` has, as bits.
-    fn additions(version: &str) -> u64 {
-        ADDED_AFTER_37_2
-            .iter()
-            .enumerate()
-            .filter(|(_, (since, ..))| version_key(version) >= version_key(since))
-            .fold(0, |bits, (i, _)| bits | 1 << i)
-    }
-
-    /// The spec as API `version` defines it: the 37.2 file plus the
-    /// properties versions up to `version` add ([`ADDED_AFTER_37_2`]).
-    pub fn at_version(&self, version: &str) -> Spec {
-        let mut spec = self.clone();
-        for (since, definition, property, schema) in ADDED_AFTER_37_2 {
-            if version_key(version) < version_key(since) {
-                continue;
-            }
-            let schema: Value = serde_json::from_str(schema).expect("a schema in JSON");
-            let Some(found) = spec.definitions.get_mut(*definition) else {
-                continue;
-            };
-            match found.get_mut("allOf").and_then(Value::as_array_mut) {
-                Some(parts) => parts.push(json!({"properties": {*property: schema}})),
-                None => {
-                    if let Some(properties) = found["properties"].as_object_mut() {
-                        properties.insert((*property).to_string(), schema);
-                    }
-                }
-            }
-        }
-        let mut patterns = (*spec.patterns).clone();
-        for definition in spec.definitions.values() {
-            collect_patterns(definition, &mut patterns);
-        }
-        spec.patterns = Arc::new(patterns);
-        spec
-    }
-
     /// Checks `value` against the definition named `definition` (a response
     /// body, say), adding one line per violation to `errors`, each starting
     /// with `what`.
@@ -260,6 +171,16 @@ impl Spec {
                 .into_iter()
                 .map(|e| format!("{what} ({definition}) {e}")),
         );
+    }
+
+    /// The constraints `value` breaks as the definition `definition` (the
+    /// body of an operation the 37.2 file lacks, say), without properties
+    /// it does not define: the typed handlers refuse those.
+    pub fn definition_errors(&self, definition: &str, value: &Value) -> Vec<String> {
+        let schema = json!({"$ref": format!("#/definitions/{definition}")});
+        let mut errors = Vec::new();
+        self.validate(&schema, value, &mut "$".to_string(), false, &mut errors);
+        errors
     }
 
     /// The operation `method template` names, where `template` is a route

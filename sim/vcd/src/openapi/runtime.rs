@@ -33,6 +33,15 @@ pub fn refusal(method: &str, template: &str, version: &str, body: &[u8]) -> Opti
     (!errors.is_empty()).then(|| ApiError::bad_request(message(version, &errors)))
 }
 
+/// The refusal of a body of an operation the spec file lacks (one a later
+/// version adds) that breaks the constraints of the definition it takes
+/// at API `version`; `None` for a body that keeps them or is not JSON.
+pub fn definition_refusal(definition: &str, version: &str, body: &[u8]) -> Option<ApiError> {
+    let value: Value = serde_json::from_slice(body).ok()?;
+    let errors = Spec::embedded_at(version).definition_errors(definition, &value);
+    (!errors.is_empty()).then(|| ApiError::bad_request(message(version, &errors)))
+}
+
 /// The violations joined, cut at [`MESSAGE_LIMIT`] with a count of the rest.
 fn message(version: &str, errors: &[String]) -> String {
     let mut text = format!("The request body breaks the constraints of API version {version}: ");

@@ -9,6 +9,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::Ref;
+use super::health_monitor::{HealthMonitor, MemberHealth};
 use crate::strict::{ReadOnly, definition};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -53,17 +54,6 @@ pub struct PoolMember {
 }
 definition!(PoolMember, "EdgeLoadBalancerPoolMember", serialize);
 
-/// A system monitor, by type.
-#[derive(Debug, Clone, Serialize, Deserialize)]
-#[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
-pub struct HealthMonitor {
-    #[serde(rename = "type")]
-    pub monitor_type: String,
-    pub name: Option<String>,
-    pub system_defined: Option<bool>,
-}
-definition!(HealthMonitor, "EdgeLoadBalancerHealthMonitor", serialize);
-
 /// How a pool keeps a client on one member (`CLIENT_IP`, `HTTP_COOKIE`, ...).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(remote = "Self", rename_all = "camelCase", deny_unknown_fields)]
@@ -91,6 +81,8 @@ pub struct Pool {
     pub default_port: Option<u32>,
     pub graceful_timeout_period: Option<i64>,
     pub algorithm: Option<String>,
+    /// SYSTEM monitors named by type; the TENANT ones a pool uses are
+    /// `World::monitor_assignments`.
     #[serde(default)]
     pub health_monitors: Vec<HealthMonitor>,
     pub persistence_profile: Option<PersistenceProfile>,
@@ -135,7 +127,8 @@ pub struct MemberCounts {
 
 impl super::World {
     /// A pool's members; the entries of a member group (an IP set) count as
-    /// enabled members, up unless a test marked them otherwise.
+    /// enabled members. Each is up unless a monitor or a test marks it
+    /// otherwise ([`super::World::member_health`]).
     pub fn member_counts(&self, pool: &Pool) -> MemberCounts {
         let group = pool
             .member_group_ref
@@ -145,7 +138,7 @@ impl super::World {
             let entries = group.body.ip_addresses.clone().unwrap_or_default();
             let up = entries
                 .iter()
-                .filter(|ip| pool.member_health.get(*ip).is_none_or(|h| h == "UP"))
+                .filter(|ip| self.member_health(pool, ip, None).status == "UP")
                 .count();
             return MemberCounts {
                 total: entries.len(),
@@ -153,15 +146,29 @@ impl super::World {
                 up,
             };
         }
+        let enabled: Vec<&PoolMember> = pool.members.iter().filter(|m| m.enabled).collect();
+        let up = enabled
+            .iter()
+            .filter(|m| self.listed_member_health(pool, m).status == "UP")
+            .count();
         MemberCounts {
             total: pool.members.len(),
-            enabled: pool.members.iter().filter(|m| m.enabled).count(),
-            up: pool.up_members(),
+            enabled: enabled.len(),
+            up,
         }
     }
-}
 
-impl super::World {
+    /// A listed member's health: `DISABLED` when it is disabled.
+    pub fn listed_member_health(&self, pool: &Pool, member: &PoolMember) -> MemberHealth {
+        if !member.enabled {
+            return MemberHealth {
+                status: "DISABLED".to_string(),
+                marked_down_by: Vec::new(),
+            };
+        }
+        self.member_health(pool, &member.ip_address, member.port)
+    }
+
     /// The addresses a pool sends traffic to: its members, or the entries
     /// of its member group.
     pub fn pool_member_ips(&self, pool: &Pool) -> Vec<String> {
@@ -171,24 +178,6 @@ impl super::World {
                 .unwrap_or_default(),
             None => pool.members.iter().map(|m| m.ip_address.clone()).collect(),
         }
-    }
-}
-
-impl Pool {
-    pub fn health_of(&self, member: &PoolMember) -> &str {
-        if !member.enabled {
-            return "DISABLED";
-        }
-        self.member_health
-            .get(&member.ip_address)
-            .map_or("UP", String::as_str)
-    }
-
-    pub fn up_members(&self) -> usize {
-        self.members
-            .iter()
-            .filter(|m| self.health_of(m) == "UP")
-            .count()
     }
 }
 

@@ -1,6 +1,6 @@
 //! Test hooks that change the world the way things outside the API do:
-//! VMs powering off, vanishing or moving between VDCs, pool members going down, tokens revoked,
-//! a provider turning a gateway's transparent mode on or off.
+//! VMs powering off, vanishing or moving between VDCs, pool members going down, nodes failing
+//! health probes, tokens revoked, a provider turning a gateway's transparent mode on or off.
 
 use super::compute::{PowerState, SizingPolicy, Vm};
 use super::{World, find, find_mut, remove};
@@ -73,6 +73,14 @@ impl World {
         pool.member_health
             .insert(ip.to_string(), health.to_string());
         Ok(())
+    }
+
+    /// Sets whether the node at `ip` answers health probes on `port`: a
+    /// pool member there is DOWN while the pool has a tenant HTTP or HTTPS
+    /// monitor probing that port and `healthy` is false.
+    pub fn set_probe(&mut self, ip: &str, port: u16, healthy: bool) {
+        self.probes
+            .insert((super::health_monitor::probe_address(ip), port), healthy);
     }
 
     /// Sets whether virtual services on the gateway may enable transparent

@@ -5,6 +5,8 @@ pub mod alb;
 pub mod compute;
 pub mod default_services;
 pub mod firewall;
+pub mod health_monitor;
+mod health_monitor_checks;
 pub mod hooks;
 pub mod http_policy;
 pub mod http_rules;
@@ -30,6 +32,7 @@ pub use usage::{AllocationUse, UsedIp};
 use alb::{Pool, SegAssignment, ServiceEngineGroup, VirtualService};
 use compute::{VApp, Vdc, VdcGroup, Vm};
 use firewall::{FirewallGroup, FirewallRule, GatewayFirewall};
+use health_monitor::{Monitor, MonitorAssignment};
 use http_rules::HttpPolicies;
 use identity::{AccessToken, ApiToken, Org, Role, User};
 use ip_space::{IpAllocation, IpSpace};
@@ -93,6 +96,16 @@ pub struct World {
     pub certificates: Vec<Certificate>,
     pub pools: Vec<Pool>,
     pub virtual_services: Vec<VirtualService>,
+    /// SYSTEM and TENANT health monitors (API 39.0+).
+    #[serde(default = "health_monitor::system_monitors")]
+    pub health_monitors: Vec<Monitor>,
+    /// TENANT health monitors assigned to pools.
+    #[serde(default)]
+    pub monitor_assignments: Vec<MonitorAssignment>,
+    /// Whether a node answers health probes, by (address, port), as tests
+    /// set it (`set_probe`); a node not listed answers.
+    #[serde(skip)]
+    pub probes: BTreeMap<(String, u16), bool>,
     /// HTTP policies (API 38.0+) of virtual services that have any.
     #[serde(default)]
     pub http_policies: Vec<HttpPolicies>,
@@ -144,6 +157,8 @@ keyed! {
     Certificate => |c| c.item.id.as_deref().unwrap_or_default();
     Pool => |p| p.id.as_deref().unwrap_or_default();
     VirtualService => |v| v.id.as_deref().unwrap_or_default();
+    Monitor => |m| m.id();
+    MonitorAssignment => |a| &a.id;
     HttpPolicies => |p| &p.virtual_service_id;
     NatRule => |r| r.body.id.as_deref().unwrap_or_default();
     FirewallRule => |r| r.body.id.as_deref().unwrap_or_default();
@@ -201,6 +216,9 @@ impl World {
             certificates: Vec::new(),
             pools: Vec::new(),
             virtual_services: Vec::new(),
+            health_monitors: health_monitor::system_monitors(),
+            monitor_assignments: Vec::new(),
+            probes: BTreeMap::new(),
             http_policies: Vec::new(),
             nat_rules: Vec::new(),
             firewall_rules: Vec::new(),

@@ -273,6 +273,25 @@ impl Alb {
             .await
     }
 
+    /// A pool named `name` whose members are an IP set `<name>-nodes` of
+    /// `addresses` (group mode); its id.
+    pub async fn create_group_pool(
+        &self,
+        client: &Client,
+        name: &str,
+        addresses: &[&str],
+    ) -> String {
+        let set = crate::firewall::ip_set(&self.gateway, &format!("{name}-nodes"), addresses);
+        let set = client
+            .write_ok(Method::POST, "/firewallGroups", Some(&set))
+            .await;
+        let mut grouped = self.pool(name, &[]);
+        grouped["memberGroupRef"] = serde_json::json!({"id": set});
+        client
+            .write_ok(Method::POST, "/loadBalancer/pools", Some(&grouped))
+            .await
+    }
+
     pub fn gateway_id(&self) -> &str {
         self.gateway["id"].as_str().unwrap()
     }

@@ -6,7 +6,6 @@ use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
 use vcdsim::Scenario;
 
-use crate::firewall::ip_set;
 use crate::support::{Alb, CLOUDAPI, Client, Reply, start};
 
 fn refused(reply: &Reply, needle: &str) {
@@ -18,22 +17,7 @@ fn refused(reply: &Reply, needle: &str) {
 /// A pool on `edge1` whose members are an IP set, as transparent mode
 /// needs, and a transparent virtual service body on it.
 async fn transparent_vs(client: &Client, alb: &Alb, name: &str, port: u16) -> Value {
-    let set = client
-        .write_ok(
-            Method::POST,
-            "/firewallGroups",
-            Some(&ip_set(
-                &alb.gateway,
-                &format!("{name}-nodes"),
-                &["10.0.0.11"],
-            )),
-        )
-        .await;
-    let mut grouped = alb.pool(name, &[]);
-    grouped["memberGroupRef"] = json!({"id": set});
-    let pool = client
-        .write_ok(Method::POST, "/loadBalancer/pools", Some(&grouped))
-        .await;
+    let pool = alb.create_group_pool(client, name, &["10.0.0.11"]).await;
     let mut vs = alb.virtual_service(name, &pool, "203.0.113.20", port);
     vs["transparentModeEnabled"] = json!(true);
     vs
