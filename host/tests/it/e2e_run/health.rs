@@ -20,6 +20,32 @@ pub(super) async fn health_message(world: &World, name: &str) -> Result<String, 
         .ok_or_else(|| "no health condition yet".into())
 }
 
+/// The load-balancer side's VCD calls other than health reads, over three
+/// health reads from now.
+pub(super) async fn steady_calls(world: &World) -> Vec<String> {
+    world.vcd.reset_log();
+    wait_until("three health reads", START, || async {
+        let calls = world.vcd.requests();
+        let reads = calls
+            .iter()
+            .filter(|r| r.template.ends_with("/loadBalancer/poolSummaries"))
+            .count();
+        match reads >= 3 {
+            true => Ok(()),
+            false => Err(format!("{reads} reads")),
+        }
+    })
+    .await;
+    world
+        .vcd
+        .requests()
+        .iter()
+        .filter(|r| r.template.contains("/edgeGateways/") || r.template.contains("/loadBalancer/"))
+        .filter(|r| !(r.method == "GET" && r.template.ends_with("/loadBalancer/poolSummaries")))
+        .map(|r| format!("{} {}", r.method, r.template))
+        .collect()
+}
+
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn the_health_interval_reads_members_up_into_the_service() {
     let world = World::start().await;
@@ -43,27 +69,7 @@ async fn the_health_interval_reads_members_up_into_the_service() {
     // Steady, between drift checks: each read is one list, and nothing else
     // of the load-balancer side reaches VCD (the node side's VM reads are
     // its own).
-    world.vcd.reset_log();
-    wait_until("three health reads", START, || async {
-        let calls = world.vcd.requests();
-        let reads = calls
-            .iter()
-            .filter(|r| r.template.ends_with("/loadBalancer/poolSummaries"))
-            .count();
-        match reads >= 3 {
-            true => Ok(()),
-            false => Err(format!("{reads} reads")),
-        }
-    })
-    .await;
-    let others: Vec<String> = world
-        .vcd
-        .requests()
-        .iter()
-        .filter(|r| r.template.contains("/edgeGateways/") || r.template.contains("/loadBalancer/"))
-        .filter(|r| !(r.method == "GET" && r.template.ends_with("/loadBalancer/poolSummaries")))
-        .map(|r| format!("{} {}", r.method, r.template))
-        .collect();
+    let others = steady_calls(&world).await;
     assert!(others.is_empty(), "{others:#?}");
     println!("health reporting: 1 VCD call per read (<= 128 pools): 60 an hour at the default 60s");
     let (_, metrics) = ccm.get("/metrics").await.expect("the metrics");

@@ -18,7 +18,7 @@ use vcdsim::world::health_monitor::{HealthMonitor, HttpSettings};
 use super::{CONVERGE, START, leading};
 use crate::support::objects::ServiceEdits;
 use crate::support::poll::wait_until;
-use crate::support::run::gateway::lb_writes;
+use crate::support::run::gateway::{lb_writes, vcd_writes};
 use crate::support::run::{NODES, World};
 
 const INTERVAL: &str = "vcd-ccm.io/health-check-interval";
@@ -193,6 +193,20 @@ async fn tuned_monitors_are_shared_repaired_and_deleted_at_39_1() {
     })
     .await;
     assert!(message.contains(&name), "{message}");
+    // Taken off a pool by hand: assigned again.
+    world.vcd.with_world(|w| {
+        let slow = w
+            .pools
+            .iter()
+            .find(|p| p.name.starts_with("ingress-pool-default.slow-"))
+            .and_then(|p| p.id.clone());
+        w.monitor_assignments
+            .retain(|a| Some(&a.pool_id) != slow.as_ref());
+    });
+    monitors_until(&world, "slow's monitor assigned again", |m| {
+        m.len() == 2 && m.iter().map(|t| t.pools.len()).sum::<usize>() == 3
+    })
+    .await;
 
     // A Service's own monitor goes with it; a shared one stays for the other.
     world.delete_service("default", "slow").await;
@@ -322,8 +336,11 @@ async fn a_local_service_probes_its_health_check_node_port_and_endpoints_moving_
         writes,
         "endpoints moving wrote to VCD"
     );
+    // Steady: the health reads alone reach VCD, monitors and probes included.
+    let others = super::health::steady_calls(&world).await;
+    assert!(others.is_empty(), "{others:#?}");
     println!(
-        "Local Service at API 39.1: 0 VCD writes for endpoints moving (node probe on port {port}); {} members probed",
+        "Local Service at API 39.1: 0 VCD writes for endpoints moving (node probe on port {port}); {} members probed; steady state: the health reads alone (60 calls an hour at --health-interval=60s)",
         NODES.len()
     );
     assert_eq!(service.ports.len(), 1);
@@ -352,4 +369,43 @@ async fn the_kube_proxy_switch_adds_its_probe_beside_the_ports_monitor() {
     let (ports, nodes) = (2, NODES.len());
     let counted = format!("{} of {} members up", ports * (nodes - 1), ports * nodes);
     health_counts(&world, "web", &counted).await;
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn plan_lists_the_monitor_writes_tuning_would_make() {
+    let world = World::start().await;
+    world.add_nodes().await;
+    let mut ccm = world.spawn("ccm", &[]);
+    world.create_service("web", &[80, 443]).await;
+    wait_until("web's address", START + CONVERGE, || {
+        world.external_ip("web")
+    })
+    .await;
+    ccm.kill();
+    world
+        .patch_service(
+            "default",
+            "web",
+            json!({"metadata": {"annotations": {INTERVAL: "5s"}}}),
+        )
+        .await;
+    let written = vcd_writes(&world.vcd).len();
+    let (code, out) = super::plan::plan(&world.files, &[]);
+    assert_eq!(code, 2, "{out}");
+    assert_eq!(
+        super::plan::lines(&out, "+ health monitor vcd-ccm-monitor-").len(),
+        1,
+        "{out}"
+    );
+    assert_eq!(
+        super::plan::lines(&out, "+ health monitor assignment ").len(),
+        2,
+        "{out}"
+    );
+    assert_eq!(super::plan::lines(&out, "~ pool ").len(), 2, "{out}");
+    assert_eq!(
+        vcd_writes(&world.vcd).len(),
+        written,
+        "the plan wrote to VCD"
+    );
 }

@@ -20,7 +20,7 @@ use crate::support::run::{RunFiles, World};
 
 /// Runs `vcd-ccm plan` with `files` and `extra`; its exit code and stdout
 /// (stderr appended, for messages).
-fn plan(files: &RunFiles, extra: &[&str]) -> (i32, String) {
+pub(super) fn plan(files: &RunFiles, extra: &[&str]) -> (i32, String) {
     let output = Command::new(env!("CARGO_BIN_EXE_vcd-ccm"))
         .arg("plan")
         .args(files.args())
@@ -36,7 +36,7 @@ fn plan(files: &RunFiles, extra: &[&str]) -> (i32, String) {
 }
 
 /// The planned lines of one kind of object, as printed.
-fn lines<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
+pub(super) fn lines<'a>(out: &'a str, prefix: &str) -> Vec<&'a str> {
     out.lines()
         .map(str::trim)
         .filter(|l| l.starts_with(prefix))
