@@ -102,6 +102,12 @@ impl Context {
             tenant: client.api_version() >= TENANT_MONITORS_SINCE,
             kube_proxy: config.kube_proxy_health_check,
         };
+        if monitoring.kube_proxy && !monitoring.tenant {
+            tracing::warn!(
+                version = %client.api_version(),
+                "loadbalancer.kubeProxyHealthCheck has no effect: probes need tenant health monitors, which VCD offers from API 39.0 (VCD 10.6)"
+            );
+        }
         let cluster = Cluster {
             cluster_id: config.cluster_id.clone(),
             org: placement.org.name.clone().unwrap_or_default(),

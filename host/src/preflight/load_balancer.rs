@@ -9,6 +9,7 @@ use super::findings::{CheckId, Failure, Report, Step, bounded};
 use crate::lb::{Features, InternalPools, IpSource, LbConfig, add_private_space, used_addresses};
 use crate::vcd::VcdClient;
 use crate::vcd::resources::gateway::EdgeGateway;
+use crate::vcd::resources::health_monitor::TENANT_MONITORS_SINCE;
 use crate::vcd::resources::seg::SegAssignment;
 
 /// The load-balancer checks on `gateway`, or all skipped for the reason given.
@@ -67,8 +68,17 @@ async fn alb(client: &VcdClient, gateway: &EdgeGateway, lb: &LbConfig) -> Step<(
             )
         })?;
     let on_off = |on: bool| if on { "on" } else { "off" };
+    let monitors = match (
+        client.api_version() >= TENANT_MONITORS_SINCE,
+        lb.kube_proxy_health_check,
+    ) {
+        (true, true) => "on, kube-proxy probed",
+        (true, false) => "on",
+        (false, true) => "off below API 39.0 (loadbalancer.kubeProxyHealthCheck has no effect)",
+        (false, false) => "off below API 39.0",
+    };
     let detail = format!(
-        "{}enabled, {} feature set{}, transparent mode {}, IPv6 service network {}",
+        "{}enabled, {} feature set{}, transparent mode {}, IPv6 service network {}, tenant health monitors {monitors}",
         if distributed_only {
             "distributed-only gateway (no NAT, no gateway firewall), "
         } else {

@@ -16,6 +16,7 @@ use vcdsim::Scenario;
 use vcdsim::world::health_monitor::{HealthMonitor, HttpSettings};
 
 use super::{CONVERGE, START, leading};
+use crate::support::check::Setup;
 use crate::support::objects::ServiceEdits;
 use crate::support::poll::wait_until;
 use crate::support::run::gateway::{lb_writes, vcd_writes};
@@ -239,16 +240,30 @@ async fn tuned_monitors_are_shared_repaired_and_deleted_at_39_1() {
     assert!(refused.is_empty(), "{refused:#?}");
 }
 
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn below_39_the_annotations_warn_naming_the_version_and_nothing_is_tuned() {
+/// vcdsim's default world at API 38.1 (VCD 10.5).
+fn at_38_1() -> Scenario {
     let yaml = format!(
         "apiVersions: [\"37.2\", \"38.0\", \"38.1\"]\n{}",
         vcdsim::scenario::DEFAULT_SCENARIO
     );
-    let world = World::start_on(Scenario::from_yaml(&yaml).expect("the scenario")).await;
+    Scenario::from_yaml(&yaml).expect("the scenario")
+}
+
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn below_39_the_annotations_warn_naming_the_version_and_nothing_is_tuned() {
+    let world = World::start_on(at_38_1()).await;
+    world.add_load_balancer_setting("kubeProxyHealthCheck: true");
     world.add_nodes().await;
     let ccm = world.spawn("monitors-38", &[]);
     wait_until("the process to lead", START, || leading(&ccm)).await;
+    wait_until("the switch's warning", START, || async {
+        let log = ccm.stderr();
+        match log.contains("loadbalancer.kubeProxyHealthCheck has no effect") {
+            true => Ok(()),
+            false => Err("not logged yet".to_string()),
+        }
+    })
+    .await;
     world
         .create_annotated_service("web", &[80], tuned("5s"))
         .await;
@@ -407,5 +422,21 @@ async fn plan_lists_the_monitor_writes_tuning_would_make() {
         vcd_writes(&world.vcd).len(),
         written,
         "the plan wrote to VCD"
+    );
+}
+
+#[tokio::test]
+async fn check_says_whether_tenant_monitors_are_there() {
+    let setup = Setup::start(Scenario::default_scenario(), "  certAlias: my-cert\n").await;
+    let detail = setup.check(&[]).await.passed("load-balancer");
+    assert!(detail.ends_with("tenant health monitors on"), "{detail}");
+    let probed = "  certAlias: my-cert\n  kubeProxyHealthCheck: true\n";
+    let setup = Setup::start(at_38_1(), probed).await;
+    let detail = setup.check(&[]).await.passed("load-balancer");
+    assert!(
+        detail.ends_with(
+            "tenant health monitors off below API 39.0 (loadbalancer.kubeProxyHealthCheck has no effect)"
+        ),
+        "{detail}"
     );
 }
