@@ -298,7 +298,7 @@ async fn a_local_service_probes_its_health_check_node_port_and_endpoints_moving_
     world.add_nodes().await;
     let ccm = world.spawn("probes", &["--health-interval=1s"]);
     wait_until("the process to lead", START, || leading(&ccm)).await;
-    let service = world.create_service("shop", &[80]).await;
+    world.create_service("shop", &[80]).await;
     world
         .patch_service(
             "default",
@@ -324,7 +324,7 @@ async fn a_local_service_probes_its_health_check_node_port_and_endpoints_moving_
 
     // Every Node is a member; the one without an endpoint answers 503.
     let (_, first) = NODES[0];
-    let (second_name, second) = NODES[1];
+    let (second_name, _) = NODES[1];
     world.vcd.with_world(|w| w.set_probe(first, port, false));
     health_counts(&world, "shop", &format!("1 of {} members up", NODES.len())).await;
 
@@ -358,8 +358,6 @@ async fn a_local_service_probes_its_health_check_node_port_and_endpoints_moving_
         "Local Service at API 39.1: 0 VCD writes for endpoints moving (node probe on port {port}); {} members probed; steady state: the health reads alone (60 calls an hour at --health-interval=60s)",
         NODES.len()
     );
-    assert_eq!(service.ports.len(), 1);
-    assert_ne!(first, second);
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
