@@ -177,7 +177,7 @@ impl Inventory {
             return Ok(Some(cached));
         }
         let observed_at = Instant::now();
-        match self.client.get_vm(&cached.urn).await {
+        match self.client.vms().get(&cached.urn).await {
             Ok(vm) => {
                 let fresh = Arc::new(CachedVm {
                     vm,
@@ -223,12 +223,13 @@ impl Inventory {
             scope: self.vapps.describe(),
             source: Arc::new(error),
         };
-        let records = self.client.query_vms(&scope).await.map_err(failed)?;
+        let records = self.client.vms().query(&scope).await.map_err(failed)?;
         let mut by_urn = HashMap::new();
         for (vapp_href, vdc) in cluster_vapps(&records, &self.vapps) {
             let vapp = self
                 .client
-                .get_vapp_with_vms(&vapp_href)
+                .vms()
+                .vapp_with_vms(&vapp_href)
                 .await
                 .map_err(failed)?;
             for vm in vapp.vms {

@@ -83,7 +83,8 @@ impl Context {
         let mode = config.check()?;
         let setup = |action: &str| LbError::vcd("(setup)", action.to_string());
         let placement = client
-            .resolve_placement(&config.vdc, &config.network)
+            .tenancy()
+            .placement(&config.vdc, &config.network)
             .await
             .map_err(setup("resolving loadbalancer.network and its edge gateway"))?;
         let gateway = &placement.gateway;

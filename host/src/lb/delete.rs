@@ -152,7 +152,8 @@ async fn noted_release(ctx: &Context, service: &ServiceSpec) -> Result<Option<Op
     }
     let found = ctx
         .client
-        .find_allocation_by_value(&noted.space_id, &noted.ip.to_string())
+        .ip_spaces()
+        .find_allocation(&noted.space_id, &noted.ip.to_string())
         .await
         .map_err(LbError::vcd(
             &service.key(),

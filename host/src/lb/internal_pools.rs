@@ -109,7 +109,8 @@ pub async fn add_private_space(
     }
     let setup = |action: &str| LbError::vcd("(setup)", action.to_string());
     let summaries = client
-        .ip_space_summaries()
+        .ip_spaces()
+        .summaries()
         .await
         .map_err(setup("listing the org's IP Spaces"))?;
     let Some(summary) = summaries.iter().find(|s| s.name == name) else {
@@ -125,7 +126,8 @@ pub async fn add_private_space(
         )));
     }
     let space = client
-        .get_ip_space(&summary.id)
+        .ip_spaces()
+        .get(&summary.id)
         .await
         .map_err(setup("reading loadbalancer.internal.ipSpace"))?;
     source.add_private_space(Space::of(space, false));

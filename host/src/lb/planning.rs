@@ -10,7 +10,7 @@ use crate::lb::context::Context;
 use crate::lb::decide::address::{Address, AddressContext, Resolved};
 use crate::lb::decide::asking;
 use crate::lb::decide::asking::Decided;
-use crate::lb::decide::certificates as upload;
+use crate::lb::decide::certificates::{self as upload, Uploads};
 use crate::lb::decide::current;
 use crate::lb::decide::current::{Currents, Found};
 use crate::lb::decide::dual_stack;
@@ -48,6 +48,13 @@ pub(super) enum Step {
     /// Below API 37.2 an IP Space picks the address: its allocation is
     /// made, and the Service decided again with it.
     AllocateFirst(Box<Op>),
+    /// The decision uses Secrets the library lacks: they are uploaded (the
+    /// ops, all `UploadCertificate`), and the Service decided again with
+    /// the ids VCD gives them. The pins hold the uploads until then.
+    UploadFirst {
+        ops: Vec<Op>,
+        pins: Vec<Pinned>,
+    },
 }
 
 /// A pass's decision, made before anything is written.
@@ -329,7 +336,7 @@ pub(super) async fn plan(
         false => internal::internal_ips(ctx, service, &names, view, observed, excluded, &seed)?,
     };
     // Last, so a refusal above leaves no upload behind.
-    let pins = upload::upload_used(
+    let pins = match upload::uploads_used(
         ctx,
         service,
         &decision,
@@ -337,7 +344,14 @@ pub(super) async fn plan(
         &library,
         &mut certificates,
     )
-    .await?;
+    .await?
+    {
+        Uploads::Ready(pins) => pins,
+        Uploads::First { uploads, pins } => {
+            let ops = uploads.into_iter().map(Op::UploadCertificate).collect();
+            return Ok(Step::UploadFirst { ops, pins });
+        }
+    };
     let target = Target {
         mode: if is_internal {
             Mode::SharedVip

@@ -90,6 +90,8 @@ pub(in crate::lb) async fn plan_ensure(
         Step::Planned(planned) => planned,
         // What follows depends on the address the IP Space picks.
         Step::AllocateFirst(op) => return describe(ctx, &[*op], &observed).await,
+        // What follows names the ids VCD gives the uploads.
+        Step::UploadFirst { ops, .. } => return describe(ctx, &ops, &observed).await,
     };
     let mut objects = planned.ops;
     planning::plan_member_sets(ctx, service, &owner, &planned.members, &mut objects).await?;
@@ -220,13 +222,14 @@ async fn changed_fields(
     let read = |what: &str| LbError::vcd("(plan)", format!("reading {what}"));
     let (wanted, current) = match op {
         Op::UpdatePool { id, pool } => {
-            let current = ctx.client.get_pool(id).await.map_err(read(&pool.name))?;
+            let current = ctx.client.pools().get(id).await.map_err(read(&pool.name))?;
             (json(pool), json(&current))
         }
         Op::UpdateVirtualService { id, vs } | Op::RecordVirtualService { id: Some(id), vs } => {
             let current = ctx
                 .client
-                .get_virtual_service(id)
+                .virtual_services()
+                .get(id)
                 .await
                 .map_err(read(&vs.name))?;
             (json(vs), json(&current))
@@ -235,7 +238,8 @@ async fn changed_fields(
             let id = monitor.id.as_deref().unwrap_or_default();
             let current = ctx
                 .client
-                .get_health_monitor(id)
+                .health_monitors()
+                .get(id)
                 .await
                 .map_err(read(&monitor.name))?;
             (json(monitor), json(&current))

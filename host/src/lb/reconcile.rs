@@ -17,6 +17,7 @@ use crate::lb::plan::upstream;
 use crate::lb::plan::upstream::UpstreamObjects;
 use crate::lb::planning::{self, Planned, Step};
 use crate::lb::service::{Announcement, NodeSpec, ServiceSpec};
+use crate::lb::tls::Pinned;
 use crate::lb::vips::Vips;
 
 /// How often a reconcile moves to another address after losing one to a
@@ -59,8 +60,10 @@ enum Pass {
         announcement: Announcement,
         moved: Option<String>,
     },
-    /// The Service's address was allocated: decide again with it.
-    Again { writes: usize },
+    /// The Service's address was allocated, or its Secrets uploaded:
+    /// decide again with them. The pins hold the uploads until the Service
+    /// is reconciled.
+    Again { writes: usize, pins: Vec<Pinned> },
     /// The IP Space refused to allocate `ip`; start over without it.
     Refused { ip: IpAddr, error: LbError },
     /// Another owner holds `ip` too; start over without it.
@@ -84,6 +87,7 @@ pub(super) async fn converge(
     let mut last = None;
     let mut refused = None;
     let mut reobserved = false;
+    let mut held = Vec::new();
     for _ in 0..MAX_CLAIM_ATTEMPTS {
         let pass = match pass(ctx, service, nodes, &excluded, &mut existed).await {
             // An object our observation missed landed meanwhile (a task
@@ -132,7 +136,10 @@ pub(super) async fn converge(
                 last = Some((ip, holder));
                 refused = None;
             }
-            Pass::Again { writes: made } => writes += made,
+            Pass::Again { writes: made, pins } => {
+                writes += made;
+                held.extend(pins);
+            }
             Pass::Refused { ip, error } => {
                 tracing::info!(service = %service.key(), %error, "the IP Space refused the address; moving to another");
                 excluded.insert(ip);
@@ -204,7 +211,16 @@ async fn pass(
             let writes = Applier::noting(ctx, &service.name, service)
                 .apply(vec![*op], &observed)
                 .await?;
-            return Ok(Pass::Again { writes });
+            return Ok(Pass::Again {
+                writes,
+                pins: Vec::new(),
+            });
+        }
+        Step::UploadFirst { ops, pins } => {
+            let writes = Applier::new(ctx, &service.name)
+                .apply(ops, &observed)
+                .await?;
+            return Ok(Pass::Again { writes, pins });
         }
     };
     // The address first: a refusal moves the Service to another one

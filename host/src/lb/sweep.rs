@@ -198,6 +198,7 @@ pub(in crate::lb) async fn sweep(
     for space in ctx.source.spaces() {
         let allocations = ctx
             .client
+            .ip_spaces()
             .claimed_allocations(&space.id)
             .await
             .map_err(vcd(format!("reading IP Space {} allocations", space.name)))?;

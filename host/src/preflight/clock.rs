@@ -14,6 +14,7 @@ use std::time::Duration;
 
 use super::findings::{Failure, Step, bounded};
 use crate::vcd::VcdClient;
+use crate::vcd::clock::ClockOffset;
 
 /// The most the clocks may surely be apart.
 pub const MAX_SKEW: Duration = Duration::from_secs(60);
@@ -25,7 +26,7 @@ fn shown(duration: Duration) -> String {
 }
 
 pub(super) async fn check(client: &VcdClient) -> Step<()> {
-    let reading = bounded(client.clock_offset()).await?.map_err(|e| {
+    let reading = bounded(ClockOffset::read(client)).await?.map_err(|e| {
         Failure::new(
             e,
             "Check that VCD answers GET /api/versions with a Date header",

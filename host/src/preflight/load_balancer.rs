@@ -114,7 +114,7 @@ fn describe(assignment: &SegAssignment) -> String {
 }
 
 async fn engine_group(client: &VcdClient, gateway: &EdgeGateway) -> Step<()> {
-    let assignments = bounded(client.seg_assignments(&gateway.id))
+    let assignments = bounded(client.service_engine_groups().assignments(&gateway.id))
         .await?
         .map_err(|e| {
             Failure::new(
@@ -241,7 +241,7 @@ async fn spaces(client: &VcdClient, gateway: &EdgeGateway, source: &IpSource) ->
             "Ask the provider to give the gateway's provider gateway an uplink to a PUBLIC IP Space",
         ));
     }
-    let suggestions = bounded(client.floating_ip_suggestions(&gateway.id))
+    let suggestions = bounded(client.ip_spaces().floating_ip_suggestions(&gateway.id))
         .await?
         .map_err(|e| Failure::new(e, fix))?;
     // Without VCD's utilization, the size of the space's ranges.
@@ -249,7 +249,7 @@ async fn spaces(client: &VcdClient, gateway: &EdgeGateway, source: &IpSource) ->
     let mut each = Vec::new();
     let mut total: u128 = 0;
     for space in source.spaces() {
-        let read = bounded(client.get_ip_space(&space.id))
+        let read = bounded(client.ip_spaces().get(&space.id))
             .await?
             .map_err(|e| Failure::new(e, fix))?;
         let unallocated = read
@@ -290,7 +290,7 @@ async fn spaces(client: &VcdClient, gateway: &EdgeGateway, source: &IpSource) ->
 
 async fn certificate(client: &VcdClient, lb: &LbConfig) -> Step<()> {
     let alias = lb.effective_cert_alias();
-    let found = bounded(client.find_certificate(&alias))
+    let found = bounded(client.certificates().find(&alias))
         .await?
         .map_err(|e| Failure::new(e, "The role needs Certificate Library: View"))?;
     match (found, &lb.cert_alias) {

@@ -1,6 +1,6 @@
 //! Where the cluster lives: the org, the VDC, `loadbalancer.network` and
 //! the edge gateway it is routed through, found with the same calls (and
-//! in the same order) as the load balancer's `resolve_placement`.
+//! in the same order) as the load balancer's `Tenancy::placement`.
 
 use super::findings::{CheckId, Failure, Report, Step, bounded};
 use crate::lb::LbConfig;
@@ -65,7 +65,7 @@ fn failed(error: &VcdError, fix: &str) -> Failure {
 
 async fn org(client: &VcdClient) -> Step<EntityRef> {
     let name = client.config().org.clone();
-    let org = bounded(client.org(&name))
+    let org = bounded(client.tenancy().org(&name))
         .await?
         .map_err(|e| failed(&e, &format!(
             "Set vcd.org to the org the cluster lives in (now {name:?}); the user must belong to it, or be a System administrator"
@@ -75,15 +75,17 @@ async fn org(client: &VcdClient) -> Step<EntityRef> {
 }
 
 async fn vdc(client: &VcdClient, org: &EntityRef, name: &str) -> Step<EntityRef> {
-    let vdc = bounded(client.vdc(org, name)).await?.map_err(|e| {
-        failed(
-            &e,
-            &format!(
-                "Set vcd.vdc to a VDC of org {} (its name or urn:vcloud:vdc:…)",
-                shown(org)
-            ),
-        )
-    })?;
+    let vdc = bounded(client.tenancy().vdc(org, name))
+        .await?
+        .map_err(|e| {
+            failed(
+                &e,
+                &format!(
+                    "Set vcd.vdc to a VDC of org {} (its name or urn:vcloud:vdc:…)",
+                    shown(org)
+                ),
+            )
+        })?;
     let detail = format!("{} ({})", shown(&vdc), vdc.id);
     Ok((vdc, detail))
 }
@@ -93,7 +95,7 @@ async fn network(client: &VcdClient, vdc: &EntityRef, name: &str) -> Step<OrgVdc
         "Set loadbalancer.network to an NSX-T org VDC network of VDC {} routed through the edge gateway that hosts the load balancers",
         shown(vdc)
     );
-    let network = bounded(client.find_network(vdc, name))
+    let network = bounded(client.tenancy().network(vdc, name))
         .await?
         .map_err(|e| failed(&e, &fix))?;
     let backing = network.backing_network_type.clone().unwrap_or_default();
@@ -120,7 +122,7 @@ async fn gateway(client: &VcdClient, network: &OrgVdcNetwork) -> Step<EdgeGatewa
             "Route the network through an edge gateway",
         ));
     };
-    let gateway = bounded(client.get_gateway(&reference.id))
+    let gateway = bounded(client.gateways().get(&reference.id))
         .await?
         .map_err(|e| {
             failed(

@@ -45,7 +45,7 @@ pub(super) async fn check(client: &VcdClient, uses: Uses, gateway_read: bool) ->
             "cannot read the role's rights ({error}); compare the role with the rights listed in the operations guide"
         ))
     };
-    let session = match bounded(client.current_session()).await {
+    let session = match bounded(client.sessions().current()).await {
         Ok(Ok(session)) => session,
         Ok(Err(error)) => return unreadable(error.to_string()),
         Err(failure) => return unreadable(failure.problem),
@@ -57,7 +57,7 @@ pub(super) async fn check(client: &VcdClient, uses: Uses, gateway_read: bool) ->
     let mut roles = Vec::new();
     for role in &session.role_refs {
         roles.push(role.name.clone().unwrap_or_else(|| role.id.clone()));
-        match bounded(client.role_rights(&role.id)).await {
+        match bounded(client.sessions().role_rights(&role.id)).await {
             Ok(Ok(rights)) => held.extend(rights),
             Ok(Err(error)) => return unreadable(error.to_string()),
             Err(failure) => return unreadable(failure.problem),

@@ -43,15 +43,17 @@ pub(super) async fn check(
         ));
     };
     for (vdc, zone) in &zones {
-        bounded(client.vdc(org, vdc)).await?.map_err(|e| {
-            Failure::new(
-                format!("zone {zone}: {e}"),
-                format!(
-                    "Correct ovdcName of zone {zone} in {}: it must name a VDC of the org",
-                    path.display()
-                ),
-            )
-        })?;
+        bounded(client.tenancy().vdc(org, vdc))
+            .await?
+            .map_err(|e| {
+                Failure::new(
+                    format!("zone {zone}: {e}"),
+                    format!(
+                        "Correct ovdcName of zone {zone} in {}: it must name a VDC of the org",
+                        path.display()
+                    ),
+                )
+            })?;
     }
     Ok(((), format!("{read}, each found in the org")))
 }

@@ -358,7 +358,9 @@ impl VcdClient {
                 call: call.clone(),
                 detail: "202 Accepted without a Location header".to_string(),
             })?;
-        self.wait_task(&call, location).await.map(Some)
+        super::tasks::wait_task(self, &call, location)
+            .await
+            .map(Some)
     }
 }
 

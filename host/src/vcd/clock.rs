@@ -23,17 +23,15 @@ impl ClockOffset {
     pub fn at_least(&self) -> Duration {
         self.offset.unsigned_abs().saturating_sub(self.uncertainty)
     }
-}
 
-impl VcdClient {
     /// Compares VCD's `Date` with this host's clock.
-    pub async fn clock_offset(&self) -> Result<ClockOffset, VcdError> {
+    pub async fn read(client: &VcdClient) -> Result<ClockOffset, VcdError> {
         let sent = Timestamp::now();
         let started = Instant::now();
-        let reply = self.versions().await?;
+        let reply = client.versions().await?;
         let round_trip = started.elapsed();
         let unexpected = |detail: String| VcdError::Unexpected {
-            call: self.call_of("get_versions", "/api/versions"),
+            call: client.call_of("get_versions", "/api/versions"),
             detail,
         };
         let date = reply

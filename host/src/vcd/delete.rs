@@ -8,6 +8,7 @@ use std::future::Future;
 
 use super::client::ApiRequest;
 use super::rights;
+use super::serialize::write_on_gateway;
 use super::{VcdClient, VcdError};
 
 /// The right a delete needs.
@@ -41,42 +42,40 @@ impl DeleteRight {
     }
 }
 
-impl VcdClient {
-    /// Sends the DELETE (serialized per gateway when `gateway_id` is given).
-    /// Gone already is success; a 403 for an object `read` still finds is
-    /// [`VcdError::DeleteForbidden`].
-    pub(in crate::vcd) async fn delete_object<T, F, Fut>(
-        &self,
-        gateway_id: Option<&str>,
-        request: ApiRequest,
-        right: DeleteRight,
-        read: F,
-    ) -> Result<(), VcdError>
-    where
-        F: FnOnce() -> Fut,
-        Fut: Future<Output = Result<T, VcdError>>,
-    {
-        let sent = match gateway_id {
-            Some(gateway_id) => self.write_on_gateway(gateway_id, request).await,
-            None => self.write(request).await,
-        };
-        match sent {
-            Ok(_) | Err(VcdError::NotFound { .. }) => Ok(()),
-            Err(VcdError::Forbidden {
+/// Sends the DELETE (serialized per gateway when `gateway_id` is given).
+/// Gone already is success; a 403 for an object `read` still finds is
+/// [`VcdError::DeleteForbidden`].
+pub(in crate::vcd) async fn delete_object<T, F, Fut>(
+    client: &VcdClient,
+    gateway_id: Option<&str>,
+    request: ApiRequest,
+    right: DeleteRight,
+    read: F,
+) -> Result<(), VcdError>
+where
+    F: FnOnce() -> Fut,
+    Fut: Future<Output = Result<T, VcdError>>,
+{
+    let sent = match gateway_id {
+        Some(gateway_id) => write_on_gateway(client, gateway_id, request).await,
+        None => client.write(request).await,
+    };
+    match sent {
+        Ok(_) | Err(VcdError::NotFound { .. }) => Ok(()),
+        Err(VcdError::Forbidden {
+            call,
+            minor,
+            message,
+        }) => match read().await {
+            Ok(_) => Err(VcdError::DeleteForbidden {
                 call,
+                right: right.name(),
                 minor,
                 message,
-            }) => match read().await {
-                Ok(_) => Err(VcdError::DeleteForbidden {
-                    call,
-                    right: right.name(),
-                    minor,
-                    message,
-                }),
-                Err(error) if error.is_not_found() => Ok(()),
-                Err(error) => Err(error),
-            },
+            }),
+            Err(error) if error.is_not_found() => Ok(()),
             Err(error) => Err(error),
-        }
+        },
+        Err(error) => Err(error),
     }
 }

@@ -72,62 +72,60 @@ fn path_of(link: &str) -> String {
     }
 }
 
-impl VcdClient {
-    /// Every item of a page-based list.
-    pub(in crate::vcd) async fn list_all<T: DeserializeOwned>(
-        &self,
-        operation: &'static str,
-        path: &str,
-        filter: Option<&Filter>,
-        page_size: u32,
-    ) -> Result<Vec<T>, VcdError> {
-        let mut items = Vec::new();
-        for page in 1..=MAX_PAGES {
-            let mut request = ApiRequest::get(operation, path)
-                .collection()
-                .query("page", page)
-                .query("pageSize", page_size);
-            if let Some(filter) = filter {
-                request = request.query("filter", filter);
-            }
-            let reply: Page<T> = self.fetch(request).await?;
-            let empty = reply.values.is_empty();
-            items.extend(reply.values);
-            if empty || page >= reply.page_count {
-                return Ok(items);
-            }
-        }
-        Err(VcdError::Unexpected {
-            call: self.call_of(operation, path),
-            detail: format!("the list did not end after {MAX_PAGES} pages"),
-        })
-    }
-
-    /// Every item of a cursor list.
-    pub(in crate::vcd) async fn list_by_cursor<T: DeserializeOwned>(
-        &self,
-        operation: &'static str,
-        path: &str,
-        page_size: u32,
-    ) -> Result<Vec<T>, VcdError> {
-        let mut items = Vec::new();
+/// Every item of a page-based list.
+pub(in crate::vcd) async fn list_all<T: DeserializeOwned>(
+    client: &VcdClient,
+    operation: &'static str,
+    path: &str,
+    filter: Option<&Filter>,
+    page_size: u32,
+) -> Result<Vec<T>, VcdError> {
+    let mut items = Vec::new();
+    for page in 1..=MAX_PAGES {
         let mut request = ApiRequest::get(operation, path)
             .collection()
+            .query("page", page)
             .query("pageSize", page_size);
-        for _ in 0..MAX_PAGES {
-            let reply = self.execute(&request).await?;
-            let page: Page<T> = self.decode(&request, &reply)?;
-            items.extend(page.values);
-            match next_page_link(&reply.headers) {
-                Some(link) => request = ApiRequest::get(operation, path_of(&link)).collection(),
-                None => return Ok(items),
-            }
+        if let Some(filter) = filter {
+            request = request.query("filter", filter);
         }
-        Err(VcdError::Unexpected {
-            call: self.call_of(operation, path),
-            detail: format!("the cursor list did not end after {MAX_PAGES} pages"),
-        })
+        let reply: Page<T> = client.fetch(request).await?;
+        let empty = reply.values.is_empty();
+        items.extend(reply.values);
+        if empty || page >= reply.page_count {
+            return Ok(items);
+        }
     }
+    Err(VcdError::Unexpected {
+        call: client.call_of(operation, path),
+        detail: format!("the list did not end after {MAX_PAGES} pages"),
+    })
+}
+
+/// Every item of a cursor list.
+pub(in crate::vcd) async fn list_by_cursor<T: DeserializeOwned>(
+    client: &VcdClient,
+    operation: &'static str,
+    path: &str,
+    page_size: u32,
+) -> Result<Vec<T>, VcdError> {
+    let mut items = Vec::new();
+    let mut request = ApiRequest::get(operation, path)
+        .collection()
+        .query("pageSize", page_size);
+    for _ in 0..MAX_PAGES {
+        let reply = client.execute(&request).await?;
+        let page: Page<T> = client.decode(&request, &reply)?;
+        items.extend(page.values);
+        match next_page_link(&reply.headers) {
+            Some(link) => request = ApiRequest::get(operation, path_of(&link)).collection(),
+            None => return Ok(items),
+        }
+    }
+    Err(VcdError::Unexpected {
+        call: client.call_of(operation, path),
+        detail: format!("the cursor list did not end after {MAX_PAGES} pages"),
+    })
 }
 
 #[cfg(test)]

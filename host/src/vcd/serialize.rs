@@ -8,15 +8,13 @@ use super::client::{ApiRequest, VcdClient};
 use super::errors::VcdError;
 use super::task::Task;
 
-impl VcdClient {
-    /// A write scoped to a gateway (NAT, pool, virtual service): sent and
-    /// its task awaited while holding the gateway's write slot.
-    pub(in crate::vcd) async fn write_on_gateway(
-        &self,
-        gateway_id: &str,
-        request: ApiRequest,
-    ) -> Result<Option<Task>, VcdError> {
-        let _slot = self.gateway_locks().acquire(gateway_id).await;
-        self.write(request).await
-    }
+/// A write scoped to a gateway (NAT, pool, virtual service): sent and
+/// its task awaited while holding the gateway's write slot.
+pub(in crate::vcd) async fn write_on_gateway(
+    client: &VcdClient,
+    gateway_id: &str,
+    request: ApiRequest,
+) -> Result<Option<Task>, VcdError> {
+    let _slot = client.gateway_locks().acquire(gateway_id).await;
+    client.write(request).await
 }

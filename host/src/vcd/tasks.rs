@@ -23,62 +23,61 @@ fn task_path(location: &str) -> String {
     }
 }
 
-impl VcdClient {
-    /// Polls the task at `location` until it ends; `call` is the write
-    /// that started it, for errors.
-    pub(crate) async fn wait_task(
-        &self,
-        call: &CallSite,
-        location: &str,
-    ) -> Result<Task, VcdError> {
-        let policy = self.config().tasks;
-        let started = Instant::now();
-        let timings = self.task_timings();
-        let mut schedule = PollSchedule::new(&policy, timings.expected(call.operation()));
-        let request = ApiRequest::get("get_task", task_path(location)).legacy();
-        let mut wait = schedule.next_wait();
-        let outcome = loop {
-            tokio::time::sleep(wait).await;
-            let sent = started.elapsed();
-            let task: Task = self.fetch(request.clone()).await?;
-            if task.finished() {
-                timings.observe(call.operation(), sent);
-                break Ok(task);
-            }
-            wait = schedule.next_wait();
-            if started.elapsed() + wait > policy.deadline {
-                break Err(VcdError::TaskTimeout {
-                    call: call.clone(),
-                    task: task.id,
-                    status: task.status,
-                    waited: started.elapsed(),
-                });
-            }
-        };
-        let task = match outcome {
-            Ok(task) if task.status == "success" => Ok(task),
-            Ok(task) => {
-                let error = task.error.clone().unwrap_or(TaskError {
-                    minor_error_code: task.status.to_uppercase(),
-                    message: format!("the task ended with status {}", task.status),
-                });
-                Err(VcdError::TaskFailed {
-                    call: call.clone(),
-                    task: task.id,
-                    minor: vcd_text(&error.minor_error_code),
-                    message: vcd_text(&error.message),
-                })
-            }
-            Err(error) => Err(error),
-        };
-        let label = match &task {
-            Ok(_) => "ok",
-            Err(error) => error.outcome(),
-        };
-        self.metrics()
-            .task_wait(call.operation(), label, started.elapsed());
-        task
-    }
+/// Polls the task at `location` until it ends; `call` is the write
+/// that started it, for errors.
+pub(crate) async fn wait_task(
+    client: &VcdClient,
+    call: &CallSite,
+    location: &str,
+) -> Result<Task, VcdError> {
+    let policy = client.config().tasks;
+    let started = Instant::now();
+    let timings = client.task_timings();
+    let mut schedule = PollSchedule::new(&policy, timings.expected(call.operation()));
+    let request = ApiRequest::get("get_task", task_path(location)).legacy();
+    let mut wait = schedule.next_wait();
+    let outcome = loop {
+        tokio::time::sleep(wait).await;
+        let sent = started.elapsed();
+        let task: Task = client.fetch(request.clone()).await?;
+        if task.finished() {
+            timings.observe(call.operation(), sent);
+            break Ok(task);
+        }
+        wait = schedule.next_wait();
+        if started.elapsed() + wait > policy.deadline {
+            break Err(VcdError::TaskTimeout {
+                call: call.clone(),
+                task: task.id,
+                status: task.status,
+                waited: started.elapsed(),
+            });
+        }
+    };
+    let task = match outcome {
+        Ok(task) if task.status == "success" => Ok(task),
+        Ok(task) => {
+            let error = task.error.clone().unwrap_or(TaskError {
+                minor_error_code: task.status.to_uppercase(),
+                message: format!("the task ended with status {}", task.status),
+            });
+            Err(VcdError::TaskFailed {
+                call: call.clone(),
+                task: task.id,
+                minor: vcd_text(&error.minor_error_code),
+                message: vcd_text(&error.message),
+            })
+        }
+        Err(error) => Err(error),
+    };
+    let label = match &task {
+        Ok(_) => "ok",
+        Err(error) => error.outcome(),
+    };
+    client
+        .metrics()
+        .task_wait(call.operation(), label, started.elapsed());
+    task
 }
 
 #[cfg(test)]

@@ -398,6 +398,7 @@ async fn world(mode: Mode, before: Option<&ServiceSpec>, before_nodes: usize) ->
         let space = sim.with_world(|w| w.ip_spaces[0].id.clone());
         reserved = client(&sim)
             .await
+            .ip_spaces()
             .allocate_floating_ip(&space, None)
             .await
             .expect("a reservation")

@@ -195,7 +195,8 @@ async fn a_403_for_an_object_already_gone_counts_as_deleted() {
     ));
     let gateway = sim.with_world(|w| w.gateways[0].id.clone());
     client
-        .delete_pool(&gateway, "urn:vcloud:entity:vmware:loadBalancerPool:gone")
+        .pools()
+        .delete(&gateway, "urn:vcloud:entity:vmware:loadBalancerPool:gone")
         .await
         .expect("a pool no one can read is gone");
     assert_fired(&sim, "403 on the pool's DELETE");
@@ -208,6 +209,7 @@ async fn an_address_someone_reserved_is_not_taken() {
     let client = client(&sim).await;
     let space = sim.with_world(|w| w.ip_spaces[0].id.clone());
     let reserved = client
+        .ip_spaces()
         .allocate_floating_ip(&space, None)
         .await
         .unwrap()

@@ -13,7 +13,7 @@ async fn tenant_api_token_logs_in_through_the_tenant_oauth_endpoint() {
     let sim = sim().await;
     let client = tenant_client(&sim).await;
     assert!(!client.is_provider());
-    let org = client.current_org().await.unwrap();
+    let org = client.tenancy().current_org().await.unwrap();
     assert_eq!(org.name.as_deref(), Some("org1"));
     assert_eq!(sim.count("POST /oauth/tenant/{org}/token"), 1);
     assert_eq!(sim.count("POST /oauth/provider/token"), 0);
@@ -23,7 +23,7 @@ async fn tenant_api_token_logs_in_through_the_tenant_oauth_endpoint() {
 async fn tenant_password_opens_a_basic_session() {
     let sim = sim().await;
     let client = connect(config(&sim, tenant_password(&sim))).await;
-    client.current_org().await.unwrap();
+    client.tenancy().current_org().await.unwrap();
     assert_eq!(sim.count("POST /cloudapi/1.0.0/sessions"), 1);
 }
 
@@ -62,14 +62,14 @@ async fn provider_credentials_act_on_the_tenant_through_the_tenant_context() {
 }
 
 async fn placement_of(client: &VcdClient) -> vcd_ccm::vcd::resources::network::Placement {
-    client.resolve_placement("vdc1", "net1").await.unwrap()
+    client.tenancy().placement("vdc1", "net1").await.unwrap()
 }
 
 #[tokio::test]
 async fn a_revoked_token_is_refreshed_once_for_fifty_concurrent_callers() {
     let sim = sim().await;
     let client = tenant_client(&sim).await;
-    client.current_org().await.unwrap();
+    client.tenancy().current_org().await.unwrap();
     assert_eq!(login_calls(&sim), 1);
     // Every live access token dies at once, as when VCD ends sessions.
     sim.with_world(|world| {
@@ -79,7 +79,7 @@ async fn a_revoked_token_is_refreshed_once_for_fifty_concurrent_callers() {
     });
     let calls = (0..50).map(|_| {
         let client = client.clone();
-        tokio::spawn(async move { client.current_org().await })
+        tokio::spawn(async move { client.tenancy().current_org().await })
     });
     for call in calls {
         call.await
@@ -94,9 +94,9 @@ async fn a_token_near_expiry_is_refreshed_before_vcd_rejects_it() {
     let sim = sim().await;
     sim.set_knobs(|k| k.token_ttl_ms = 2_000);
     let (client, registry) = client_with_registry(config(&sim, tenant_token(&sim))).await;
-    client.current_org().await.unwrap();
+    client.tenancy().current_org().await.unwrap();
     tokio::time::sleep(Duration::from_millis(2_100)).await;
-    client.current_org().await.unwrap();
+    client.tenancy().current_org().await.unwrap();
     assert_eq!(login_calls(&sim), 2);
     assert_eq!(
         metric_sum(&registry, "vcd_token_refreshes_total", &["expiring"]),
@@ -135,7 +135,7 @@ async fn credential_files_are_reread_when_they_change() {
     )
     .unwrap();
     let client = connect(cfg).await;
-    client.current_org().await.unwrap();
+    client.tenancy().current_org().await.unwrap();
     let sessions = sim.count("POST /cloudapi/1.0.0/sessions");
 
     // Rotate to an API token: the next call logs in with it.
@@ -145,7 +145,7 @@ async fn credential_files_are_reread_when_they_change() {
         tenant.api_token.clone().unwrap(),
     )
     .unwrap();
-    client.current_org().await.unwrap();
+    client.tenancy().current_org().await.unwrap();
     assert_eq!(sim.count("POST /cloudapi/1.0.0/sessions"), sessions);
     assert_eq!(sim.count("POST /oauth/tenant/{org}/token"), 1);
 }
@@ -174,7 +174,7 @@ async fn a_warm_token_costs_no_login_per_call() {
     let sim = sim().await;
     let client = Arc::new(tenant_client(&sim).await);
     for _ in 0..20 {
-        client.current_org().await.unwrap();
+        client.tenancy().current_org().await.unwrap();
     }
     assert_eq!(login_calls(&sim), 1);
 }

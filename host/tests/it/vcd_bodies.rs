@@ -35,11 +35,12 @@ async fn a_list_page_past_the_page_limit_is_refused_naming_the_limit() {
     let gateway = EntityRef::new(placement.gateway.name, placement.gateway.id);
     for i in 0..12 {
         client
-            .create_pool(&pool(&format!("pool-{i}"), &gateway))
+            .pools()
+            .create(&pool(&format!("pool-{i}"), &gateway))
             .await
             .expect("single objects fit the object limit");
     }
-    let error = client.pool_summaries(&gateway.id).await.unwrap_err();
+    let error = client.pools().summaries(&gateway.id).await.unwrap_err();
     let text = error.to_string();
     assert!(
         matches!(error, VcdError::ResponseTooLarge { limit: 2048, .. }),
@@ -119,17 +120,19 @@ async fn a_vapp_with_its_vms_is_read_under_the_collection_limit() {
     };
     let (small, large) = (limited(2 << 10).await, limited(4 << 20).await);
     let records = large
-        .query_vms(&VmScope::VAppPrefix("cluster1".into()))
+        .vms()
+        .query(&VmScope::VAppPrefix("cluster1".into()))
         .await
         .unwrap();
     let container = records[0].container.clone().expect("a vApp");
-    let error = small.get_vapp_with_vms(&container).await.unwrap_err();
+    let error = small.vms().vapp_with_vms(&container).await.unwrap_err();
     assert!(
         matches!(error, VcdError::ResponseTooLarge { .. }),
         "the vApp document is larger than one object may be: {error}"
     );
     let read = large
-        .get_vapp_with_vms(&container)
+        .vms()
+        .vapp_with_vms(&container)
         .await
         .expect("a vApp document is a collection, not one object");
     assert_eq!(read.vms.len(), 3);

@@ -28,13 +28,15 @@ async fn start_up_and_warm_operations_cost_few_calls() {
     sim.reset_log();
     let operations = 10;
     for _ in 0..operations {
-        client.get_gateway(&gateway).await.unwrap();
+        client.gateways().get(&gateway).await.unwrap();
         client
-            .find_virtual_service(&gateway, "ingress-vs-web")
+            .virtual_services()
+            .find(&gateway, "ingress-vs-web")
             .await
             .unwrap();
         client
-            .find_pool(&gateway, "ingress-pool-web")
+            .pools()
+            .find(&gateway, "ingress-pool-web")
             .await
             .unwrap();
     }

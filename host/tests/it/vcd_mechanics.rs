@@ -35,7 +35,7 @@ async fn the_highest_common_version_is_used_on_every_request() {
     let sim = sim().await;
     let client = tenant_client(&sim).await;
     assert_eq!(client.api_version(), ApiVersion::new(39, 1));
-    client.current_org().await.unwrap();
+    client.tenancy().current_org().await.unwrap();
     let versioned = sim
         .requests()
         .iter()
@@ -76,7 +76,7 @@ async fn page_lists_follow_page_count_across_three_pages() {
     }
     let sim = sim_from(scenario).await;
     let client = tenant_client(&sim).await;
-    let certificates = client.list_certificates().await.unwrap();
+    let certificates = client.certificates().list().await.unwrap();
     assert_eq!(certificates.len(), 301);
     assert_eq!(sim.count("GET /cloudapi/1.0.0/ssl/certificateLibrary"), 3);
 }
@@ -103,7 +103,7 @@ async fn cursor_lists_follow_the_next_page_link() {
             });
         }
     });
-    let rules = client.list_nat_rules(&gateway.id).await.unwrap();
+    let rules = client.nat_rules().list(&gateway.id).await.unwrap();
     assert_eq!(rules.len(), 260);
     assert_eq!(
         sim.count("GET /cloudapi/1.0.0/edgeGateways/{id}/nat/rules"),
@@ -124,7 +124,8 @@ async fn the_vm_query_pages_through_the_whole_vapp() {
     });
     let client = tenant_client(&sim).await;
     let vms = client
-        .query_vms(&VmScope::VApp("cluster1".into()))
+        .vms()
+        .query(&VmScope::VApp("cluster1".into()))
         .await
         .unwrap();
     assert_eq!(vms.len(), 303);
@@ -145,12 +146,20 @@ async fn filter_values_with_fiql_characters_are_escaped() {
     let sim = sim_from(scenario).await;
     let client = tenant_client(&sim).await;
     let found = client
-        .find_certificate(tricky)
+        .certificates()
+        .find(tricky)
         .await
         .unwrap()
         .expect("found");
     assert_eq!(found.alias, tricky);
-    assert!(client.find_certificate("web,api").await.unwrap().is_none());
+    assert!(
+        client
+            .certificates()
+            .find("web,api")
+            .await
+            .unwrap()
+            .is_none()
+    );
     assert!(
         sim.requests().iter().all(|e| e.status != 400),
         "every filter parsed"
@@ -163,14 +172,19 @@ async fn tasks_are_polled_until_they_succeed() {
     sim.set_knobs(|k| k.task_duration_ms = 300);
     let (client, registry) = client_with_registry(config(&sim, tenant_token(&sim))).await;
     let gateway = gateway_of(&client).await;
-    let created = client.create_pool(&pool("p-slow", &gateway)).await.unwrap();
-    assert_eq!(client.get_pool(&created).await.unwrap().name, "p-slow");
+    let created = client
+        .pools()
+        .create(&pool("p-slow", &gateway))
+        .await
+        .unwrap();
+    assert_eq!(client.pools().get(&created).await.unwrap().name, "p-slow");
     let first_polls = sim.count("GET /api/task/{id}");
     assert!(first_polls >= 3, "polled while queued and running");
     // The second task of the operation is polled around the end the first
     // one took, not from the start of the backoff again.
     client
-        .create_pool(&pool("p-slow-2", &gateway))
+        .pools()
+        .create(&pool("p-slow-2", &gateway))
         .await
         .unwrap();
     let second_polls = sim.count("GET /api/task/{id}") - first_polls;
@@ -205,7 +219,8 @@ async fn a_failed_task_is_an_error_with_its_message() {
         .times(1),
     );
     let error = client
-        .create_pool(&pool("p-fail", &gateway))
+        .pools()
+        .create(&pool("p-fail", &gateway))
         .await
         .unwrap_err();
     let text = error.to_string();
@@ -228,7 +243,8 @@ async fn a_task_past_its_deadline_times_out() {
     let gateway = gateway_of(&client).await;
     let started = Instant::now();
     let error = client
-        .create_pool(&pool("p-late", &gateway))
+        .pools()
+        .create(&pool("p-late", &gateway))
         .await
         .unwrap_err();
     assert!(matches!(error, VcdError::TaskTimeout { .. }), "{error}");
@@ -240,9 +256,14 @@ async fn vcd_errors_become_typed_errors() {
     let sim = sim().await;
     let client = tenant_client(&sim).await;
     let gateway = gateway_of(&client).await;
-    client.create_pool(&pool("p-dup", &gateway)).await.unwrap();
+    client
+        .pools()
+        .create(&pool("p-dup", &gateway))
+        .await
+        .unwrap();
     let duplicate = client
-        .create_pool(&pool("p-dup", &gateway))
+        .pools()
+        .create(&pool("p-dup", &gateway))
         .await
         .unwrap_err();
     assert!(
@@ -251,7 +272,8 @@ async fn vcd_errors_become_typed_errors() {
     );
 
     let missing = client
-        .get_pool("urn:vcloud:pool:00000000-0000-0000-0000-000000000000")
+        .pools()
+        .get("urn:vcloud:pool:00000000-0000-0000-0000-000000000000")
         .await
         .unwrap_err();
     assert!(missing.is_not_found(), "{missing}");
@@ -270,7 +292,7 @@ async fn vcd_errors_become_typed_errors() {
             message: "cell is down".into(),
         },
     ));
-    let server = client.get_gateway(&gateway.id).await.unwrap_err();
+    let server = client.gateways().get(&gateway.id).await.unwrap_err();
     assert!(
         matches!(server, VcdError::Server { status: 503, .. }),
         "{server}"
@@ -300,7 +322,7 @@ async fn busy_storm_of_twenty_writers_on_one_gateway_all_succeed() {
             second.clone()
         };
         let body = pool(&format!("storm-{i}"), &gateway);
-        tokio::spawn(async move { client.create_pool(&body).await })
+        tokio::spawn(async move { client.pools().create(&body).await })
     });
     for writer in writers {
         writer.await.unwrap().expect("every writer succeeds");
@@ -313,7 +335,7 @@ async fn busy_storm_of_twenty_writers_on_one_gateway_all_succeed() {
 }
 
 async fn client_pool_count(client: &VcdClient, gateway_id: &str) -> usize {
-    client.pool_summaries(gateway_id).await.unwrap().len()
+    client.pools().summaries(gateway_id).await.unwrap().len()
 }
 
 #[tokio::test]
@@ -336,15 +358,18 @@ async fn idempotent_calls_survive_thirty_percent_server_errors_and_resets() {
     sim.add_fault(FaultRule::new(Some("GET"), "*", FaultAction::Reset).probability(0.15));
     for _ in 0..40 {
         client
-            .get_gateway(&gateway.id)
+            .gateways()
+            .get(&gateway.id)
             .await
             .expect("a gateway read");
         client
+            .gateways()
             .used_ip_addresses(&gateway.id)
             .await
             .expect("used IPs");
         client
-            .pick_service_engine_group(&gateway.id)
+            .service_engine_groups()
+            .pick(&gateway.id)
             .await
             .expect("a SEG");
     }
@@ -366,7 +391,7 @@ async fn the_rate_limit_spaces_requests() {
     let client = connect(cfg).await;
     let started = Instant::now();
     for _ in 0..10 {
-        client.current_org().await.unwrap();
+        client.tenancy().current_org().await.unwrap();
     }
     // 10 org reads plus one org lookup at 20/s, after the connect's calls.
     assert!(

@@ -69,7 +69,8 @@ async fn placement_resolves_org_vdc_network_and_gateway_once() {
     );
 
     let missing = client
-        .find_network(&placement.vdc, "no-such-net")
+        .tenancy()
+        .network(&placement.vdc, "no-such-net")
         .await
         .unwrap_err();
     assert!(
@@ -78,12 +79,16 @@ async fn placement_resolves_org_vdc_network_and_gateway_once() {
             .contains("org VDC network 'no-such-net' not found"),
         "{missing}"
     );
-    let vdc_by_id = client.vdc(&placement.org, &placement.vdc.id).await.unwrap();
+    let vdc_by_id = client
+        .tenancy()
+        .vdc(&placement.org, &placement.vdc.id)
+        .await
+        .unwrap();
     assert_eq!(vdc_by_id, placement.vdc);
 }
 
 async fn placement_again(client: &VcdClient) {
-    client.resolve_placement("vdc1", "net1").await.unwrap();
+    client.tenancy().placement("vdc1", "net1").await.unwrap();
 }
 
 #[tokio::test]
@@ -96,7 +101,11 @@ async fn gateway_ranges_and_used_ips() {
     assert_eq!(ranges.len(), 1);
     assert!(ranges[0].contains("203.0.113.30"));
     assert_eq!(gateway.primary_ips(), vec!["203.0.113.10".to_string()]);
-    let used = client.used_ip_addresses(&gateway.id).await.unwrap();
+    let used = client
+        .gateways()
+        .used_ip_addresses(&gateway.id)
+        .await
+        .unwrap();
     assert!(
         used.iter()
             .any(|u| u.ip_address == "203.0.113.10" && u.category.as_deref() == Some("PRIMARY_IP"))
@@ -109,30 +118,41 @@ async fn ip_space_allocate_claim_and_release() {
     let client = tenant_client(&sim).await;
     let gateway = placement(&client).await.gateway;
     assert!(gateway.uses_ip_spaces());
-    let suggestions = client.floating_ip_suggestions(&gateway.id).await.unwrap();
+    let suggestions = client
+        .ip_spaces()
+        .floating_ip_suggestions(&gateway.id)
+        .await
+        .unwrap();
     assert_eq!(suggestions.len(), 1);
     let space_id = suggestions[0].ip_space_ref.id.clone();
-    let space = client.get_ip_space(&space_id).await.unwrap();
+    let space = client.ip_spaces().get(&space_id).await.unwrap();
     assert_eq!(space.space_type, "PUBLIC");
     assert_eq!(space.ip_space_ranges.unwrap().ip_ranges.len(), 1);
     assert!(
         client
-            .ip_space_summaries()
+            .ip_spaces()
+            .summaries()
             .await
             .unwrap()
             .iter()
             .any(|s| s.id == space_id)
     );
 
-    let allocated = client.allocate_floating_ip(&space_id, None).await.unwrap();
+    let allocated = client
+        .ip_spaces()
+        .allocate_floating_ip(&space_id, None)
+        .await
+        .unwrap();
     let allocation = client
-        .find_allocation_by_value(&space_id, &allocated.value)
+        .ip_spaces()
+        .find_allocation(&space_id, &allocated.value)
         .await
         .unwrap()
         .expect("the new allocation");
     assert_eq!(allocation.id, allocated.id);
     let marker = "cluster-c1-namespace-default-service-web";
     let claimed = client
+        .ip_spaces()
         .claim_allocation(&space_id, &allocation, marker)
         .await
         .unwrap();
@@ -141,29 +161,37 @@ async fn ip_space_allocate_claim_and_release() {
         claimed.extra.contains_key("orgRef"),
         "unknown fields are kept"
     );
-    let found = client.claimed_allocations(&space_id).await.unwrap();
+    let found = client
+        .ip_spaces()
+        .claimed_allocations(&space_id)
+        .await
+        .unwrap();
     assert_eq!(found.len(), 1);
     assert_eq!(found[0].description.as_deref(), Some(marker));
 
     let specific = client
+        .ip_spaces()
         .allocate_floating_ip(&space_id, Some("192.0.2.14"))
         .await
         .unwrap();
     assert_eq!(specific.value, "192.0.2.14");
 
     client
+        .ip_spaces()
         .release_allocation(&space_id, &claimed)
         .await
         .unwrap();
     assert!(
         client
-            .find_allocation_by_value(&space_id, &allocated.value)
+            .ip_spaces()
+            .find_allocation(&space_id, &allocated.value)
             .await
             .unwrap()
             .is_none()
     );
     assert!(
         client
+            .ip_spaces()
             .claimed_allocations(&space_id)
             .await
             .unwrap()
@@ -176,14 +204,23 @@ async fn a_quota_error_ends_the_allocate_task() {
     let sim = sim_from(Scenario::ip_space()).await;
     let client = tenant_client(&sim).await;
     let gateway = placement(&client).await.gateway;
-    let space_id = client.floating_ip_suggestions(&gateway.id).await.unwrap()[0]
+    let space_id = client
+        .ip_spaces()
+        .floating_ip_suggestions(&gateway.id)
+        .await
+        .unwrap()[0]
         .ip_space_ref
         .id
         .clone();
     for _ in 0..3 {
-        client.allocate_floating_ip(&space_id, None).await.unwrap();
+        client
+            .ip_spaces()
+            .allocate_floating_ip(&space_id, None)
+            .await
+            .unwrap();
     }
     let error = client
+        .ip_spaces()
         .allocate_floating_ip(&space_id, None)
         .await
         .unwrap_err();
@@ -196,10 +233,18 @@ async fn service_engine_group_with_capacity() {
     let sim = sim().await;
     let client = tenant_client(&sim).await;
     let gateway = gateway_ref(&client).await;
-    let assignments = client.seg_assignments(&gateway.id).await.unwrap();
+    let assignments = client
+        .service_engine_groups()
+        .assignments(&gateway.id)
+        .await
+        .unwrap();
     assert_eq!(assignments.len(), 1);
     assert!(assignments[0].has_capacity());
-    let seg = client.pick_service_engine_group(&gateway.id).await.unwrap();
+    let seg = client
+        .service_engine_groups()
+        .pick(&gateway.id)
+        .await
+        .unwrap();
     assert_eq!(seg.name.as_deref(), Some("seg1"));
 }
 
@@ -209,14 +254,16 @@ async fn port_profiles_system_lookup_and_tenant_lifecycle() {
     let client = tenant_client(&sim).await;
     let placement = placement(&client).await;
     let http = client
-        .find_port_profile("SYSTEM", "HTTP")
+        .port_profiles()
+        .find("SYSTEM", "HTTP")
         .await
         .unwrap()
         .expect("system HTTP");
     assert_eq!(http.scope, "SYSTEM");
     assert!(
         client
-            .find_port_profile("TENANT", "appPort_x")
+            .port_profiles()
+            .find("TENANT", "appPort_x")
             .await
             .unwrap()
             .is_none()
@@ -227,20 +274,21 @@ async fn port_profiles_system_lookup_and_tenant_lifecycle() {
         destination_ports: vec!["8443".into()],
     }];
     let wanted = PortProfile::tenant("appPort_x", &placement.org, &placement.vdc, ports);
-    let created = client.create_port_profile(&wanted).await.unwrap();
+    let created = client.port_profiles().create(&wanted).await.unwrap();
     assert_eq!(created.scope, "TENANT");
     let mut changed = created.clone();
     changed.application_ports[0].destination_ports = vec!["9443".into()];
-    let updated = client.update_port_profile(&changed).await.unwrap();
+    let updated = client.port_profiles().update(&changed).await.unwrap();
     assert_eq!(
         updated.application_ports[0].destination_ports,
         vec!["9443".to_string()]
     );
     let id = updated.id.clone().unwrap();
-    client.delete_port_profile(&id).await.unwrap();
+    client.port_profiles().delete(&id).await.unwrap();
     assert!(
         client
-            .get_port_profile(&id)
+            .port_profiles()
+            .get(&id)
             .await
             .unwrap_err()
             .is_not_found()
@@ -252,28 +300,38 @@ async fn pools_and_virtual_services_lifecycle() {
     let sim = sim().await;
     let client = tenant_client(&sim).await;
     let gateway = gateway_ref(&client).await;
-    let seg = client.pick_service_engine_group(&gateway.id).await.unwrap();
-
-    let pool_id = client
-        .create_pool(&pool_body("ingress-pool-web", &gateway))
+    let seg = client
+        .service_engine_groups()
+        .pick(&gateway.id)
         .await
         .unwrap();
-    let pool = client.get_pool(&pool_id).await.unwrap();
+
+    let pool_id = client
+        .pools()
+        .create(&pool_body("ingress-pool-web", &gateway))
+        .await
+        .unwrap();
+    let pool = client.pools().get(&pool_id).await.unwrap();
     assert_eq!(pool.members.len(), 2);
     assert!(
         pool.extra.contains_key("healthStatus"),
         "computed fields are kept"
     );
     let summary = client
-        .find_pool(&gateway.id, "ingress-pool-web")
+        .pools()
+        .find(&gateway.id, "ingress-pool-web")
         .await
         .unwrap()
         .unwrap();
     assert_eq!(Some(summary.id.clone()), pool.id);
-    assert_eq!(client.pool_summaries(&gateway.id).await.unwrap().len(), 1);
+    assert_eq!(
+        client.pools().summaries(&gateway.id).await.unwrap().len(),
+        1
+    );
 
     let service_id = client
-        .create_virtual_service(&service_body(
+        .virtual_services()
+        .create(&service_body(
             "ingress-vs-web",
             &gateway,
             &pool,
@@ -283,7 +341,8 @@ async fn pools_and_virtual_services_lifecycle() {
         .await
         .unwrap();
     let found = client
-        .find_virtual_service(&gateway.id, "ingress-vs-web")
+        .virtual_services()
+        .find(&gateway.id, "ingress-vs-web")
         .await
         .unwrap()
         .unwrap();
@@ -291,28 +350,38 @@ async fn pools_and_virtual_services_lifecycle() {
     assert_eq!(found.health_status.as_deref(), Some("UP"));
     assert_eq!(
         client
-            .virtual_service_summaries(&gateway.id)
+            .virtual_services()
+            .summaries(&gateway.id)
             .await
             .unwrap()
             .len(),
         1
     );
 
-    let mut fewer_members = client.get_pool(&pool_id).await.unwrap();
+    let mut fewer_members = client.pools().get(&pool_id).await.unwrap();
     fewer_members.members.truncate(1);
-    client.update_pool(&pool_id, &fewer_members).await.unwrap();
-    assert_eq!(client.get_pool(&pool_id).await.unwrap().members.len(), 1);
-
-    let mut moved = client.get_virtual_service(&service_id).await.unwrap();
-    moved.service_ports[0].port_start = 8080;
     client
-        .update_virtual_service(&service_id, &moved)
+        .pools()
+        .update(&pool_id, &fewer_members)
         .await
         .unwrap();
-    let moved = client.get_virtual_service(&service_id).await.unwrap();
+    assert_eq!(client.pools().get(&pool_id).await.unwrap().members.len(), 1);
+
+    let mut moved = client.virtual_services().get(&service_id).await.unwrap();
+    moved.service_ports[0].port_start = 8080;
+    client
+        .virtual_services()
+        .update(&service_id, &moved)
+        .await
+        .unwrap();
+    let moved = client.virtual_services().get(&service_id).await.unwrap();
     assert_eq!(moved.service_ports[0].port_start, 8080);
 
-    let in_use = client.delete_pool(&gateway.id, &pool_id).await.unwrap_err();
+    let in_use = client
+        .pools()
+        .delete(&gateway.id, &pool_id)
+        .await
+        .unwrap_err();
     assert!(
         matches!(
             in_use,
@@ -321,19 +390,22 @@ async fn pools_and_virtual_services_lifecycle() {
         "{in_use}"
     );
     client
-        .delete_virtual_service(&gateway.id, &service_id)
+        .virtual_services()
+        .delete(&gateway.id, &service_id)
         .await
         .unwrap();
-    client.delete_pool(&gateway.id, &pool_id).await.unwrap();
+    client.pools().delete(&gateway.id, &pool_id).await.unwrap();
     assert!(
         client
-            .find_pool(&gateway.id, "ingress-pool-web")
+            .pools()
+            .find(&gateway.id, "ingress-pool-web")
             .await
             .unwrap()
             .is_none()
     );
     client
-        .delete_pool(&gateway.id, &pool_id)
+        .pools()
+        .delete(&gateway.id, &pool_id)
         .await
         .expect("deleting twice is fine");
 }
@@ -351,23 +423,25 @@ async fn nat_rules_lifecycle_with_versions() {
         "dnatExternalPort": "80",
     }))
     .unwrap();
-    let id = client.create_nat_rule(&gateway.id, &rule).await.unwrap();
-    let created = client.get_nat_rule(&gateway.id, &id).await.unwrap();
+    let id = client.nat_rules().create(&gateway.id, &rule).await.unwrap();
+    let created = client.nat_rules().get(&gateway.id, &id).await.unwrap();
     assert!(created.version.is_some());
-    assert_eq!(client.list_nat_rules(&gateway.id).await.unwrap().len(), 1);
+    assert_eq!(client.nat_rules().list(&gateway.id).await.unwrap().len(), 1);
 
     let mut changed = created.clone();
     changed.internal_addresses = "192.168.8.3".into();
     client
-        .update_nat_rule(&gateway.id, &id, &changed)
+        .nat_rules()
+        .update(&gateway.id, &id, &changed)
         .await
         .unwrap();
-    let updated = client.get_nat_rule(&gateway.id, &id).await.unwrap();
+    let updated = client.nat_rules().get(&gateway.id, &id).await.unwrap();
     assert_eq!(updated.internal_addresses, "192.168.8.3");
     assert_ne!(updated.version, created.version);
 
     let stale = client
-        .update_nat_rule(&gateway.id, &id, &changed)
+        .nat_rules()
+        .update(&gateway.id, &id, &changed)
         .await
         .unwrap_err();
     assert!(!stale.is_busy(), "a stale version is refused: {stale}");
@@ -377,13 +451,21 @@ async fn nat_rules_lifecycle_with_versions() {
     };
     assert!(
         client
-            .update_nat_rule(&gateway.id, &id, &unversioned)
+            .nat_rules()
+            .update(&gateway.id, &id, &unversioned)
             .await
             .is_err()
     );
 
-    client.delete_nat_rule(&gateway.id, &id).await.unwrap();
-    assert!(client.list_nat_rules(&gateway.id).await.unwrap().is_empty());
+    client.nat_rules().delete(&gateway.id, &id).await.unwrap();
+    assert!(
+        client
+            .nat_rules()
+            .list(&gateway.id)
+            .await
+            .unwrap()
+            .is_empty()
+    );
 }
 
 #[tokio::test]
@@ -391,13 +473,14 @@ async fn certificates_by_alias() {
     let sim = sim().await;
     let client = tenant_client(&sim).await;
     let certificate = client
-        .find_certificate("my-cert")
+        .certificates()
+        .find("my-cert")
         .await
         .unwrap()
         .expect("my-cert");
     assert_eq!(certificate.reference().name.as_deref(), Some("my-cert"));
-    assert!(client.find_certificate("other").await.unwrap().is_none());
-    assert_eq!(client.list_certificates().await.unwrap().len(), 1);
+    assert!(client.certificates().find("other").await.unwrap().is_none());
+    assert_eq!(client.certificates().list().await.unwrap().len(), 1);
 }
 
 #[tokio::test]
@@ -405,13 +488,14 @@ async fn entities_update_with_etag_and_retry_on_412() {
     let sim = sim().await;
     let client = tenant_client(&sim).await;
     let entity_id = sim.with_world(|world| world.entities[0].body.id.clone().unwrap());
-    let (entity, etag) = client.get_entity(&entity_id).await.unwrap();
+    let (entity, etag) = client.entities().get(&entity_id).await.unwrap();
     assert_eq!(entity.entity["kind"], "CAPVCDCluster");
     assert!(!etag.is_empty());
 
     let mut raced = false;
     let updated = client
-        .update_entity(&entity_id, |document| {
+        .entities()
+        .update(&entity_id, |document| {
             if !raced {
                 // Another writer changes the entity between our GET and PUT.
                 raced = true;
@@ -439,38 +523,40 @@ async fn vm_inventory_by_vapp_and_by_id() {
     let sim = sim().await;
     let client = tenant_client(&sim).await;
     let records = client
-        .query_vms(&VmScope::VApp("cluster1".into()))
+        .vms()
+        .query(&VmScope::VApp("cluster1".into()))
         .await
         .unwrap();
     assert_eq!(records.len(), 3);
-    assert_eq!(client.query_vms(&VmScope::Org).await.unwrap().len(), 3);
+    assert_eq!(client.vms().query(&VmScope::Org).await.unwrap().len(), 3);
     assert!(
         client
-            .query_vms(&VmScope::VApp("other".into()))
+            .vms()
+            .query(&VmScope::VApp("other".into()))
             .await
             .unwrap()
             .is_empty()
     );
     let worker = records.iter().find(|r| r.name == "worker-0").unwrap();
-    let vm = client.get_vm(&worker.id().unwrap()).await.unwrap();
+    let vm = client.vms().get(&worker.id().unwrap()).await.unwrap();
     assert_eq!(vm.name, "worker-0");
     assert_eq!(vm.power, PowerState::PoweredOn);
     assert_eq!(
         vm.primary_nic().and_then(|n| n.ip_address.as_deref()),
         Some("10.0.0.11")
     );
-    assert_eq!(client.vm_vapp(&vm).await.unwrap().name, "cluster1");
+    assert_eq!(client.vms().vapp_of(&vm).await.unwrap().name, "cluster1");
 
     sim.with_world(|world| {
         world.set_vm_power(&vm.id, vcdsim::world::compute::PowerState::PoweredOff)
     })
     .unwrap();
     assert_eq!(
-        client.get_vm(&vm.id).await.unwrap().power,
+        client.vms().get(&vm.id).await.unwrap().power,
         PowerState::PoweredOff
     );
     sim.with_world(|world| world.remove_vm(&vm.id)).unwrap();
-    let gone = client.get_vm(&vm.id).await.unwrap_err();
+    let gone = client.vms().get(&vm.id).await.unwrap_err();
     assert!(
         gone.is_not_found() && gone.to_string().contains("VAPP_VM_VIEW"),
         "{gone}"
@@ -491,13 +577,15 @@ async fn vapp_with_vms_carries_sizing_computer_name_and_nics() {
     sim.with_world(|w| w.add_vm(&vapp_id, &spec)).unwrap();
 
     let records = client
-        .query_vms(&VmScope::VAppPrefix("clus".into()))
+        .vms()
+        .query(&VmScope::VAppPrefix("clus".into()))
         .await
         .unwrap();
     assert_eq!(records.len(), 4);
     assert!(
         client
-            .query_vms(&VmScope::VAppPrefix("other".into()))
+            .vms()
+            .query(&VmScope::VAppPrefix("other".into()))
             .await
             .unwrap()
             .is_empty()
@@ -507,7 +595,8 @@ async fn vapp_with_vms_carries_sizing_computer_name_and_nics() {
     assert!(record.vdc.as_deref().unwrap().contains("/api/vdc/"));
 
     let vapp = client
-        .get_vapp_with_vms(record.container.as_deref().unwrap())
+        .vms()
+        .vapp_with_vms(record.container.as_deref().unwrap())
         .await
         .unwrap();
     assert_eq!(vapp.name, "cluster1");

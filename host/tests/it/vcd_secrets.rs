@@ -41,8 +41,9 @@ async fn capture_a_run_and_find_no_secret() {
     let password_client = connect(config(&sim, tenant_password(&sim))).await;
     let system_client = connect(config(&sim, system_token(&sim))).await;
     for client in [&token_client, &password_client, &system_client] {
-        let placement = client.resolve_placement("vdc1", "net1").await.unwrap();
+        let placement = client.tenancy().placement("vdc1", "net1").await.unwrap();
         client
+            .gateways()
             .used_ip_addresses(&placement.gateway.id)
             .await
             .unwrap();
@@ -67,8 +68,8 @@ async fn capture_a_run_and_find_no_secret() {
         )
         .times(3),
     );
-    token_client.current_org().await.unwrap();
-    password_client.current_org().await.unwrap();
+    token_client.tenancy().current_org().await.unwrap();
+    password_client.tenancy().current_org().await.unwrap();
     let wrong_password = Credentials::Password {
         org: tenant.org.clone(),
         user: tenant.user.clone(),

@@ -26,7 +26,7 @@ async fn the_simulators_ca_bundle_verifies_its_certificate() {
     cfg.tls.ca_bundle = Some(bundle);
     let client = connect(cfg).await;
     assert!(sim.base_url().starts_with("https://"));
-    client.current_org().await.unwrap();
+    client.tenancy().current_org().await.unwrap();
 }
 
 #[tokio::test]
@@ -77,5 +77,5 @@ async fn the_insecure_switch_skips_verification() {
     let sim = tls_sim().await;
     let mut cfg = config(&sim, tenant_token(&sim));
     cfg.tls.insecure = true;
-    connect(cfg).await.current_org().await.unwrap();
+    connect(cfg).await.tenancy().current_org().await.unwrap();
 }

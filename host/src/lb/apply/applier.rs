@@ -126,6 +126,7 @@ impl<'a> Applier<'a> {
                 return Ok(true);
             }
             Op::DeleteUpload { id, alias } => return Ok(self.delete_upload(&id, &alias).await),
+            Op::UploadCertificate(upload) => return self.upload_certificate(upload).await,
             Op::WriteIpSet(set) => return self.write_ip_set(set, ids).await,
             Op::WriteMonitor(monitor) => {
                 let action = format!("writing health monitor {}", monitor.name);
@@ -155,7 +156,7 @@ impl<'a> Applier<'a> {
             }
             Op::DeleteIpSet { id, name } => {
                 let mut known = self.member_groups.writing().await;
-                let deleted = client.delete_ip_set(gateway, &id).await;
+                let deleted = client.ip_sets().delete(gateway, &id).await;
                 match deleted {
                     Ok(()) => known.removed(&name),
                     Err(_) => known.forget(),
@@ -164,18 +165,21 @@ impl<'a> Applier<'a> {
                 return Ok(true);
             }
             Op::DeleteNat { id, name } => client
-                .delete_nat_rule(gateway, &id)
+                .nat_rules()
+                .delete(gateway, &id)
                 .await
                 .map(|()| Change::Removed(id))
                 .map_err(self.failed(format!("deleting NAT rule {name}")))?,
             Op::DeleteVirtualService { id, name } => client
-                .delete_virtual_service(gateway, &id)
+                .virtual_services()
+                .delete(gateway, &id)
                 .await
                 .map(|()| Change::Removed(id))
                 .map_err(self.failed(format!("deleting virtual service {name}")))?,
             Op::DeletePool { id, name } => {
                 client
-                    .delete_pool(gateway, &id)
+                    .pools()
+                    .delete(gateway, &id)
                     .await
                     .map_err(self.failed(format!("deleting pool {name}")))?;
                 if let Some(monitors) = self.monitors {
@@ -194,14 +198,15 @@ impl<'a> Applier<'a> {
             Op::UpdateVirtualService { id, vs } => {
                 let vs = self.complete(vs, &ids.pools).await?;
                 client
-                    .update_virtual_service(&id, &vs)
+                    .virtual_services()
+                    .update(&id, &vs)
                     .await
                     .map_err(self.failed(format!("updating virtual service {}", vs.name)))?;
                 Change::VirtualService(VirtualServiceSummary::of(id, &vs))
             }
             Op::CreateVirtualService(vs) => {
                 let vs = self.complete(vs, &ids.pools).await?;
-                let created = client.create_virtual_service(&vs).await;
+                let created = client.virtual_services().create(&vs).await;
                 match &created {
                     // The group may be full now; read the groups again next time.
                     Err(_) => self.catalog.forget_engine_groups(),
@@ -229,7 +234,8 @@ impl<'a> Applier<'a> {
                     })
                 })?;
                 client
-                    .put_http_rules(gateway, &id, &vs, &rules)
+                    .http_policies()
+                    .put_rules(gateway, &id, &vs, &rules)
                     .await
                     .map_err(self.failed(action))?;
                 // The summaries do not show rules: nothing to record.
@@ -260,7 +266,8 @@ impl<'a> Applier<'a> {
                 };
                 let vs = self.complete(vs, &ids.pools).await?;
                 client
-                    .update_virtual_service(&id, &vs)
+                    .virtual_services()
+                    .update(&id, &vs)
                     .await
                     .map_err(self.failed(format!("updating virtual service {}", vs.name)))?;
                 Change::VirtualService(VirtualServiceSummary::of(id, &vs))
@@ -270,13 +277,15 @@ impl<'a> Applier<'a> {
                 // A rule this process wrote is known without its version.
                 if rule.version.is_none() {
                     let current = client
-                        .get_nat_rule(gateway, &id)
+                        .nat_rules()
+                        .get(gateway, &id)
                         .await
                         .map_err(self.failed(action.clone()))?;
                     rule.version = current.version;
                 }
                 client
-                    .update_nat_rule(gateway, &id, &rule)
+                    .nat_rules()
+                    .update(gateway, &id, &rule)
                     .await
                     .map_err(self.failed(action))?;
                 // The rule's version moved on, which only a read tells.
@@ -288,7 +297,8 @@ impl<'a> Applier<'a> {
             }
             Op::CreateNat(rule) => {
                 let id = client
-                    .create_nat_rule(gateway, &rule)
+                    .nat_rules()
+                    .create(gateway, &rule)
                     .await
                     .map_err(self.failed(format!("creating NAT rule {}", rule.name)))?;
                 // Without a version until read: an update reads it first.
@@ -321,8 +331,13 @@ impl<'a> Applier<'a> {
             }
         }
         let written = match &set.id {
-            None => self.client.create_ip_set(&set).await,
-            Some(_) => self.client.update_ip_set(&set).await.map(|()| set.clone()),
+            None => self.client.ip_sets().create(&set).await,
+            Some(_) => self
+                .client
+                .ip_sets()
+                .update(&set)
+                .await
+                .map(|()| set.clone()),
         };
         let action = match &set.id {
             None => format!("creating IP set {}", set.name),
@@ -358,14 +373,16 @@ impl<'a> Applier<'a> {
         let id = match id {
             Some(id) => self
                 .client
-                .update_pool(&id, &pool)
+                .pools()
+                .update(&id, &pool)
                 .await
                 .map(|()| id)
                 .map_err(self.failed(format!("updating pool {}", pool.name)))?,
             None => {
                 let id = self
                     .client
-                    .create_pool(&pool)
+                    .pools()
+                    .create(&pool)
                     .await
                     .map_err(self.failed(format!("creating pool {}", pool.name)))?;
                 ids.pools.insert(pool.name.clone(), id.clone());

@@ -1,14 +1,17 @@
 //! Applying IP Space writes (the Service's address allocated or claimed
 //! first; claims a move or a delete leaves marked or released after the
-//! objects) and deleting certificate uploads nothing uses any more.
+//! objects), and the certificate library's uploads of TLS Secrets: made
+//! before the rest of a pass, deleted once nothing uses them.
 
 use std::net::IpAddr;
 
 use crate::lb::apply::applier::Applier;
 use crate::lb::decide::allocations::unmarked;
+use crate::lb::decide::certificates::{Upload, is_upload_of};
 use crate::lb::errors::LbError;
 use crate::lb::journal::Noted;
 use crate::lb::plan::op::AddressOp;
+use crate::lb::tls::tag::SecretTag;
 use crate::vcd::VcdError;
 use crate::vcd::resources::ipspace::IpAllocation;
 
@@ -54,6 +57,7 @@ impl Applier<'_> {
                 allocation,
             } => self
                 .client
+                .ip_spaces()
                 .release_allocation(&space_id, &allocation)
                 .await
                 .map_err(self.failed(format!(
@@ -73,6 +77,7 @@ impl Applier<'_> {
     ) -> Result<(), LbError> {
         tracing::info!(ip = %allocation.value, %holder, "an IP Space allocation is claimed for its Service");
         self.client
+            .ip_spaces()
             .claim_allocation(space_id, allocation, marker)
             .await
             .map(|_| ())
@@ -116,6 +121,7 @@ impl Applier<'_> {
         let action = format!("allocating {what} from IP Space {space_name}");
         let allocated = self
             .client
+            .ip_spaces()
             .allocate_floating_ip(space_id, text.as_deref())
             .await;
         let (value, lost) = match (allocated, text) {
@@ -134,7 +140,8 @@ impl Applier<'_> {
         };
         let found = self
             .client
-            .find_allocation_by_value(space_id, &value)
+            .ip_spaces()
+            .find_allocation(space_id, &value)
             .await
             .map_err(self.failed("looking up the new IP Space allocation".into()))?
             .filter(unmarked);
@@ -148,15 +155,51 @@ impl Applier<'_> {
         })
     }
 
+    /// Adds a Secret's certificate to the library; `false` when another
+    /// reconcile of a Service naming the same Secret made the upload
+    /// meanwhile. An item with the alias that is not that upload is an
+    /// error, and the next pass names it.
+    pub(super) async fn upload_certificate(&self, upload: Upload) -> Result<bool, LbError> {
+        let Upload { secret, item } = upload;
+        let alias = item.alias.clone();
+        let action = format!("uploading Secret {secret} to the certificate library as {alias}");
+        let certificates = self.client.certificates();
+        let (uploaded, made) = match certificates.upload(&item).await {
+            Ok(uploaded) => (uploaded, true),
+            Err(VcdError::DuplicateName { .. }) => {
+                let tag = SecretTag::parse(&item.description);
+                let found = certificates
+                    .find(&alias)
+                    .await
+                    .map_err(self.failed(action.clone()))?
+                    .filter(|found| tag.as_ref().is_some_and(|tag| is_upload_of(found, tag)));
+                let found = found.ok_or_else(|| {
+                    self.failed(action)(VcdError::Missing {
+                        what: "upload of this cluster",
+                        name: alias.clone(),
+                        scope: "in the certificate library: another item has its alias".into(),
+                    })
+                })?;
+                (found, false)
+            }
+            Err(error) => return Err(self.failed(action)(error)),
+        };
+        let service = self.service;
+        tracing::info!(%service, %secret, %alias, "uploaded a TLS Secret's certificate");
+        self.catalog.remember_certificate(uploaded);
+        Ok(made)
+    }
+
     /// Deletes one upload unless a reconcile in progress holds it; whether
     /// it is gone. A failure is logged: the next pass over the Secret, or
     /// the next start-up sweep, tries again.
     pub(super) async fn delete_upload(&self, id: &str, alias: &str) -> bool {
         let service = self.service;
-        if self.upload_pins.is_pinned(id) {
+        // Pinned by id once a pass found it, by alias while it is made.
+        if self.upload_pins.is_pinned(id) || self.upload_pins.is_pinned(alias) {
             return false;
         }
-        match self.client.delete_certificate(id).await {
+        match self.client.certificates().delete(id).await {
             Ok(()) => {
                 tracing::info!(%service, %alias, "deleted a certificate upload nothing uses any more");
                 self.catalog.forget_certificate(id);

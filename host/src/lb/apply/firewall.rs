@@ -23,8 +23,8 @@ impl Applier<'_> {
             FirewallOp::WriteGroup(set) => {
                 let name = set.name.clone();
                 let written = match set.id {
-                    Some(_) => client.update_ip_set(&set).await.map(|()| set),
-                    None => client.create_ip_set(&set).await,
+                    Some(_) => client.ip_sets().update(&set).await.map(|()| set),
+                    None => client.ip_sets().create(&set).await,
                 }
                 .map_err(self.failed(format!("writing IP set {name}")))?;
                 ids.firewall_groups
@@ -32,8 +32,8 @@ impl Applier<'_> {
             }
             FirewallOp::WriteProfile(profile) => {
                 let written = match profile.id {
-                    Some(_) => client.update_port_profile(&profile).await,
-                    None => client.create_port_profile(&profile).await,
+                    Some(_) => client.port_profiles().update(&profile).await,
+                    None => client.port_profiles().create(&profile).await,
                 }
                 .map_err(self.failed("writing the firewall port profile".into()))?;
                 ids.port_profiles
@@ -52,26 +52,31 @@ impl Applier<'_> {
                     ListEdit::Replace(rules)
                 };
                 client
-                    .edit_user_firewall_rules(gateway, edit)
+                    .firewall()
+                    .edit_user_rules(gateway, edit)
                     .await
                     .map_err(self.failed("adding the Service's gateway firewall rule".into()))?;
             }
             FirewallOp::UpdateRule(rule) => {
                 client
-                    .update_firewall_rule(gateway, &complete(rule, ids))
+                    .firewall()
+                    .update(gateway, &complete(rule, ids))
                     .await
                     .map_err(self.failed("updating the Service's gateway firewall rule".into()))?;
             }
             FirewallOp::DeleteRule { id, .. } => client
-                .delete_firewall_rule(gateway, &id)
+                .firewall()
+                .delete(gateway, &id)
                 .await
                 .map_err(self.failed("deleting the Service's gateway firewall rule".into()))?,
             FirewallOp::DeleteGroup { id, name } => client
-                .delete_ip_set(gateway, &id)
+                .ip_sets()
+                .delete(gateway, &id)
                 .await
                 .map_err(self.failed(format!("deleting IP set {name}")))?,
             FirewallOp::DeleteProfile { id, name } => client
-                .delete_port_profile(&id)
+                .port_profiles()
+                .delete(&id)
                 .await
                 .map_err(self.failed(format!("deleting port profile {name}")))?,
         }

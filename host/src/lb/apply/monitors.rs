@@ -28,10 +28,11 @@ pub(super) async fn write(
     let written = match existing {
         Some((_, read)) if monitor.same_settings(&read) => return Ok(false),
         Some((id, _)) => client
-            .update_health_monitor(gateway_id, &id, &monitor)
+            .health_monitors()
+            .update(gateway_id, &id, &monitor)
             .await
             .map(|()| id),
-        None => client.create_health_monitor(gateway_id, &monitor).await,
+        None => client.health_monitors().create(gateway_id, &monitor).await,
     };
     let id = written?;
     known.wrote(
@@ -69,7 +70,8 @@ pub(super) async fn assign(
         load_balancer_pool_ref: pool.clone(),
     };
     client
-        .assign_health_monitor(gateway_id, &assignment)
+        .health_monitors()
+        .assign(gateway_id, &assignment)
         .await?;
     known.assigned(name, &pool.id);
     Ok(true)
@@ -89,7 +91,7 @@ pub(super) async fn delete(
     if used || monitors.is_pinned(name) {
         return Ok(false);
     }
-    client.delete_health_monitor(gateway_id, id).await?;
+    client.health_monitors().delete(gateway_id, id).await?;
     known.removed(name);
     Ok(true)
 }

@@ -177,7 +177,7 @@ impl RdeStatus {
         let capvcd = self
             .is_capvcd
             .get_or_try_init(|| async {
-                let (entity, _) = self.client.get_entity(id).await?;
+                let (entity, _) = self.client.entities().get(id).await?;
                 Ok::<bool, crate::vcd::VcdError>(
                     entity
                         .entity_type
@@ -196,7 +196,8 @@ impl RdeStatus {
         }
         let result = self
             .client
-            .update_entity(id, |entity| {
+            .entities()
+            .update(id, |entity| {
                 apply(entity, &record);
                 Ok(())
             })

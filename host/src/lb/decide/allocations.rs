@@ -45,7 +45,7 @@ pub async fn retained_for(
 ) -> Result<Vec<IpAddr>, VcdError> {
     let mut addresses = Vec::new();
     for space in spaces {
-        for allocation in client.claimed_allocations(&space.id).await? {
+        for allocation in client.ip_spaces().claimed_allocations(&space.id).await? {
             let kept = claim_of(&allocation)
                 .is_some_and(|t| t.retained_for(owner) && !t.owner.same_service(owner));
             if kept && let Ok(ip) = allocation.value.parse() {
@@ -64,7 +64,7 @@ pub async fn find_claims(
 ) -> Result<Vec<(String, IpAllocation)>, VcdError> {
     let mut claims = Vec::new();
     for space in spaces {
-        for allocation in client.claimed_allocations(&space.id).await? {
+        for allocation in client.ip_spaces().claimed_allocations(&space.id).await? {
             if claimed_by(&allocation, owner) {
                 claims.push((space.id.clone(), allocation));
             }
@@ -84,7 +84,7 @@ pub async fn space_holder(
     owner: &OwnerTag,
     take_unused: bool,
 ) -> Result<(Option<IpAllocation>, Option<String>), VcdError> {
-    let allocation = client.find_allocation_by_value(&space.id, ip).await?;
+    let allocation = client.ip_spaces().find_allocation(&space.id, ip).await?;
     let holder = allocation.as_ref().and_then(|a| {
         let state = a.usage_state.as_deref().unwrap_or("UNUSED");
         // A tagged claim is named by its Service and cluster (a newer
@@ -132,7 +132,8 @@ pub async fn free_in_space(
     seed: &str,
 ) -> Result<Vec<IpAddr>, VcdError> {
     let allocated: HashSet<IpAddr> = client
-        .ip_allocations(&space.id, None)
+        .ip_spaces()
+        .allocations(&space.id, None)
         .await?
         .iter()
         .filter_map(|a| a.value.parse().ok())

@@ -1,6 +1,7 @@
 //! Reading a Service's TLS Secrets, offering them to the policy, and
-//! uploading the ones its decision uses under an alias that names the
-//! cluster, the Secret and its certificate:
+//! finding the uploads of the ones its decision uses (or naming the uploads
+//! to make first), under an alias that names the cluster, the Secret and
+//! its certificate:
 //! `<cluster hash>-<namespace>-<secret>-<first 12 hex digits of the digest>`.
 //! The same certificate is uploaded once, whatever the number of Services
 //! that use it; a new certificate gets a new alias, so rotation never edits
@@ -13,7 +14,6 @@ use crate::lb::service::ServiceSpec;
 use crate::lb::tls::tag::SecretTag;
 use crate::lb::tls::{ALIAS_PREFIX, CheckedSecret, Pinned, TlsSecretError, secret_names};
 use crate::policy::model::Decision;
-use crate::vcd::VcdError;
 use crate::vcd::resources::certificate::{CertificateItem, NewCertificate};
 
 /// The longest alias VCD accepts.
@@ -96,18 +96,44 @@ pub(in crate::lb) async fn read_tls_secrets(
     Ok(checked)
 }
 
-/// Uploads each Secret the decision uses (unless uploaded already),
-/// gives its `secret/<name>` entry in `offered` the upload's id and adds
-/// the upload itself, so references name it by its own alias.
-pub(in crate::lb) async fn upload_used(
+/// A Secret's certificate the decision uses and the library lacks: the
+/// upload a pass makes first, and the Secret's `namespace/name`.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    pub secret: String,
+    pub item: NewCertificate,
+}
+
+/// The certificate library as a decision needs it. Nothing is uploaded
+/// here: uploads are planned writes like any other, made before the rest
+/// (the virtual services name the id VCD gives them).
+pub(in crate::lb) enum Uploads {
+    /// Every Secret the decision uses is uploaded; the pins keep those
+    /// uploads from being pruned while the pass runs.
+    Ready(Vec<Pinned>),
+    /// These are uploaded first, then the Service is decided again; the
+    /// pins (by alias) hold them until then.
+    First {
+        uploads: Vec<Upload>,
+        pins: Vec<Pinned>,
+    },
+}
+
+/// Finds the upload of each Secret the decision uses (one lookup by alias
+/// for a Secret the cached library lacks), gives its `secret/<name>` entry
+/// in `offered` the upload's id and adds the upload itself, so references
+/// name it by its own alias. An item with the alias that is not this
+/// cluster's upload of the Secret is refused, naming it.
+pub(in crate::lb) async fn uploads_used(
     ctx: &Context,
     service: &ServiceSpec,
     decision: &Decision,
     secrets: &[CheckedSecret],
     library: &[CertificateItem],
     offered: &mut Vec<CertificateItem>,
-) -> Result<Vec<Pinned>, LbError> {
+) -> Result<Uploads, LbError> {
     let mut pins = Vec::new();
+    let mut uploads = Vec::new();
     for secret in secrets {
         let logical = format!("{ALIAS_PREFIX}{}", secret.name);
         let used = decision
@@ -117,16 +143,33 @@ pub(in crate::lb) async fn upload_used(
         if !used {
             continue;
         }
-        let upload = ensure_upload(ctx, service, secret, library).await?;
-        pins.push(Pinned::new(&ctx.upload_pins, &upload.id));
+        let alias = alias(&ctx.config.cluster_id, ctx.identity.as_str(), secret);
+        let tag = secret_tag(ctx, secret);
+        let Some(item) = existing_upload(ctx, service, secret, &alias, &tag, library).await? else {
+            pins.push(Pinned::new(&ctx.upload_pins, &alias));
+            uploads.push(Upload {
+                secret: format!("{}/{}", secret.namespace, secret.name),
+                item: NewCertificate {
+                    alias,
+                    description: tag.format(),
+                    certificate: secret.certificate.clone(),
+                    private_key: secret.key.clone(),
+                },
+            });
+            continue;
+        };
+        pins.push(Pinned::new(&ctx.upload_pins, &item.id));
         if let Some(entry) = offered.iter_mut().find(|c| c.alias == logical) {
-            entry.id = upload.id.clone();
+            entry.id = item.id.clone();
         }
-        if !offered.iter().any(|c| c.alias == upload.alias) {
-            offered.push(upload);
+        if !offered.iter().any(|c| c.alias == item.alias) {
+            offered.push(item);
         }
     }
-    Ok(pins)
+    Ok(match uploads.is_empty() {
+        true => Uploads::Ready(pins),
+        false => Uploads::First { uploads, pins },
+    })
 }
 
 fn secret_tag(ctx: &Context, secret: &CheckedSecret) -> SecretTag {
@@ -139,63 +182,47 @@ fn secret_tag(ctx: &Context, secret: &CheckedSecret) -> SecretTag {
     }
 }
 
-async fn ensure_upload(
+/// Whether an item is the upload `tag` describes.
+pub(in crate::lb) fn is_upload_of(item: &CertificateItem, tag: &SecretTag) -> bool {
+    item.description
+        .as_deref()
+        .and_then(SecretTag::parse)
+        .as_ref()
+        == Some(tag)
+}
+
+/// The library item named `alias`, if it is this cluster's upload of the
+/// Secret; none if there is no such item; an error if another owns it.
+async fn existing_upload(
     ctx: &Context,
     service: &ServiceSpec,
     secret: &CheckedSecret,
+    alias: &str,
+    tag: &SecretTag,
     library: &[CertificateItem],
-) -> Result<CertificateItem, LbError> {
-    let alias = alias(&ctx.config.cluster_id, ctx.identity.as_str(), secret);
-    let tag = secret_tag(ctx, secret);
-    let ours = |item: &CertificateItem| {
-        item.description
-            .as_deref()
-            .and_then(SecretTag::parse)
-            .as_ref()
-            == Some(&tag)
-    };
-    let foreign = || LbError::InvalidService {
-        service: service.key(),
-        problem: format!(
-            "the org's certificate library holds an item with alias {alias} that is not this cluster's upload of Secret {}/{}; rename or delete that item",
-            secret.namespace, secret.name
-        ),
-    };
-    let vcd = |action: String| LbError::vcd(&service.key(), action);
-    let find = || async {
-        ctx.client
-            .find_certificate(&alias)
-            .await
-            .map_err(vcd(format!("looking up certificate {alias}")))
-    };
+) -> Result<Option<CertificateItem>, LbError> {
     let existing = match library.iter().find(|c| c.alias == alias) {
         Some(item) => Some(item.clone()),
-        None => find().await?,
+        None => ctx
+            .client
+            .certificates()
+            .find(alias)
+            .await
+            .map_err(LbError::vcd(
+                &service.key(),
+                format!("looking up certificate {alias}"),
+            ))?,
     };
-    if let Some(item) = existing {
-        return if ours(&item) {
-            Ok(item)
-        } else {
-            Err(foreign())
-        };
+    match existing {
+        Some(item) if !is_upload_of(&item, tag) => Err(LbError::InvalidService {
+            service: service.key(),
+            problem: format!(
+                "the org's certificate library holds an item with alias {alias} that is not this cluster's upload of Secret {}/{}; rename or delete that item",
+                secret.namespace, secret.name
+            ),
+        }),
+        other => Ok(other),
     }
-    let upload = NewCertificate {
-        alias: alias.clone(),
-        description: tag.format(),
-        certificate: secret.certificate.clone(),
-        private_key: secret.key.clone(),
-    };
-    let item = match ctx.client.upload_certificate(&upload).await {
-        // Another Service naming the same Secret uploaded it meanwhile.
-        Err(VcdError::DuplicateName { .. }) => find().await?.filter(ours).ok_or_else(foreign)?,
-        other => other.map_err(vcd(format!(
-            "uploading Secret {}/{} to the certificate library as {alias}",
-            secret.namespace, secret.name
-        )))?,
-    };
-    tracing::info!(service = %service.key(), secret = %secret.name, %alias, "uploaded a TLS Secret's certificate");
-    ctx.catalog.remember_certificate(item.clone());
-    Ok(item)
 }
 
 #[cfg(test)]

@@ -33,7 +33,8 @@ impl AddressContext<'_> {
         }
         let found = self
             .client
-            .find_allocation_by_value(&space.id, &noted.ip.to_string())
+            .ip_spaces()
+            .find_allocation(&space.id, &noted.ip.to_string())
             .await
             .map_err(LbError::vcd(
                 self.service,

@@ -48,7 +48,7 @@ pub struct Features {
 
 impl Features {
     pub async fn read(client: &VcdClient, gateway_id: &str) -> Result<Self, VcdError> {
-        let config = client.gateway_load_balancer(gateway_id).await?;
+        let config = client.gateways().load_balancer(gateway_id).await?;
         if config.enabled == Some(false) {
             return Err(VcdError::Missing {
                 what: "enabled load balancer",
@@ -98,7 +98,7 @@ impl Catalog {
         if let Some(items) = cached.filter(|_| !fresh) {
             return Ok(items);
         }
-        let items = client.list_certificates().await?;
+        let items = client.certificates().list().await?;
         *lock(&self.certificates) = Some((Instant::now(), items.clone()));
         Ok(items)
     }
@@ -132,7 +132,10 @@ impl Catalog {
         if let Some(groups) = cached {
             return Ok(groups);
         }
-        let groups = client.seg_assignments(gateway_id).await?;
+        let groups = client
+            .service_engine_groups()
+            .assignments(gateway_id)
+            .await?;
         *lock(&self.engine_groups) = Some((Instant::now(), groups.clone()));
         Ok(groups)
     }

@@ -54,7 +54,8 @@ pub(in crate::lb) async fn read(
     identity: &ClusterIdentity,
 ) -> Result<HashMap<String, PoolHealth>, LbError> {
     let pools = client
-        .pool_summaries(gateway_id)
+        .pools()
+        .summaries(gateway_id)
         .await
         .map_err(LbError::vcd(
             "(health)",

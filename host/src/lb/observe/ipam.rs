@@ -125,8 +125,12 @@ impl IpSource {
             });
         }
         let mut spaces = Vec::new();
-        for suggestion in client.floating_ip_suggestions(&gateway.id).await? {
-            let space = client.get_ip_space(&suggestion.ip_space_ref.id).await?;
+        for suggestion in client
+            .ip_spaces()
+            .floating_ip_suggestions(&gateway.id)
+            .await?
+        {
+            let space = client.ip_spaces().get(&suggestion.ip_space_ref.id).await?;
             if space.space_type != "PUBLIC" {
                 continue;
             }
@@ -283,6 +287,7 @@ pub async fn used_addresses(
     gateway_id: &str,
 ) -> Result<Vec<(IpAddr, String)>, VcdError> {
     Ok(client
+        .gateways()
         .used_ip_addresses(gateway_id)
         .await?
         .into_iter()

@@ -148,17 +148,18 @@ impl Monitors {
 
     async fn read(&self, client: &VcdClient, gateway_id: &str) -> Result<MonitorView, VcdError> {
         let mut view = MonitorView::default();
-        let summaries = client.health_monitor_summaries(gateway_id, None).await?;
+        let summaries = client.health_monitors().summaries(gateway_id, None).await?;
         for summary in summaries
             .into_iter()
             .filter(|s| s.scope.as_deref() == Some("TENANT"))
             .filter(|s| self.is_ours(s.description.as_deref()))
         {
-            let monitor = client.get_health_monitor(&summary.id).await?;
+            let monitor = client.health_monitors().get(&summary.id).await?;
             let pools = match summary.pool_count {
                 Some(0) => BTreeSet::new(),
                 _ => client
-                    .monitor_assignments(&summary.id)
+                    .health_monitors()
+                    .assignments(&summary.id)
                     .await?
                     .into_iter()
                     .map(|a| a.load_balancer_pool_ref.id)

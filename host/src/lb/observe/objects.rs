@@ -80,10 +80,10 @@ impl GatewayView {
         gateway_id: &str,
         with_nat: bool,
     ) -> Result<Self, VcdError> {
-        let virtual_services = client.virtual_service_summaries(gateway_id).await?;
-        let pools = client.pool_summaries(gateway_id).await?;
+        let virtual_services = client.virtual_services().summaries(gateway_id).await?;
+        let pools = client.pools().summaries(gateway_id).await?;
         let nat_rules = match with_nat {
-            true => client.list_nat_rules(gateway_id).await?,
+            true => client.nat_rules().list(gateway_id).await?,
             false => Vec::new(),
         };
         let used_ips = crate::lb::observe::ipam::used_addresses(client, gateway_id).await?;
@@ -103,9 +103,9 @@ impl GatewayView {
         addresses: &[String],
         with_nat: bool,
     ) -> Result<Self, VcdError> {
-        let virtual_services = client.virtual_services_at(gateway_id, addresses).await?;
+        let virtual_services = client.virtual_services().at(gateway_id, addresses).await?;
         let nat_rules = if with_nat {
-            client.list_nat_rules(gateway_id).await?
+            client.nat_rules().list(gateway_id).await?
         } else {
             Vec::new()
         };

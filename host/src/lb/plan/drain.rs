@@ -45,7 +45,7 @@ pub async fn hold_leaving(
         if draining.is_none() && seen.tag.written_as(pool.description.as_deref()) {
             continue;
         }
-        let held = client.get_pool(&seen.object.id).await?;
+        let held = client.pools().get(&seen.object.id).await?;
         let wanted: HashSet<&str> = pool.members.iter().map(|m| m.ip_address.as_str()).collect();
         let leaving: Vec<PoolMember> = held
             .members

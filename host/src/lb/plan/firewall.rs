@@ -101,7 +101,8 @@ async fn find_firewall(ctx: &Context, owner: &OwnerTag, names: &Names) -> Result
     let gateway = &ctx.gateway.id;
     let rules = ctx
         .client
-        .list_user_firewall_rules(gateway)
+        .firewall()
+        .user_rules(gateway)
         .await
         .map_err(vcd(owner, "reading the gateway firewall rules"))?;
     let rule = rules
@@ -110,14 +111,16 @@ async fn find_firewall(ctx: &Context, owner: &OwnerTag, names: &Names) -> Result
         .find(|r| is_ours(r.description.as_deref(), owner));
     let sets = ctx
         .client
-        .list_ip_sets(gateway, |n| {
+        .ip_sets()
+        .list(gateway, |n| {
             n == names.firewall_sources() || n == names.firewall_destinations()
         })
         .await
         .map_err(vcd(owner, "reading the gateway's IP sets"))?;
     let profile = ctx
         .client
-        .find_port_profile("TENANT", &names.firewall_ports())
+        .port_profiles()
+        .find("TENANT", &names.firewall_ports())
         .await
         .map_err(vcd(owner, "reading the firewall port profile"))?;
     let mut found = Found {
@@ -303,17 +306,20 @@ pub(in crate::lb) async fn firewall_descriptions(
     let sweep = |action: &str| LbError::vcd("(sweep)", action.to_string());
     let rules = ctx
         .client
-        .list_user_firewall_rules(&ctx.gateway.id)
+        .firewall()
+        .user_rules(&ctx.gateway.id)
         .await
         .map_err(sweep("reading the gateway firewall rules"))?;
     let sets = ctx
         .client
-        .list_ip_sets(&ctx.gateway.id, |n| n.starts_with(FIREWALL_PREFIX))
+        .ip_sets()
+        .list(&ctx.gateway.id, |n| n.starts_with(FIREWALL_PREFIX))
         .await
         .map_err(sweep("reading the gateway's IP sets"))?;
     let profiles = ctx
         .client
-        .list_port_profiles("TENANT")
+        .port_profiles()
+        .list("TENANT")
         .await
         .map_err(sweep("reading the port profiles"))?;
     let text = |rule: &Value, key: &str| rule.get(key).and_then(Value::as_str).map(str::to_string);

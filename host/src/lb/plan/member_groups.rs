@@ -104,7 +104,7 @@ impl MemberGroups {
             .listed_at
             .is_none_or(|at| fresh || at.elapsed() > GATEWAY_REFRESH);
         if stale {
-            let summaries = client.ip_set_summaries(gateway_id).await?;
+            let summaries = client.ip_sets().summaries(gateway_id).await?;
             known.sets = summaries
                 .into_iter()
                 .map(|s| (s.name.clone(), (s, false)))
@@ -200,7 +200,8 @@ impl MemberGroups {
             Some((summary, false)) => {
                 let id = summary.id.clone().unwrap_or_default();
                 let mut set = client
-                    .get_ip_set(&id)
+                    .ip_sets()
+                    .get(&id)
                     .await
                     .map_err(vcd(format!("reading IP set {}", want.name)))?;
                 // Kept sorted, as wanted sets are, so comparing is cheap.

@@ -78,7 +78,7 @@ pub async fn keep_listed(
         let Some(seen) = observed.pools.get(&pool.name) else {
             continue;
         };
-        let held = client.get_pool(&seen.object.id).await?;
+        let held = client.pools().get(&seen.object.id).await?;
         let port_number = pool.default_port;
         let mut seen_ips = HashSet::new();
         pool.members = held

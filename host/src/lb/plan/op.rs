@@ -6,10 +6,12 @@
 //! rules, and a Service's own IP set that no pool uses any more; the
 //! managed firewall's IP sets and port profile, its rule, and their
 //! deletes, rule first; then the IP Space claims a move or a delete leaves,
-//! and the certificate uploads nothing uses any more.
+//! and the certificate uploads nothing uses any more. A Secret's certificate
+//! is uploaded in a step of its own, before all of these.
 
 use std::net::IpAddr;
 
+use crate::lb::decide::certificates::Upload;
 use crate::lb::ownership::OwnerTag;
 use crate::vcd::resources::firewall::FirewallRule;
 use crate::vcd::resources::health_monitor::TenantMonitor;
@@ -127,6 +129,10 @@ pub enum Op {
         id: String,
         alias: String,
     },
+    /// A TLS Secret's certificate added to the library, unless another
+    /// reconcile made that upload meanwhile. Planned alone, before the
+    /// rest of a pass, whose virtual services name the id VCD gives it.
+    UploadCertificate(Upload),
 }
 
 /// A write of an IP Space allocation.
@@ -234,6 +240,9 @@ impl Op {
                 Action::Create,
             ),
             Op::DeleteUpload { alias, .. } => ("certificate", alias.clone(), Action::Delete),
+            Op::UploadCertificate(upload) => {
+                ("certificate", upload.item.alias.clone(), Action::Create)
+            }
         }
     }
 
@@ -269,6 +278,10 @@ impl Op {
                 space_name, holder, ..
             }) => format!("allocated an address from IP Space {space_name} for {holder}"),
             Op::DeleteUpload { alias, .. } => format!("deleted certificate upload {alias}"),
+            Op::UploadCertificate(upload) => format!(
+                "uploaded Secret {} as certificate {}",
+                upload.secret, upload.item.alias
+            ),
             Op::DeleteNat { name, .. } => format!("deleted NAT rule {name}"),
             Op::DeleteVirtualService { name, .. } => format!("deleted virtual service {name}"),
             Op::DeletePool { name, .. } => format!("deleted pool {name}"),
@@ -289,7 +302,7 @@ impl Op {
 
     pub(in crate::lb) fn rank(&self) -> u8 {
         match self {
-            Op::WriteIpSet(_) | Op::WriteMonitor(_) => 0,
+            Op::UploadCertificate(_) | Op::WriteIpSet(_) | Op::WriteMonitor(_) => 0,
             Op::DeleteNat { .. } => 1,
             Op::DeleteVirtualService { .. } => 2,
             Op::DeletePool { .. } => 3,

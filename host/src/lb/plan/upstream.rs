@@ -136,14 +136,14 @@ async fn claim_adoptions(
     let theirs = upstream_marker(cluster_id, service);
     let mut ops = Vec::new();
     for space in spaces {
-        let claims: Vec<IpAllocation> =
-            client
-                .claimed_allocations(&space.id)
-                .await
-                .map_err(LbError::vcd(
-                    &service.key(),
-                    "finding the upstream CCM's IP Space allocation".into(),
-                ))?;
+        let claims: Vec<IpAllocation> = client
+            .ip_spaces()
+            .claimed_allocations(&space.id)
+            .await
+            .map_err(LbError::vcd(
+                &service.key(),
+                "finding the upstream CCM's IP Space allocation".into(),
+            ))?;
         ops.extend(
             claims
                 .into_iter()

@@ -49,7 +49,7 @@ pub async fn edited_lists(
             if want.0[i] == EMPTY {
                 continue;
             }
-            let held = client.http_rules(&seen.object.id, kind).await?;
+            let held = client.http_policies().rules(&seen.object.id, kind).await?;
             if held != port.rules.list(kind) {
                 edited.push(EditedList {
                     virtual_service: name.clone(),

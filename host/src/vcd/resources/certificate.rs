@@ -9,10 +9,13 @@ use serde::Deserialize;
 use serde_json::json;
 
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::create::create_checked;
 use crate::vcd::delete::DeleteRight;
+use crate::vcd::delete::delete_object;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::paging::list_all;
 use crate::vcd::secret::Secret;
 
 use super::EntityRef;
@@ -51,21 +54,38 @@ pub struct NewCertificate {
 
 const LIBRARY: &str = "/cloudapi/1.0.0/ssl/certificateLibrary";
 
-impl VcdClient {
+/// The org's certificate library. Made by [`VcdClient::certificates`].
+#[derive(Clone, Copy)]
+pub struct Certificates<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl Certificates<'_> {
     /// Every item of the org's certificate library, all pages.
-    #[tracing::instrument(skip(self))]
-    pub async fn list_certificates(&self) -> Result<Vec<CertificateItem>, VcdError> {
-        self.list_all("list_certificates", LIBRARY, None, MAX_PAGE_SIZE)
-            .await
+    #[tracing::instrument(name = "list_certificates", skip(self))]
+    pub async fn list(&self) -> Result<Vec<CertificateItem>, VcdError> {
+        list_all(
+            self.client,
+            "list_certificates",
+            LIBRARY,
+            None,
+            MAX_PAGE_SIZE,
+        )
+        .await
     }
 
     /// The certificate with exactly this alias, if any.
-    #[tracing::instrument(skip(self))]
-    pub async fn find_certificate(&self, alias: &str) -> Result<Option<CertificateItem>, VcdError> {
+    #[tracing::instrument(name = "find_certificate", skip(self))]
+    pub async fn find(&self, alias: &str) -> Result<Option<CertificateItem>, VcdError> {
         let filter = Filter::eq("alias", alias);
-        let items = self
-            .list_all("find_certificate", LIBRARY, Some(&filter), MAX_PAGE_SIZE)
-            .await?;
+        let items = list_all(
+            self.client,
+            "find_certificate",
+            LIBRARY,
+            Some(&filter),
+            MAX_PAGE_SIZE,
+        )
+        .await?;
         super::only_one(
             items,
             |c: &CertificateItem| &c.alias,
@@ -77,11 +97,8 @@ impl VcdClient {
 
     /// Adds the certificate and its key to the library (VCD answers at once,
     /// with the item). A create whose answer was lost is found by alias.
-    #[tracing::instrument(skip(self, new), fields(alias = %new.alias))]
-    pub async fn upload_certificate(
-        &self,
-        new: &NewCertificate,
-    ) -> Result<CertificateItem, VcdError> {
+    #[tracing::instrument(name = "upload_certificate", skip(self, new), fields(alias = %new.alias))]
+    pub async fn upload(&self, new: &NewCertificate) -> Result<CertificateItem, VcdError> {
         let body = json!({
             "alias": new.alias,
             "description": new.description,
@@ -89,27 +106,35 @@ impl VcdClient {
             "privateKey": new.private_key.expose(),
         });
         let body = &body;
-        self.create_checked(
+        create_checked(
+            self.client,
             "upload_certificate",
             || async move {
                 let request =
                     ApiRequest::new("upload_certificate", Method::POST, LIBRARY).json(body.clone());
-                self.fetch(request).await
+                self.client.fetch(request).await
             },
-            || self.find_certificate(&new.alias),
+            || self.find(&new.alias),
         )
         .await
     }
 
     /// Deletes a library item. VCD refuses (HTTP 400) while a virtual
     /// service uses it; gone already counts as done.
-    #[tracing::instrument(skip(self))]
-    pub async fn delete_certificate(&self, id: &str) -> Result<(), VcdError> {
+    #[tracing::instrument(name = "delete_certificate", skip(self))]
+    pub async fn delete(&self, id: &str) -> Result<(), VcdError> {
         let path = format!("{LIBRARY}/{id}");
         let request = ApiRequest::new("delete_certificate", Method::DELETE, &path);
-        self.delete_object(None, request, DeleteRight::Certificates, || {
-            self.fetch::<CertificateItem>(ApiRequest::get("get_certificate", &path))
-        })
+        delete_object(
+            self.client,
+            None,
+            request,
+            DeleteRight::Certificates,
+            || {
+                self.client
+                    .fetch::<CertificateItem>(ApiRequest::get("get_certificate", &path))
+            },
+        )
         .await
     }
 }

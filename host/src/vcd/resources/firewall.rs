@@ -11,7 +11,9 @@ use super::EntityRef;
 use super::nat::RuleVersion;
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::delete::DeleteRight;
+use crate::vcd::delete::delete_object;
 use crate::vcd::errors::{CallSite, VcdError};
+use crate::vcd::serialize::write_on_gateway;
 
 /// How often an edit is tried when the list changed under it.
 const EDIT_ATTEMPTS: usize = 3;
@@ -142,13 +144,20 @@ fn unversioned(rule: &Value) -> Value {
     rule
 }
 
-impl VcdClient {
+/// Edge gateway firewall rules. Made by [`VcdClient::firewall`].
+#[derive(Clone, Copy)]
+pub struct Firewall<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl Firewall<'_> {
     /// The gateway's user-defined rules, in order, as VCD returned them.
-    #[tracing::instrument(skip(self))]
-    pub async fn list_user_firewall_rules(&self, gateway_id: &str) -> Result<Vec<Value>, VcdError> {
+    #[tracing::instrument(name = "list_user_firewall_rules", skip(self))]
+    pub async fn user_rules(&self, gateway_id: &str) -> Result<Vec<Value>, VcdError> {
         let path = rules_path(gateway_id);
-        let call = self.call_of("list_firewall_rules", &path);
+        let call = self.client.call_of("list_firewall_rules", &path);
         let body: Value = self
+            .client
             .fetch(ApiRequest::get("list_firewall_rules", &path))
             .await?;
         user_rules(&call, &body)
@@ -159,18 +168,18 @@ impl VcdClient {
     /// lands in between. The rules `edit` did not touch must read back
     /// unchanged (bar their version); a write refused because a rule changed
     /// meanwhile is tried again from a fresh read.
-    pub async fn edit_user_firewall_rules(
+    pub async fn edit_user_rules(
         &self,
         gateway_id: &str,
         mut edit: impl FnMut(&[Value]) -> ListEdit,
     ) -> Result<Vec<Value>, VcdError> {
         let path = rules_path(gateway_id);
-        let call = self.call_of("update_firewall_rules", &path);
-        let _slot = self.gateway_locks().acquire(gateway_id).await;
+        let call = self.client.call_of("update_firewall_rules", &path);
+        let _slot = self.client.gateway_locks().acquire(gateway_id).await;
         let mut attempt = 0;
         loop {
             attempt += 1;
-            let before = self.list_user_firewall_rules(gateway_id).await?;
+            let before = self.user_rules(gateway_id).await?;
             let wanted = match edit(&before) {
                 ListEdit::Keep => return Ok(before),
                 ListEdit::Replace(wanted) => wanted,
@@ -188,36 +197,33 @@ impl VcdClient {
             }
             let request = ApiRequest::new("update_firewall_rules", Method::PUT, &path)
                 .json(json!({ "userDefinedRules": wanted }));
-            match self.write(request).await {
+            match self.client.write(request).await {
                 Err(error) if attempt < EDIT_ATTEMPTS && is_stale(&error) => {
                     tracing::info!(gateway = gateway_id, %error, "the firewall rules changed since they were read; reading them again");
                     continue;
                 }
                 other => other?,
             };
-            let after = self.list_user_firewall_rules(gateway_id).await?;
+            let after = self.user_rules(gateway_id).await?;
             check_kept(&call, &before, &wanted, &after)?;
             return Ok(after);
         }
     }
 
     /// The rule `rule_id` of the gateway.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_firewall_rule(
-        &self,
-        gateway_id: &str,
-        rule_id: &str,
-    ) -> Result<FirewallRule, VcdError> {
-        self.fetch(ApiRequest::get(
-            "get_firewall_rule",
-            format!("{}/{rule_id}", rules_path(gateway_id)),
-        ))
-        .await
+    #[tracing::instrument(name = "get_firewall_rule", skip(self))]
+    pub async fn get(&self, gateway_id: &str, rule_id: &str) -> Result<FirewallRule, VcdError> {
+        self.client
+            .fetch(ApiRequest::get(
+                "get_firewall_rule",
+                format!("{}/{rule_id}", rules_path(gateway_id)),
+            ))
+            .await
     }
 
     /// PUTs one rule, which must carry the `version` it was read with.
-    #[tracing::instrument(skip(self, rule), fields(rule = %rule.name))]
-    pub async fn update_firewall_rule(
+    #[tracing::instrument(name = "update_firewall_rule", skip(self, rule), fields(rule = %rule.name))]
+    pub async fn update(
         &self,
         gateway_id: &str,
         rule: &FirewallRule,
@@ -230,29 +236,29 @@ impl VcdClient {
             });
         };
         let path = format!("{}/{id}", rules_path(gateway_id));
-        let call = self.call_of("update_firewall_rule", &path);
+        let call = self.client.call_of("update_firewall_rule", &path);
         let body = serde_json::to_value(rule)
             .map_err(|e| unexpected(&call, format!("cannot encode rule {}: {e}", rule.name)))?;
         let request = ApiRequest::new("update_firewall_rule", Method::PUT, &path).json(body);
-        self.write_on_gateway(gateway_id, request).await?;
-        self.get_firewall_rule(gateway_id, id).await
+        write_on_gateway(self.client, gateway_id, request).await?;
+        self.get(gateway_id, id).await
     }
 
     /// Deletes one rule; one already gone counts as deleted.
-    #[tracing::instrument(skip(self))]
-    pub async fn delete_firewall_rule(
-        &self,
-        gateway_id: &str,
-        rule_id: &str,
-    ) -> Result<(), VcdError> {
+    #[tracing::instrument(name = "delete_firewall_rule", skip(self))]
+    pub async fn delete(&self, gateway_id: &str, rule_id: &str) -> Result<(), VcdError> {
         let request = ApiRequest::new(
             "delete_firewall_rule",
             Method::DELETE,
             format!("{}/{rule_id}", rules_path(gateway_id)),
         );
-        self.delete_object(Some(gateway_id), request, DeleteRight::Firewall, || {
-            self.get_firewall_rule(gateway_id, rule_id)
-        })
+        delete_object(
+            self.client,
+            Some(gateway_id),
+            request,
+            DeleteRight::Firewall,
+            || self.get(gateway_id, rule_id),
+        )
         .await
     }
 }

@@ -10,6 +10,7 @@ use super::{EntityRef, Values};
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::VcdError;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::paging::list_all;
 
 /// The `deploymentMode` of a gateway without NAT or a gateway firewall.
 pub const DISTRIBUTED_ONLY: &str = "DISTRIBUTED_ONLY";
@@ -164,28 +165,33 @@ pub struct GatewayLoadBalancer {
     pub ipv6_service_network_definition: Option<String>,
 }
 
-impl VcdClient {
+/// Edge gateways and their load-balancer settings. Made by [`VcdClient::gateways`].
+#[derive(Clone, Copy)]
+pub struct Gateways<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl Gateways<'_> {
     /// The gateway's load-balancer configuration.
-    #[tracing::instrument(skip(self))]
-    pub async fn gateway_load_balancer(
-        &self,
-        gateway_id: &str,
-    ) -> Result<GatewayLoadBalancer, VcdError> {
-        self.fetch(ApiRequest::get(
-            "get_gateway_load_balancer",
-            format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer"),
-        ))
-        .await
+    #[tracing::instrument(name = "gateway_load_balancer", skip(self))]
+    pub async fn load_balancer(&self, gateway_id: &str) -> Result<GatewayLoadBalancer, VcdError> {
+        self.client
+            .fetch(ApiRequest::get(
+                "get_gateway_load_balancer",
+                format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer"),
+            ))
+            .await
     }
 
     /// The edge gateway with this URN.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_gateway(&self, gateway_id: &str) -> Result<EdgeGateway, VcdError> {
-        self.fetch(ApiRequest::get(
-            "get_gateway",
-            format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}"),
-        ))
-        .await
+    #[tracing::instrument(name = "get_gateway", skip(self))]
+    pub async fn get(&self, gateway_id: &str) -> Result<EdgeGateway, VcdError> {
+        self.client
+            .fetch(ApiRequest::get(
+                "get_gateway",
+                format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}"),
+            ))
+            .await
     }
 
     /// Every external IP the gateway uses (primary, NAT, VIPs), all pages.
@@ -194,7 +200,8 @@ impl VcdClient {
         &self,
         gateway_id: &str,
     ) -> Result<Vec<UsedIpAddress>, VcdError> {
-        self.list_all(
+        list_all(
+            self.client,
             "used_ip_addresses",
             &format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/usedIpAddresses"),
             None,

@@ -8,10 +8,14 @@ use serde::{Deserialize, Serialize};
 
 use super::{EntityRef, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::create::create_checked;
 use crate::vcd::delete::DeleteRight;
+use crate::vcd::delete::delete_object;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::paging::list_all;
+use crate::vcd::serialize::write_on_gateway;
 use crate::vcd::task::Task;
 use crate::vcd::version::ApiVersion;
 
@@ -138,30 +142,35 @@ pub struct Assignment {
     pub load_balancer_pool_ref: EntityRef,
 }
 
-impl VcdClient {
+/// Tenant health monitors and their pool assignments (API 39.0+). Made by [`VcdClient::health_monitors`].
+#[derive(Clone, Copy)]
+pub struct HealthMonitors<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl HealthMonitors<'_> {
     /// Creates the monitor and returns its id (from the task); one whose
     /// answer was lost is recognised by name.
-    #[tracing::instrument(skip(self, monitor), fields(monitor = %monitor.name))]
-    pub async fn create_health_monitor(
+    #[tracing::instrument(name = "create_health_monitor", skip(self, monitor), fields(monitor = %monitor.name))]
+    pub async fn create(
         &self,
         gateway_id: &str,
         monitor: &TenantMonitor,
     ) -> Result<String, VcdError> {
-        let call = self.call_of("create_health_monitor", MONITORS);
+        let call = self.client.call_of("create_health_monitor", MONITORS);
         let body = encode(&call, "health monitor", &monitor.name, monitor)?;
         let (body, call) = (&body, &call);
-        self.create_checked(
+        create_checked(
+            self.client,
             "create_health_monitor",
             || async move {
                 let request = ApiRequest::new("create_health_monitor", Method::POST, MONITORS)
                     .encoded(body.clone());
-                let task = self.write_on_gateway(gateway_id, request).await?;
+                let task = write_on_gateway(self.client, gateway_id, request).await?;
                 Task::created_id(task, call, "health monitor")
             },
             || async move {
-                let found = self
-                    .health_monitor_summaries(gateway_id, Some(&monitor.name))
-                    .await?;
+                let found = self.summaries(gateway_id, Some(&monitor.name)).await?;
                 Ok(found.into_iter().next().map(|m| m.id))
             },
         )
@@ -169,18 +178,19 @@ impl VcdClient {
     }
 
     /// The monitor with this id, as far as it is modelled.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_health_monitor(&self, id: &str) -> Result<TenantMonitor, VcdError> {
-        self.fetch(ApiRequest::get(
-            "get_health_monitor",
-            format!("{MONITORS}/{id}"),
-        ))
-        .await
+    #[tracing::instrument(name = "get_health_monitor", skip(self))]
+    pub async fn get(&self, id: &str) -> Result<TenantMonitor, VcdError> {
+        self.client
+            .fetch(ApiRequest::get(
+                "get_health_monitor",
+                format!("{MONITORS}/{id}"),
+            ))
+            .await
     }
 
     /// PUTs the whole monitor `id`.
-    #[tracing::instrument(skip(self, monitor), fields(monitor = %monitor.name))]
-    pub async fn update_health_monitor(
+    #[tracing::instrument(name = "update_health_monitor", skip(self, monitor), fields(monitor = %monitor.name))]
+    pub async fn update(
         &self,
         gateway_id: &str,
         id: &str,
@@ -191,37 +201,44 @@ impl VcdClient {
             id: Some(id.to_string()),
             ..monitor.clone()
         };
-        let call = self.call_of("update_health_monitor", &path);
+        let call = self.client.call_of("update_health_monitor", &path);
         let body = encode(&call, "health monitor", &monitor.name, &body)?;
         let request = ApiRequest::new("update_health_monitor", Method::PUT, &path).encoded(body);
-        self.write_on_gateway(gateway_id, request).await.map(|_| ())
+        write_on_gateway(self.client, gateway_id, request)
+            .await
+            .map(|_| ())
     }
 
     /// Deletes the monitor; gone already counts as deleted. VCD refuses
     /// while a pool still uses it.
-    #[tracing::instrument(skip(self))]
-    pub async fn delete_health_monitor(&self, gateway_id: &str, id: &str) -> Result<(), VcdError> {
+    #[tracing::instrument(name = "delete_health_monitor", skip(self))]
+    pub async fn delete(&self, gateway_id: &str, id: &str) -> Result<(), VcdError> {
         let request = ApiRequest::new(
             "delete_health_monitor",
             Method::DELETE,
             format!("{MONITORS}/{id}"),
         );
-        self.delete_object(Some(gateway_id), request, DeleteRight::LoadBalancer, || {
-            self.get_health_monitor(id)
-        })
+        delete_object(
+            self.client,
+            Some(gateway_id),
+            request,
+            DeleteRight::LoadBalancer,
+            || self.get(id),
+        )
         .await
     }
 
     /// The monitors the gateway's pools may use (system ones and the
     /// org's), or only the one `named`.
-    #[tracing::instrument(skip(self))]
-    pub async fn health_monitor_summaries(
+    #[tracing::instrument(name = "health_monitor_summaries", skip(self))]
+    pub async fn summaries(
         &self,
         gateway_id: &str,
         named: Option<&str>,
     ) -> Result<Vec<MonitorSummary>, VcdError> {
         let filter = named.map(|name| Filter::eq("name", name));
-        self.list_all(
+        list_all(
+            self.client,
             "health_monitor_summaries",
             &format!(
                 "/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer/healthMonitorSummaries"
@@ -233,10 +250,11 @@ impl VcdClient {
     }
 
     /// The pools the monitor is assigned to.
-    #[tracing::instrument(skip(self))]
-    pub async fn monitor_assignments(&self, monitor_id: &str) -> Result<Vec<Assignment>, VcdError> {
+    #[tracing::instrument(name = "monitor_assignments", skip(self))]
+    pub async fn assignments(&self, monitor_id: &str) -> Result<Vec<Assignment>, VcdError> {
         let filter = Filter::eq("healthMonitorRef.id", monitor_id);
-        self.list_all(
+        list_all(
+            self.client,
             "monitor_assignments",
             ASSIGNMENTS,
             Some(&filter),
@@ -247,13 +265,9 @@ impl VcdClient {
 
     /// Assigns the monitor to the pool; an assignment whose answer was
     /// lost is looked for before it is sent again.
-    #[tracing::instrument(skip(self, assignment), fields(pool = ?assignment.load_balancer_pool_ref.name))]
-    pub async fn assign_health_monitor(
-        &self,
-        gateway_id: &str,
-        assignment: &Assignment,
-    ) -> Result<(), VcdError> {
-        let call = self.call_of("assign_health_monitor", ASSIGNMENTS);
+    #[tracing::instrument(name = "assign_health_monitor", skip(self, assignment), fields(pool = ?assignment.load_balancer_pool_ref.name))]
+    pub async fn assign(&self, gateway_id: &str, assignment: &Assignment) -> Result<(), VcdError> {
+        let call = self.client.call_of("assign_health_monitor", ASSIGNMENTS);
         let pool = assignment
             .load_balancer_pool_ref
             .name
@@ -261,17 +275,20 @@ impl VcdClient {
             .unwrap_or_default();
         let body = encode(&call, "monitor assignment", pool, assignment)?;
         let body = &body;
-        self.create_checked(
+        create_checked(
+            self.client,
             "assign_health_monitor",
             || async move {
                 let request = ApiRequest::new("assign_health_monitor", Method::POST, ASSIGNMENTS)
                     .encoded(body.clone());
-                self.write_on_gateway(gateway_id, request).await.map(|_| ())
+                write_on_gateway(self.client, gateway_id, request)
+                    .await
+                    .map(|_| ())
             },
             || async move {
                 let monitor = &assignment.health_monitor_ref.id;
                 let pool = &assignment.load_balancer_pool_ref.id;
-                let existing = self.monitor_assignments(monitor).await?;
+                let existing = self.assignments(monitor).await?;
                 Ok(existing
                     .iter()
                     .any(|a| a.load_balancer_pool_ref.id == *pool)

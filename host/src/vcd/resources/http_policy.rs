@@ -11,6 +11,7 @@ use serde::{Deserialize, Serialize};
 use super::{Values, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::VcdError;
+use crate::vcd::serialize::write_on_gateway;
 
 const SERVICES: &str = "/cloudapi/1.0.0/loadBalancer/virtualServices";
 
@@ -300,28 +301,34 @@ impl RuleList {
     }
 }
 
-impl VcdClient {
+/// A virtual service's HTTP request, response and security rules. Made by [`VcdClient::http_policies`].
+#[derive(Clone, Copy)]
+pub struct HttpPolicies<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl HttpPolicies<'_> {
     /// The virtual service's list of `kind`.
-    #[tracing::instrument(skip(self))]
-    pub async fn http_rules(&self, vs_id: &str, kind: RuleKind) -> Result<RuleList, VcdError> {
+    #[tracing::instrument(name = "http_rules", skip(self))]
+    pub async fn rules(&self, vs_id: &str, kind: RuleKind) -> Result<RuleList, VcdError> {
         let path = format!("{SERVICES}/{vs_id}/httpPolicy/{}", kind.segment());
         let request = || ApiRequest::get("get_http_rules", path.clone());
         Ok(match kind {
             RuleKind::Request => {
-                RuleList::Request(self.fetch::<Values<_>>(request()).await?.values)
+                RuleList::Request(self.client.fetch::<Values<_>>(request()).await?.values)
             }
             RuleKind::Response => {
-                RuleList::Response(self.fetch::<Values<_>>(request()).await?.values)
+                RuleList::Response(self.client.fetch::<Values<_>>(request()).await?.values)
             }
             RuleKind::Security => {
-                RuleList::Security(self.fetch::<Values<_>>(request()).await?.values)
+                RuleList::Security(self.client.fetch::<Values<_>>(request()).await?.values)
             }
         })
     }
 
     /// Replaces the virtual service's list of `rules`' kind with `rules`.
-    #[tracing::instrument(skip(self, rules), fields(kind = rules.kind().segment()))]
-    pub async fn put_http_rules(
+    #[tracing::instrument(name = "put_http_rules", skip(self, rules), fields(kind = rules.kind().segment()))]
+    pub async fn put_rules(
         &self,
         gateway_id: &str,
         vs_id: &str,
@@ -329,8 +336,10 @@ impl VcdClient {
         rules: &RuleList,
     ) -> Result<(), VcdError> {
         let path = format!("{SERVICES}/{vs_id}/httpPolicy/{}", rules.kind().segment());
-        let body = rules.body(&self.call_of("put_http_rules", &path), vs_name)?;
+        let body = rules.body(&self.client.call_of("put_http_rules", &path), vs_name)?;
         let request = ApiRequest::new("put_http_rules", Method::PUT, &path).encoded(body);
-        self.write_on_gateway(gateway_id, request).await.map(|_| ())
+        write_on_gateway(self.client, gateway_id, request)
+            .await
+            .map(|_| ())
     }
 }

@@ -7,10 +7,14 @@ use serde_json::{Map, Value};
 
 use super::{EntityRef, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::create::create_checked;
 use crate::vcd::delete::DeleteRight;
+use crate::vcd::delete::delete_object;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::paging::list_all;
+use crate::vcd::serialize::write_on_gateway;
 use crate::vcd::task::Task;
 
 const GROUPS: &str = "/cloudapi/1.0.0/firewallGroups";
@@ -62,13 +66,20 @@ impl IpSet {
     }
 }
 
-impl VcdClient {
+/// Gateway IP sets (firewall groups of type IP_SET). Made by [`VcdClient::ip_sets`].
+#[derive(Clone, Copy)]
+pub struct IpSets<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl IpSets<'_> {
     /// Every IP set of the gateway as its summary lists it: without
     /// addresses.
-    #[tracing::instrument(skip(self))]
-    pub async fn ip_set_summaries(&self, gateway_id: &str) -> Result<Vec<IpSet>, VcdError> {
+    #[tracing::instrument(name = "ip_set_summaries", skip(self))]
+    pub async fn summaries(&self, gateway_id: &str) -> Result<Vec<IpSet>, VcdError> {
         let filter = Filter::eq("ownerRef.id", gateway_id).and(Filter::eq("typeValue", "IP_SET"));
-        self.list_all(
+        list_all(
+            self.client,
             "list_ip_sets",
             &format!("{GROUPS}/summaries"),
             Some(&filter),
@@ -79,50 +90,52 @@ impl VcdClient {
 
     /// The IP sets of the gateway whose name `wanted` accepts (the summaries
     /// are listed once; only the wanted sets are read in full).
-    #[tracing::instrument(skip(self, wanted))]
-    pub async fn list_ip_sets(
+    #[tracing::instrument(name = "list_ip_sets", skip(self, wanted))]
+    pub async fn list(
         &self,
         gateway_id: &str,
         wanted: impl Fn(&str) -> bool,
     ) -> Result<Vec<IpSet>, VcdError> {
-        let summaries = self.ip_set_summaries(gateway_id).await?;
+        let summaries = self.summaries(gateway_id).await?;
         // Summaries carry no addresses.
         let mut sets = Vec::with_capacity(summaries.len());
         for summary in summaries.iter().filter(|s| wanted(&s.name)) {
             if let Some(id) = summary.id.as_deref() {
-                sets.push(self.get_ip_set(id).await?);
+                sets.push(self.get(id).await?);
             }
         }
         Ok(sets)
     }
 
     /// The IP set with this id.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_ip_set(&self, id: &str) -> Result<IpSet, VcdError> {
-        self.fetch(ApiRequest::get("get_ip_set", format!("{GROUPS}/{id}")))
+    #[tracing::instrument(name = "get_ip_set", skip(self))]
+    pub async fn get(&self, id: &str) -> Result<IpSet, VcdError> {
+        self.client
+            .fetch(ApiRequest::get("get_ip_set", format!("{GROUPS}/{id}")))
             .await
     }
 
     /// Creates the set and returns it with the id the task names, without
     /// reading it back; a create whose answer was lost is found by name.
-    #[tracing::instrument(skip(self, set), fields(set = %set.name))]
-    pub async fn create_ip_set(&self, set: &IpSet) -> Result<IpSet, VcdError> {
-        let call = self.call_of("create_ip_set", GROUPS);
+    #[tracing::instrument(name = "create_ip_set", skip(self, set), fields(set = %set.name))]
+    pub async fn create(&self, set: &IpSet) -> Result<IpSet, VcdError> {
+        let call = self.client.call_of("create_ip_set", GROUPS);
         let body = encode(&call, "IP set", &set.name, set)?;
         let (body, call, gateway_id) = (&body, &call, set.owner_ref.id.as_str());
-        self.create_checked(
+        create_checked(
+            self.client,
             "create_ip_set",
             || async move {
                 let request =
                     ApiRequest::new("create_ip_set", Method::POST, GROUPS).encoded(body.clone());
-                let task = self.write_on_gateway(gateway_id, request).await?;
+                let task = write_on_gateway(self.client, gateway_id, request).await?;
                 Ok(IpSet {
                     id: Some(Task::created_id(task, call, "IP set")?),
                     ..set.clone()
                 })
             },
             || async move {
-                let found = self.list_ip_sets(gateway_id, |n| n == set.name).await?;
+                let found = self.list(gateway_id, |n| n == set.name).await?;
                 Ok(found.into_iter().find(|s| s.name == set.name))
             },
         )
@@ -130,29 +143,33 @@ impl VcdClient {
     }
 
     /// PUTs the whole set; once the task succeeds VCD holds what was sent.
-    #[tracing::instrument(skip(self, set), fields(set = %set.name))]
-    pub async fn update_ip_set(&self, set: &IpSet) -> Result<(), VcdError> {
+    #[tracing::instrument(name = "update_ip_set", skip(self, set), fields(set = %set.name))]
+    pub async fn update(&self, set: &IpSet) -> Result<(), VcdError> {
         let id = set.id.as_deref().ok_or_else(|| VcdError::Missing {
             what: "IP set id",
             name: set.name.clone(),
             scope: "(update a set read from VCD)".to_string(),
         })?;
         let path = format!("{GROUPS}/{id}");
-        let call = self.call_of("update_ip_set", &path);
+        let call = self.client.call_of("update_ip_set", &path);
         let body = encode(&call, "IP set", &set.name, set)?;
         let request = ApiRequest::new("update_ip_set", Method::PUT, &path).encoded(body);
-        self.write_on_gateway(&set.owner_ref.id, request)
+        write_on_gateway(self.client, &set.owner_ref.id, request)
             .await
             .map(drop)
     }
 
     /// Deletes the set; one already gone counts as deleted.
-    #[tracing::instrument(skip(self))]
-    pub async fn delete_ip_set(&self, gateway_id: &str, id: &str) -> Result<(), VcdError> {
+    #[tracing::instrument(name = "delete_ip_set", skip(self))]
+    pub async fn delete(&self, gateway_id: &str, id: &str) -> Result<(), VcdError> {
         let request = ApiRequest::new("delete_ip_set", Method::DELETE, format!("{GROUPS}/{id}"));
-        self.delete_object(Some(gateway_id), request, DeleteRight::Firewall, || {
-            self.get_ip_set(id)
-        })
+        delete_object(
+            self.client,
+            Some(gateway_id),
+            request,
+            DeleteRight::Firewall,
+            || self.get(id),
+        )
         .await
     }
 }

@@ -9,9 +9,11 @@ use serde_json::{Map, Value, json};
 use super::EntityRef;
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::delete::DeleteRight;
+use crate::vcd::delete::delete_object;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::paging::list_all;
 
 const SPACES: &str = "/cloudapi/1.0.0/ipSpaces";
 
@@ -130,7 +132,13 @@ pub struct AllocatedIp {
     pub value: String,
 }
 
-impl VcdClient {
+/// IP Spaces and the org's floating-IP allocations. Made by [`VcdClient::ip_spaces`].
+#[derive(Clone, Copy)]
+pub struct IpSpaces<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl IpSpaces<'_> {
     /// One entry per IP Space the gateway reaches.
     #[tracing::instrument(skip(self))]
     pub async fn floating_ip_suggestions(
@@ -138,7 +146,8 @@ impl VcdClient {
         gateway_id: &str,
     ) -> Result<Vec<FloatingIpSuggestion>, VcdError> {
         let filter = Filter::eq("gatewayId", gateway_id);
-        self.list_all(
+        list_all(
+            self.client,
             "floating_ip_suggestions",
             &format!("{SPACES}/floatingIpSuggestions"),
             Some(&filter),
@@ -148,9 +157,10 @@ impl VcdClient {
     }
 
     /// Every IP Space the session can see, as summaries.
-    #[tracing::instrument(skip(self))]
-    pub async fn ip_space_summaries(&self) -> Result<Vec<IpSpaceSummary>, VcdError> {
-        self.list_all(
+    #[tracing::instrument(name = "ip_space_summaries", skip(self))]
+    pub async fn summaries(&self) -> Result<Vec<IpSpaceSummary>, VcdError> {
+        list_all(
+            self.client,
             "ip_space_summaries",
             &format!("{SPACES}/summaries"),
             None,
@@ -160,13 +170,14 @@ impl VcdClient {
     }
 
     /// The IP Space with this URN, ranges included.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_ip_space(&self, space_id: &str) -> Result<IpSpace, VcdError> {
-        self.fetch(ApiRequest::get(
-            "get_ip_space",
-            format!("{SPACES}/{space_id}"),
-        ))
-        .await
+    #[tracing::instrument(name = "get_ip_space", skip(self))]
+    pub async fn get(&self, space_id: &str) -> Result<IpSpace, VcdError> {
+        self.client
+            .fetch(ApiRequest::get(
+                "get_ip_space",
+                format!("{SPACES}/{space_id}"),
+            ))
+            .await
     }
 
     /// Allocates one floating IP to the org: any free one, or `value`.
@@ -184,8 +195,8 @@ impl VcdClient {
         };
         let path = format!("{SPACES}/{space_id}/allocate");
         let request = ApiRequest::new("allocate_floating_ip", Method::POST, &path).json(body);
-        let call = self.call_of("allocate_floating_ip", &path);
-        let task = self.write(request).await?;
+        let call = self.client.call_of("allocate_floating_ip", &path);
+        let task = self.client.write(request).await?;
         let content = task
             .and_then(|t| t.result)
             .and_then(|r| r.result_content)
@@ -206,12 +217,13 @@ impl VcdClient {
 
     /// The space's allocations that match `filter` (all of them for `None`),
     /// all pages.
-    pub async fn ip_allocations(
+    pub async fn allocations(
         &self,
         space_id: &str,
         filter: Option<&Filter>,
     ) -> Result<Vec<IpAllocation>, VcdError> {
-        self.list_all(
+        list_all(
+            self.client,
             "ip_allocations",
             &format!("{SPACES}/{space_id}/allocations"),
             filter,
@@ -221,14 +233,14 @@ impl VcdClient {
     }
 
     /// The floating-IP allocation of `ip` in the space, if there is one.
-    #[tracing::instrument(skip(self))]
-    pub async fn find_allocation_by_value(
+    #[tracing::instrument(name = "find_allocation_by_value", skip(self))]
+    pub async fn find_allocation(
         &self,
         space_id: &str,
         ip: &str,
     ) -> Result<Option<IpAllocation>, VcdError> {
         let filter = Filter::eq("type", "FLOATING_IP").and(Filter::eq("value", ip));
-        let found = self.ip_allocations(space_id, Some(&filter)).await?;
+        let found = self.allocations(space_id, Some(&filter)).await?;
         super::only_one(found, |a| &a.value, "IP allocation", ip, "in the IP Space")
     }
 
@@ -237,7 +249,7 @@ impl VcdClient {
     #[tracing::instrument(skip(self))]
     pub async fn claimed_allocations(&self, space_id: &str) -> Result<Vec<IpAllocation>, VcdError> {
         let filter = Filter::eq("usageState", "USED_MANUAL").and(Filter::eq("type", "FLOATING_IP"));
-        self.ip_allocations(space_id, Some(&filter)).await
+        self.allocations(space_id, Some(&filter)).await
     }
 
     async fn put_allocation(
@@ -248,12 +260,15 @@ impl VcdClient {
     ) -> Result<IpAllocation, VcdError> {
         let path = format!("{SPACES}/{space_id}/allocations/{}", allocation.id);
         let body = serde_json::to_value(allocation).map_err(|error| VcdError::Unexpected {
-            call: self.call_of(operation, &path),
+            call: self.client.call_of(operation, &path),
             detail: format!("cannot encode the allocation: {error}"),
         })?;
-        self.write(ApiRequest::new(operation, Method::PUT, &path).json(body))
+        self.client
+            .write(ApiRequest::new(operation, Method::PUT, &path).json(body))
             .await?;
-        self.fetch(ApiRequest::get("get_ip_allocation", path)).await
+        self.client
+            .fetch(ApiRequest::get("get_ip_allocation", path))
+            .await
     }
 
     /// Marks the allocation as held by whoever `description` names.
@@ -283,19 +298,22 @@ impl VcdClient {
     ) -> Result<(), VcdError> {
         let path = format!("{SPACES}/{space_id}/allocations/{}", allocation.id);
         let request = ApiRequest::new("release_ip_allocation", Method::DELETE, path);
-        self.delete_object(None, request, DeleteRight::IpSpaces, || async {
-            match self
-                .find_allocation_by_value(space_id, &allocation.value)
-                .await?
-            {
-                Some(found) if found.id == allocation.id => Ok(()),
-                _ => Err(VcdError::Missing {
-                    what: "IP allocation",
-                    name: allocation.value.clone(),
-                    scope: format!("in IP Space {space_id}"),
-                }),
-            }
-        })
+        delete_object(
+            self.client,
+            None,
+            request,
+            DeleteRight::IpSpaces,
+            || async {
+                match self.find_allocation(space_id, &allocation.value).await? {
+                    Some(found) if found.id == allocation.id => Ok(()),
+                    _ => Err(VcdError::Missing {
+                        what: "IP allocation",
+                        name: allocation.value.clone(),
+                        scope: format!("in IP Space {space_id}"),
+                    }),
+                }
+            },
+        )
         .await
     }
 }

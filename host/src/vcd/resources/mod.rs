@@ -21,7 +21,90 @@ pub mod vm;
 
 use serde::{Deserialize, Serialize};
 
+use super::VcdClient;
 use super::errors::{CallSite, VcdError};
+
+impl VcdClient {
+    /// The org's certificate library.
+    pub fn certificates(&self) -> certificate::Certificates<'_> {
+        certificate::Certificates { client: self }
+    }
+
+    /// Edge gateway firewall rules.
+    pub fn firewall(&self) -> firewall::Firewall<'_> {
+        firewall::Firewall { client: self }
+    }
+
+    /// Edge gateways and their load-balancer settings.
+    pub fn gateways(&self) -> gateway::Gateways<'_> {
+        gateway::Gateways { client: self }
+    }
+
+    /// Tenant health monitors and their pool assignments (API 39.0+).
+    pub fn health_monitors(&self) -> health_monitor::HealthMonitors<'_> {
+        health_monitor::HealthMonitors { client: self }
+    }
+
+    /// A virtual service's HTTP request, response and security rules.
+    pub fn http_policies(&self) -> http_policy::HttpPolicies<'_> {
+        http_policy::HttpPolicies { client: self }
+    }
+
+    /// Gateway IP sets (firewall groups of type IP_SET).
+    pub fn ip_sets(&self) -> ip_set::IpSets<'_> {
+        ip_set::IpSets { client: self }
+    }
+
+    /// IP Spaces and the org's floating-IP allocations.
+    pub fn ip_spaces(&self) -> ipspace::IpSpaces<'_> {
+        ipspace::IpSpaces { client: self }
+    }
+
+    /// Edge gateway NAT rules.
+    pub fn nat_rules(&self) -> nat::NatRules<'_> {
+        nat::NatRules { client: self }
+    }
+
+    /// Orgs, VDCs, data-center groups and org VDC networks: where the cluster lives.
+    pub fn tenancy(&self) -> network::Tenancy<'_> {
+        network::Tenancy { client: self }
+    }
+
+    /// Load-balancer pools.
+    pub fn pools(&self) -> pool::Pools<'_> {
+        pool::Pools { client: self }
+    }
+
+    /// Application port profiles.
+    pub fn port_profiles(&self) -> profiles::PortProfiles<'_> {
+        profiles::PortProfiles { client: self }
+    }
+
+    /// Runtime defined entities (the cluster's RDE).
+    pub fn entities(&self) -> rde::Entities<'_> {
+        rde::Entities { client: self }
+    }
+
+    /// Service engine groups assigned to gateways.
+    pub fn service_engine_groups(&self) -> seg::ServiceEngineGroups<'_> {
+        seg::ServiceEngineGroups { client: self }
+    }
+
+    /// The API session and its role's rights.
+    pub fn sessions(&self) -> session::Sessions<'_> {
+        session::Sessions { client: self }
+    }
+
+    /// Load-balancer virtual services.
+    pub fn virtual_services(&self) -> virtual_service::VirtualServices<'_> {
+        virtual_service::VirtualServices { client: self }
+    }
+
+    /// VMs and their vApps.
+    pub fn vms(&self) -> vm::Vms<'_> {
+        vm::Vms { client: self }
+    }
+}
 
 /// VCD's `{name, id}` reference.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]

@@ -7,9 +7,13 @@ use serde_json::{Map, Value};
 
 use super::{EntityRef, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::create::create_checked;
 use crate::vcd::delete::DeleteRight;
+use crate::vcd::delete::delete_object;
 use crate::vcd::errors::VcdError;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::paging::list_by_cursor;
+use crate::vcd::serialize::write_on_gateway;
 use crate::vcd::task::Task;
 
 fn rules_path(gateway_id: &str) -> String {
@@ -65,47 +69,56 @@ pub struct NatRule {
     pub extra: Map<String, Value>,
 }
 
-impl VcdClient {
+/// Edge gateway NAT rules. Made by [`VcdClient::nat_rules`].
+#[derive(Clone, Copy)]
+pub struct NatRules<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl NatRules<'_> {
     /// Every NAT rule of the gateway.
-    #[tracing::instrument(skip(self))]
-    pub async fn list_nat_rules(&self, gateway_id: &str) -> Result<Vec<NatRule>, VcdError> {
-        self.list_by_cursor("list_nat_rules", &rules_path(gateway_id), MAX_PAGE_SIZE)
-            .await
+    #[tracing::instrument(name = "list_nat_rules", skip(self))]
+    pub async fn list(&self, gateway_id: &str) -> Result<Vec<NatRule>, VcdError> {
+        list_by_cursor(
+            self.client,
+            "list_nat_rules",
+            &rules_path(gateway_id),
+            MAX_PAGE_SIZE,
+        )
+        .await
     }
 
     /// The NAT rule `rule_id` of the gateway.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_nat_rule(&self, gateway_id: &str, rule_id: &str) -> Result<NatRule, VcdError> {
-        self.fetch(ApiRequest::get(
-            "get_nat_rule",
-            format!("{}/{rule_id}", rules_path(gateway_id)),
-        ))
-        .await
+    #[tracing::instrument(name = "get_nat_rule", skip(self))]
+    pub async fn get(&self, gateway_id: &str, rule_id: &str) -> Result<NatRule, VcdError> {
+        self.client
+            .fetch(ApiRequest::get(
+                "get_nat_rule",
+                format!("{}/{rule_id}", rules_path(gateway_id)),
+            ))
+            .await
     }
 
     /// Creates the rule and returns its id (from the task); a create whose
     /// answer was lost is recognised by name (NAT names are not unique in
     /// VCD, but ours are).
-    #[tracing::instrument(skip(self, rule), fields(rule = %rule.name))]
-    pub async fn create_nat_rule(
-        &self,
-        gateway_id: &str,
-        rule: &NatRule,
-    ) -> Result<String, VcdError> {
+    #[tracing::instrument(name = "create_nat_rule", skip(self, rule), fields(rule = %rule.name))]
+    pub async fn create(&self, gateway_id: &str, rule: &NatRule) -> Result<String, VcdError> {
         let path = rules_path(gateway_id);
-        let call = self.call_of("create_nat_rule", &path);
+        let call = self.client.call_of("create_nat_rule", &path);
         let body = encode(&call, "NAT rule", &rule.name, rule)?;
         let (body, call, path) = (&body, &call, &path);
-        self.create_checked(
+        create_checked(
+            self.client,
             "create_nat_rule",
             || async move {
                 let request =
                     ApiRequest::new("create_nat_rule", Method::POST, path).encoded(body.clone());
-                let task = self.write_on_gateway(gateway_id, request).await?;
+                let task = write_on_gateway(self.client, gateway_id, request).await?;
                 Task::created_id(task, call, "NAT rule")
             },
             || async move {
-                let rules = self.list_nat_rules(gateway_id).await?;
+                let rules = self.list(gateway_id).await?;
                 Ok(rules
                     .into_iter()
                     .find(|r| r.name == rule.name)
@@ -117,8 +130,8 @@ impl VcdClient {
 
     /// PUTs the whole rule `rule_id`. It must carry the `version` it was
     /// read with; VCD refuses an update of a rule changed since (a conflict).
-    #[tracing::instrument(skip(self, rule), fields(rule = %rule.name))]
-    pub async fn update_nat_rule(
+    #[tracing::instrument(name = "update_nat_rule", skip(self, rule), fields(rule = %rule.name))]
+    pub async fn update(
         &self,
         gateway_id: &str,
         rule_id: &str,
@@ -133,7 +146,7 @@ impl VcdClient {
         }
         let path = format!("{}/{rule_id}", rules_path(gateway_id));
         let body = encode(
-            &self.call_of("update_nat_rule", &path),
+            &self.client.call_of("update_nat_rule", &path),
             "NAT rule",
             &rule.name,
             &NatRule {
@@ -142,21 +155,27 @@ impl VcdClient {
             },
         )?;
         let request = ApiRequest::new("update_nat_rule", Method::PUT, &path).encoded(body);
-        self.write_on_gateway(gateway_id, request).await.map(|_| ())
+        write_on_gateway(self.client, gateway_id, request)
+            .await
+            .map(|_| ())
     }
 
     /// Deletes the rule; one already gone counts as deleted, one the role may
     /// not delete is [`VcdError::DeleteForbidden`].
-    #[tracing::instrument(skip(self))]
-    pub async fn delete_nat_rule(&self, gateway_id: &str, rule_id: &str) -> Result<(), VcdError> {
+    #[tracing::instrument(name = "delete_nat_rule", skip(self))]
+    pub async fn delete(&self, gateway_id: &str, rule_id: &str) -> Result<(), VcdError> {
         let request = ApiRequest::new(
             "delete_nat_rule",
             Method::DELETE,
             format!("{}/{rule_id}", rules_path(gateway_id)),
         );
-        self.delete_object(Some(gateway_id), request, DeleteRight::Nat, || {
-            self.get_nat_rule(gateway_id, rule_id)
-        })
+        delete_object(
+            self.client,
+            Some(gateway_id),
+            request,
+            DeleteRight::Nat,
+            || self.get(gateway_id, rule_id),
+        )
         .await
     }
 }

@@ -10,6 +10,7 @@ use super::gateway::EdgeGateway;
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
+use crate::vcd::paging::list_all;
 
 const CLOUDAPI: &str = "/cloudapi/1.0.0";
 
@@ -104,17 +105,23 @@ pub struct Placement {
     pub gateway: EdgeGateway,
 }
 
-impl VcdClient {
+/// Orgs, VDCs, data-center groups and org VDC networks: where the cluster lives. Made by [`VcdClient::tenancy`].
+#[derive(Clone, Copy)]
+pub struct Tenancy<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl Tenancy<'_> {
     /// The org named `name` (cached). For the configured org this also
     /// scopes System-org sessions to it.
     #[tracing::instrument(skip(self))]
     pub async fn org(&self, name: &str) -> Result<EntityRef, VcdError> {
-        if let Some(org) = self.cache().org(name) {
+        if let Some(org) = self.client.cache().org(name) {
             return Ok(org);
         }
         let request = ApiRequest::get("find_org", format!("{CLOUDAPI}/orgs"))
             .query("filter", Filter::eq("name", name));
-        let page: super::Values<Named> = self.fetch(request).await?;
+        let page: super::Values<Named> = self.client.fetch(request).await?;
         let org = super::only_one(page.values, |o| &o.name, "org", name, "in VCD")?
             .map(|o| EntityRef::new(o.name, o.id))
             .ok_or_else(|| VcdError::Missing {
@@ -122,17 +129,17 @@ impl VcdClient {
                 name: name.to_string(),
                 scope: "among the orgs this user can see".to_string(),
             })?;
-        if name == self.config().org {
-            self.set_tenant_context(&org.id);
+        if name == self.client.config().org {
+            self.client.set_tenant_context(&org.id);
         }
-        self.cache().put_org(name, org.clone());
+        self.client.cache().put_org(name, org.clone());
         Ok(org)
     }
 
     /// A VDC of `org` by name or URN (cached).
     #[tracing::instrument(skip(self))]
     pub async fn vdc(&self, org: &EntityRef, name_or_id: &str) -> Result<EntityRef, VcdError> {
-        if let Some(vdc) = self.cache().vdc(&org.id, name_or_id) {
+        if let Some(vdc) = self.client.cache().vdc(&org.id, name_or_id) {
             return Ok(vdc);
         }
         #[derive(Deserialize)]
@@ -143,11 +150,14 @@ impl VcdClient {
         }
         let vdcs: Vec<Vdc> = if name_or_id.starts_with("urn:vcloud:vdc:") {
             let request = ApiRequest::get("get_vdc", format!("{CLOUDAPI}/vdcs/{name_or_id}"));
-            vec![self.fetch(request).await?]
+            vec![self.client.fetch(request).await?]
         } else {
             let request = ApiRequest::get("find_vdc", format!("{CLOUDAPI}/vdcs"))
                 .query("filter", Filter::eq("name", name_or_id));
-            self.fetch::<super::Values<Vdc>>(request).await?.values
+            self.client
+                .fetch::<super::Values<Vdc>>(request)
+                .await?
+                .values
         };
         let scope = format!("in org {}", org.name.as_deref().unwrap_or(&org.id));
         let in_org: Vec<Vdc> = vdcs
@@ -177,7 +187,9 @@ impl VcdClient {
             });
         };
         let vdc = EntityRef::new(vdc.name, vdc.id);
-        self.cache().put_vdc(&org.id, name_or_id, vdc.clone());
+        self.client
+            .cache()
+            .put_vdc(&org.id, name_or_id, vdc.clone());
         Ok(vdc)
     }
 
@@ -190,11 +202,12 @@ impl VcdClient {
                 "get_vdc_group",
                 format!("{CLOUDAPI}/vdcGroups/{name_or_id}"),
             );
-            self.fetch(request).await.map(|group| vec![group])
+            self.client.fetch(request).await.map(|group| vec![group])
         } else {
             let request = ApiRequest::get("find_vdc_group", format!("{CLOUDAPI}/vdcGroups"))
                 .query("filter", Filter::eq("name", name_or_id));
-            self.fetch::<super::Values<VdcGroup>>(request)
+            self.client
+                .fetch::<super::Values<VdcGroup>>(request)
                 .await
                 .map(|page| page.values)
         };
@@ -212,21 +225,17 @@ impl VcdClient {
     /// The org VDC network `name` usable from `vdc`: one of the VDC, or one
     /// of a data-center group the VDC belongs to (`_context` selects both;
     /// a group's network has no `orgVdc`). More than one match is an error.
-    #[tracing::instrument(skip(self))]
-    pub async fn find_network(
-        &self,
-        vdc: &EntityRef,
-        name: &str,
-    ) -> Result<OrgVdcNetwork, VcdError> {
+    #[tracing::instrument(name = "find_network", skip(self))]
+    pub async fn network(&self, vdc: &EntityRef, name: &str) -> Result<OrgVdcNetwork, VcdError> {
         let filter = Filter::eq("_context", &vdc.id).and(Filter::eq("name", name));
-        let networks: Vec<OrgVdcNetwork> = self
-            .list_all(
-                "find_network",
-                &format!("{CLOUDAPI}/orgVdcNetworks"),
-                Some(&filter),
-                32,
-            )
-            .await?;
+        let networks: Vec<OrgVdcNetwork> = list_all(
+            self.client,
+            "find_network",
+            &format!("{CLOUDAPI}/orgVdcNetworks"),
+            Some(&filter),
+            32,
+        )
+        .await?;
         let scope = format!("for VDC {}", vdc.name.as_deref().unwrap_or(&vdc.id));
         super::only_one(networks, |n| &n.name, "org VDC network", name, &scope)?.ok_or(
             VcdError::Missing {
@@ -239,11 +248,11 @@ impl VcdClient {
 
     /// Org, VDC (both cached), network and its edge gateway (read each
     /// time) of the configured org.
-    #[tracing::instrument(skip(self))]
-    pub async fn resolve_placement(&self, vdc: &str, network: &str) -> Result<Placement, VcdError> {
-        let org = self.org(&self.config().org.clone()).await?;
+    #[tracing::instrument(name = "resolve_placement", skip(self))]
+    pub async fn placement(&self, vdc: &str, network: &str) -> Result<Placement, VcdError> {
+        let org = self.org(&self.client.config().org.clone()).await?;
         let vdc_ref = self.vdc(&org, vdc).await?;
-        let network_object = self.find_network(&vdc_ref, network).await?;
+        let network_object = self.network(&vdc_ref, network).await?;
         let gateway_ref = network_object
             .gateway()
             .cloned()
@@ -252,7 +261,7 @@ impl VcdClient {
                 name: network.to_string(),
                 scope: "(the network is not routed through an edge gateway)".to_string(),
             })?;
-        let gateway = self.get_gateway(&gateway_ref.id).await?;
+        let gateway = self.client.gateways().get(&gateway_ref.id).await?;
         let placement = Placement {
             org,
             vdc: vdc_ref,
@@ -264,13 +273,13 @@ impl VcdClient {
 
     /// The live org record; used to check a token still works.
     pub async fn current_org(&self) -> Result<EntityRef, VcdError> {
-        let org = self.org(&self.config().org.clone()).await?;
+        let org = self.org(&self.client.config().org.clone()).await?;
         let request = ApiRequest::new(
             "get_org",
             Method::GET,
             format!("{CLOUDAPI}/orgs/{}", org.id),
         );
-        let named: Named = self.fetch(request).await?;
+        let named: Named = self.client.fetch(request).await?;
         Ok(EntityRef::new(named.name, named.id))
     }
 }

@@ -7,10 +7,14 @@ use serde_json::{Map, Value};
 
 use super::{EntityRef, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::create::create_checked;
 use crate::vcd::delete::DeleteRight;
+use crate::vcd::delete::delete_object;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::paging::list_all;
+use crate::vcd::serialize::write_on_gateway;
 use crate::vcd::task::Task;
 use crate::vcd::version::ApiVersion;
 
@@ -162,40 +166,49 @@ impl PoolSummary {
     }
 }
 
-impl VcdClient {
+/// Load-balancer pools. Made by [`VcdClient::pools`].
+#[derive(Clone, Copy)]
+pub struct Pools<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl Pools<'_> {
     /// Creates the pool and returns its id (from the task, without reading
     /// the pool back). A create whose answer was lost is recognised by name
     /// instead of made twice.
-    #[tracing::instrument(skip(self, pool), fields(pool = %pool.name, gateway = %pool.gateway_ref.id))]
-    pub async fn create_pool(&self, pool: &Pool) -> Result<String, VcdError> {
+    #[tracing::instrument(name = "create_pool", skip(self, pool), fields(pool = %pool.name, gateway = %pool.gateway_ref.id))]
+    pub async fn create(&self, pool: &Pool) -> Result<String, VcdError> {
         let gateway_id = pool.gateway_ref.id.as_str();
-        let call = self.call_of("create_pool", POOLS);
+        let call = self.client.call_of("create_pool", POOLS);
         let body = encode(&call, "pool", &pool.name, pool)?;
         let (body, call) = (&body, &call);
-        self.create_checked(
+        create_checked(
+            self.client,
             "create_pool",
             || async move {
                 let request =
                     ApiRequest::new("create_pool", Method::POST, POOLS).encoded(body.clone());
-                let task = self.write_on_gateway(gateway_id, request).await?;
+                let task = write_on_gateway(self.client, gateway_id, request).await?;
                 Task::created_id(task, call, "pool")
             },
-            || async move { Ok(self.find_pool(gateway_id, &pool.name).await?.map(|p| p.id)) },
+            || async move { Ok(self.find(gateway_id, &pool.name).await?.map(|p| p.id)) },
         )
         .await
     }
 
     /// The pool with this id.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_pool(&self, pool_id: &str) -> Result<Pool, VcdError> {
-        self.fetch(ApiRequest::get("get_pool", format!("{POOLS}/{pool_id}")))
+    #[tracing::instrument(name = "get_pool", skip(self))]
+    pub async fn get(&self, pool_id: &str) -> Result<Pool, VcdError> {
+        self.client
+            .fetch(ApiRequest::get("get_pool", format!("{POOLS}/{pool_id}")))
             .await
     }
 
     /// Every pool on the gateway, as summaries.
-    #[tracing::instrument(skip(self))]
-    pub async fn pool_summaries(&self, gateway_id: &str) -> Result<Vec<PoolSummary>, VcdError> {
-        self.list_all(
+    #[tracing::instrument(name = "pool_summaries", skip(self))]
+    pub async fn summaries(&self, gateway_id: &str) -> Result<Vec<PoolSummary>, VcdError> {
+        list_all(
+            self.client,
             "pool_summaries",
             &format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer/poolSummaries"),
             None,
@@ -205,21 +218,21 @@ impl VcdClient {
     }
 
     /// The pool named `name` on the gateway (names are unique per gateway).
-    #[tracing::instrument(skip(self))]
-    pub async fn find_pool(
+    #[tracing::instrument(name = "find_pool", skip(self))]
+    pub async fn find(
         &self,
         gateway_id: &str,
         name: &str,
     ) -> Result<Option<PoolSummary>, VcdError> {
         let filter = Filter::eq("name", name);
-        let found = self
-            .list_all(
-                "find_pool",
-                &format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer/poolSummaries"),
-                Some(&filter),
-                MAX_PAGE_SIZE,
-            )
-            .await?;
+        let found = list_all(
+            self.client,
+            "find_pool",
+            &format!("/cloudapi/1.0.0/edgeGateways/{gateway_id}/loadBalancer/poolSummaries"),
+            Some(&filter),
+            MAX_PAGE_SIZE,
+        )
+        .await?;
         super::only_one(
             found,
             |p: &PoolSummary| &p.name,
@@ -231,11 +244,11 @@ impl VcdClient {
 
     /// PUTs the whole pool `pool_id` (fields this client does not model
     /// included); the id is the URL's, whatever the body says.
-    #[tracing::instrument(skip(self, pool), fields(pool = %pool.name))]
-    pub async fn update_pool(&self, pool_id: &str, pool: &Pool) -> Result<(), VcdError> {
+    #[tracing::instrument(name = "update_pool", skip(self, pool), fields(pool = %pool.name))]
+    pub async fn update(&self, pool_id: &str, pool: &Pool) -> Result<(), VcdError> {
         let path = format!("{POOLS}/{pool_id}");
         let body = encode(
-            &self.call_of("update_pool", &path),
+            &self.client.call_of("update_pool", &path),
             "pool",
             &pool.name,
             &Pool {
@@ -244,19 +257,23 @@ impl VcdClient {
             },
         )?;
         let request = ApiRequest::new("update_pool", Method::PUT, &path).encoded(body);
-        self.write_on_gateway(&pool.gateway_ref.id, request)
+        write_on_gateway(self.client, &pool.gateway_ref.id, request)
             .await
             .map(|_| ())
     }
 
     /// Deletes the pool; one that is already gone counts as deleted, one the
     /// role may not delete is [`VcdError::DeleteForbidden`].
-    #[tracing::instrument(skip(self))]
-    pub async fn delete_pool(&self, gateway_id: &str, pool_id: &str) -> Result<(), VcdError> {
+    #[tracing::instrument(name = "delete_pool", skip(self))]
+    pub async fn delete(&self, gateway_id: &str, pool_id: &str) -> Result<(), VcdError> {
         let request = ApiRequest::new("delete_pool", Method::DELETE, format!("{POOLS}/{pool_id}"));
-        self.delete_object(Some(gateway_id), request, DeleteRight::LoadBalancer, || {
-            self.get_pool(pool_id)
-        })
+        delete_object(
+            self.client,
+            Some(gateway_id),
+            request,
+            DeleteRight::LoadBalancer,
+            || self.get(pool_id),
+        )
         .await
     }
 }

@@ -7,10 +7,13 @@ use serde_json::{Map, Value};
 
 use super::{EntityRef, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::create::create_checked;
 use crate::vcd::delete::DeleteRight;
+use crate::vcd::delete::delete_object;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::paging::list_all;
 use crate::vcd::task::Task;
 
 const PROFILES: &str = "/cloudapi/1.0.0/applicationPortProfiles";
@@ -75,18 +78,25 @@ impl PortProfile {
     }
 }
 
-impl VcdClient {
+/// Application port profiles. Made by [`VcdClient::port_profiles`].
+#[derive(Clone, Copy)]
+pub struct PortProfiles<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl PortProfiles<'_> {
     /// The profile of `scope` named exactly `name`, if any.
-    #[tracing::instrument(skip(self))]
-    pub async fn find_port_profile(
-        &self,
-        scope: &str,
-        name: &str,
-    ) -> Result<Option<PortProfile>, VcdError> {
+    #[tracing::instrument(name = "find_port_profile", skip(self))]
+    pub async fn find(&self, scope: &str, name: &str) -> Result<Option<PortProfile>, VcdError> {
         let filter = Filter::eq("scope", scope).and(Filter::eq("name", name));
-        let found = self
-            .list_all("find_port_profile", PROFILES, Some(&filter), MAX_PAGE_SIZE)
-            .await?;
+        let found = list_all(
+            self.client,
+            "find_port_profile",
+            PROFILES,
+            Some(&filter),
+            MAX_PAGE_SIZE,
+        )
+        .await?;
         let scope_text = format!("among {scope} port profiles");
         super::only_one(
             found,
@@ -98,42 +108,47 @@ impl VcdClient {
     }
 
     /// Every profile of `scope`.
-    #[tracing::instrument(skip(self))]
-    pub async fn list_port_profiles(&self, scope: &str) -> Result<Vec<PortProfile>, VcdError> {
+    #[tracing::instrument(name = "list_port_profiles", skip(self))]
+    pub async fn list(&self, scope: &str) -> Result<Vec<PortProfile>, VcdError> {
         let filter = Filter::eq("scope", scope);
-        self.list_all("list_port_profiles", PROFILES, Some(&filter), MAX_PAGE_SIZE)
-            .await
-    }
-
-    /// The port profile with this id.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_port_profile(&self, profile_id: &str) -> Result<PortProfile, VcdError> {
-        self.fetch(ApiRequest::get(
-            "get_port_profile",
-            format!("{PROFILES}/{profile_id}"),
-        ))
+        list_all(
+            self.client,
+            "list_port_profiles",
+            PROFILES,
+            Some(&filter),
+            MAX_PAGE_SIZE,
+        )
         .await
     }
 
+    /// The port profile with this id.
+    #[tracing::instrument(name = "get_port_profile", skip(self))]
+    pub async fn get(&self, profile_id: &str) -> Result<PortProfile, VcdError> {
+        self.client
+            .fetch(ApiRequest::get(
+                "get_port_profile",
+                format!("{PROFILES}/{profile_id}"),
+            ))
+            .await
+    }
+
     /// Creates a TENANT profile (see [`PortProfile::tenant`]).
-    #[tracing::instrument(skip(self, profile), fields(profile = %profile.name))]
-    pub async fn create_port_profile(
-        &self,
-        profile: &PortProfile,
-    ) -> Result<PortProfile, VcdError> {
-        let call = self.call_of("create_port_profile", PROFILES);
+    #[tracing::instrument(name = "create_port_profile", skip(self, profile), fields(profile = %profile.name))]
+    pub async fn create(&self, profile: &PortProfile) -> Result<PortProfile, VcdError> {
+        let call = self.client.call_of("create_port_profile", PROFILES);
         let body = encode(&call, "port profile", &profile.name, profile)?;
         let (body, call) = (&body, &call);
-        self.create_checked(
+        create_checked(
+            self.client,
             "create_port_profile",
             || async move {
                 let request = ApiRequest::new("create_port_profile", Method::POST, PROFILES)
                     .encoded(body.clone());
-                let task = self.write(request).await?;
-                self.get_port_profile(&Task::created_id(task, call, "port profile")?)
+                let task = self.client.write(request).await?;
+                self.get(&Task::created_id(task, call, "port profile")?)
                     .await
             },
-            || self.find_port_profile(&profile.scope, &profile.name),
+            || self.find(&profile.scope, &profile.name),
         )
         .await
     }
@@ -141,36 +156,38 @@ impl VcdClient {
     /// PUTs the whole profile (fields this client does not model included)
     /// and returns it as VCD stored it. Only PROVIDER and TENANT profiles can
     /// change.
-    #[tracing::instrument(skip(self, profile), fields(profile = %profile.name))]
-    pub async fn update_port_profile(
-        &self,
-        profile: &PortProfile,
-    ) -> Result<PortProfile, VcdError> {
+    #[tracing::instrument(name = "update_port_profile", skip(self, profile), fields(profile = %profile.name))]
+    pub async fn update(&self, profile: &PortProfile) -> Result<PortProfile, VcdError> {
         let id = profile.id.as_deref().ok_or_else(|| VcdError::Missing {
             what: "port profile id",
             name: profile.name.clone(),
             scope: "(update a profile read from VCD)".to_string(),
         })?;
         let path = format!("{PROFILES}/{id}");
-        let call = self.call_of("update_port_profile", &path);
+        let call = self.client.call_of("update_port_profile", &path);
         let body = encode(&call, "port profile", &profile.name, profile)?;
-        self.write(ApiRequest::new("update_port_profile", Method::PUT, &path).encoded(body))
+        self.client
+            .write(ApiRequest::new("update_port_profile", Method::PUT, &path).encoded(body))
             .await?;
-        self.get_port_profile(id).await
+        self.get(id).await
     }
 
     /// Deletes the profile; one already gone counts as deleted, one the role
     /// may not delete is [`VcdError::DeleteForbidden`].
-    #[tracing::instrument(skip(self))]
-    pub async fn delete_port_profile(&self, profile_id: &str) -> Result<(), VcdError> {
+    #[tracing::instrument(name = "delete_port_profile", skip(self))]
+    pub async fn delete(&self, profile_id: &str) -> Result<(), VcdError> {
         let request = ApiRequest::new(
             "delete_port_profile",
             Method::DELETE,
             format!("{PROFILES}/{profile_id}"),
         );
-        self.delete_object(None, request, DeleteRight::PortProfiles, || {
-            self.get_port_profile(profile_id)
-        })
+        delete_object(
+            self.client,
+            None,
+            request,
+            DeleteRight::PortProfiles,
+            || self.get(profile_id),
+        )
         .await
     }
 }

@@ -32,30 +32,36 @@ pub struct DefinedEntity {
     pub extra: Map<String, Value>,
 }
 
-impl VcdClient {
+/// Runtime defined entities (the cluster's RDE). Made by [`VcdClient::entities`].
+#[derive(Clone, Copy)]
+pub struct Entities<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl Entities<'_> {
     /// The entity and its ETag.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_entity(&self, entity_id: &str) -> Result<(DefinedEntity, String), VcdError> {
+    #[tracing::instrument(name = "get_entity", skip(self))]
+    pub async fn get(&self, entity_id: &str) -> Result<(DefinedEntity, String), VcdError> {
         let request = ApiRequest::get(
             "get_entity",
             format!("/cloudapi/1.0.0/entities/{entity_id}"),
         );
-        let reply = self.execute(&request).await?;
+        let reply = self.client.execute(&request).await?;
         let etag =
             reply
                 .header("etag")
                 .map(str::to_string)
                 .ok_or_else(|| VcdError::Unexpected {
-                    call: self.call_of("get_entity", &request.path),
+                    call: self.client.call_of("get_entity", &request.path),
                     detail: "the entity has no ETag".to_string(),
                 })?;
-        Ok((self.decode(&request, &reply)?, etag))
+        Ok((self.client.decode(&request, &reply)?, etag))
     }
 
     /// Applies `change` to the entity's document and writes it back, again
     /// from a fresh read when the entity changed in between.
-    #[tracing::instrument(skip(self, change))]
-    pub async fn update_entity(
+    #[tracing::instrument(name = "update_entity", skip(self, change))]
+    pub async fn update(
         &self,
         entity_id: &str,
         mut change: impl FnMut(&mut Value) -> Result<(), VcdError>,
@@ -63,20 +69,20 @@ impl VcdClient {
         let path = format!("/cloudapi/1.0.0/entities/{entity_id}");
         let mut conflicts = 0;
         loop {
-            let (mut entity, etag) = self.get_entity(entity_id).await?;
+            let (mut entity, etag) = self.get(entity_id).await?;
             change(&mut entity.entity)?;
             let body = serde_json::to_value(&entity).map_err(|error| VcdError::Unexpected {
-                call: self.call_of("update_entity", &path),
+                call: self.client.call_of("update_entity", &path),
                 detail: format!("cannot encode the entity: {error}"),
             })?;
             let request = ApiRequest::new("update_entity", Method::PUT, &path)
                 .json(body)
                 .if_match(etag);
-            match self.execute(&request).await {
-                Ok(reply) => return self.decode(&request, &reply),
+            match self.client.execute(&request).await {
+                Ok(reply) => return self.client.decode(&request, &reply),
                 Err(VcdError::Conflict { .. }) if conflicts < MAX_CONFLICTS => {
                     conflicts += 1;
-                    self.metrics().retry("update_entity", "conflict");
+                    self.client.metrics().retry("update_entity", "conflict");
                     tracing::debug!(
                         entity_id,
                         conflicts,

@@ -8,6 +8,7 @@ use crate::vcd::client::VcdClient;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::paging::list_all;
 
 /// An NSX ALB service engine group assigned to an edge gateway.
 #[derive(Debug, Clone, Deserialize)]
@@ -70,12 +71,19 @@ pub fn choose(
         })
 }
 
-impl VcdClient {
+/// Service engine groups assigned to gateways. Made by [`VcdClient::service_engine_groups`].
+#[derive(Clone, Copy)]
+pub struct ServiceEngineGroups<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl ServiceEngineGroups<'_> {
     /// The service engine groups assigned to the gateway, all pages.
-    #[tracing::instrument(skip(self))]
-    pub async fn seg_assignments(&self, gateway_id: &str) -> Result<Vec<SegAssignment>, VcdError> {
+    #[tracing::instrument(name = "seg_assignments", skip(self))]
+    pub async fn assignments(&self, gateway_id: &str) -> Result<Vec<SegAssignment>, VcdError> {
         let filter = Filter::eq("gatewayRef.id", gateway_id);
-        self.list_all(
+        list_all(
+            self.client,
             "seg_assignments",
             "/cloudapi/1.0.0/loadBalancer/serviceEngineGroups/assignments",
             Some(&filter),
@@ -85,8 +93,8 @@ impl VcdClient {
     }
 
     /// The first service engine group on the gateway with room left.
-    #[tracing::instrument(skip(self))]
-    pub async fn pick_service_engine_group(&self, gateway_id: &str) -> Result<EntityRef, VcdError> {
-        choose(&self.seg_assignments(gateway_id).await?, gateway_id, None)
+    #[tracing::instrument(name = "pick_service_engine_group", skip(self))]
+    pub async fn pick(&self, gateway_id: &str) -> Result<EntityRef, VcdError> {
+        choose(&self.assignments(gateway_id).await?, gateway_id, None)
     }
 }

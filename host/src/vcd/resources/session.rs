@@ -8,6 +8,7 @@ use super::EntityRef;
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::VcdError;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::paging::list_all;
 
 /// The current session (`/cloudapi/1.0.0/sessions/current`), the fields
 /// the CCM reads.
@@ -23,28 +24,35 @@ pub struct Session {
     pub role_refs: Vec<EntityRef>,
 }
 
-impl VcdClient {
+/// The API session and its role's rights. Made by [`VcdClient::sessions`].
+#[derive(Clone, Copy)]
+pub struct Sessions<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl Sessions<'_> {
     /// The session the client's token belongs to.
-    #[tracing::instrument(skip(self))]
-    pub async fn current_session(&self) -> Result<Session, VcdError> {
-        self.fetch(ApiRequest::get(
-            "get_current_session",
-            "/cloudapi/1.0.0/sessions/current",
-        ))
-        .await
+    #[tracing::instrument(name = "current_session", skip(self))]
+    pub async fn current(&self) -> Result<Session, VcdError> {
+        self.client
+            .fetch(ApiRequest::get(
+                "get_current_session",
+                "/cloudapi/1.0.0/sessions/current",
+            ))
+            .await
     }
 
     /// The names of the rights the role holds, all pages.
     #[tracing::instrument(skip(self))]
     pub async fn role_rights(&self, role_id: &str) -> Result<Vec<String>, VcdError> {
-        let rights: Vec<EntityRef> = self
-            .list_all(
-                "role_rights",
-                &format!("/cloudapi/1.0.0/roles/{role_id}/rights"),
-                None,
-                MAX_PAGE_SIZE,
-            )
-            .await?;
+        let rights: Vec<EntityRef> = list_all(
+            self.client,
+            "role_rights",
+            &format!("/cloudapi/1.0.0/roles/{role_id}/rights"),
+            None,
+            MAX_PAGE_SIZE,
+        )
+        .await?;
         Ok(rights.into_iter().filter_map(|r| r.name).collect())
     }
 }

@@ -7,10 +7,14 @@ use serde_json::{Map, Value};
 
 use super::{EntityRef, encode};
 use crate::vcd::client::{ApiRequest, VcdClient};
+use crate::vcd::create::create_checked;
 use crate::vcd::delete::DeleteRight;
+use crate::vcd::delete::delete_object;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
+use crate::vcd::paging::list_all;
+use crate::vcd::serialize::write_on_gateway;
 use crate::vcd::task::Task;
 use crate::vcd::version::ApiVersion;
 
@@ -201,55 +205,56 @@ impl VirtualServiceSummary {
     }
 }
 
-impl VcdClient {
+/// Load-balancer virtual services. Made by [`VcdClient::virtual_services`].
+#[derive(Clone, Copy)]
+pub struct VirtualServices<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl VirtualServices<'_> {
     /// Creates the virtual service and returns its id (from the task,
     /// without reading it back); a create whose answer was lost is
     /// recognised by name.
-    #[tracing::instrument(skip(self, service), fields(service = %service.name, gateway = %service.gateway_ref.id))]
-    pub async fn create_virtual_service(
-        &self,
-        service: &VirtualService,
-    ) -> Result<String, VcdError> {
+    #[tracing::instrument(name = "create_virtual_service", skip(self, service), fields(service = %service.name, gateway = %service.gateway_ref.id))]
+    pub async fn create(&self, service: &VirtualService) -> Result<String, VcdError> {
         let gateway_id = service.gateway_ref.id.as_str();
-        let call = self.call_of("create_virtual_service", SERVICES);
-        let complete = service.for_version(self.api_version());
+        let call = self.client.call_of("create_virtual_service", SERVICES);
+        let complete = service.for_version(self.client.api_version());
         let body = encode(&call, "virtual service", &service.name, &complete)?;
         let (body, call) = (&body, &call);
-        self.create_checked(
+        create_checked(
+            self.client,
             "create_virtual_service",
             || async move {
                 let request = ApiRequest::new("create_virtual_service", Method::POST, SERVICES)
                     .encoded(body.clone());
-                let task = self.write_on_gateway(gateway_id, request).await?;
+                let task = write_on_gateway(self.client, gateway_id, request).await?;
                 Task::created_id(task, call, "virtual service")
             },
-            || async move {
-                Ok(self
-                    .find_virtual_service(gateway_id, &service.name)
-                    .await?
-                    .map(|v| v.id))
-            },
+            || async move { Ok(self.find(gateway_id, &service.name).await?.map(|v| v.id)) },
         )
         .await
     }
 
     /// The virtual service with this id.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_virtual_service(&self, service_id: &str) -> Result<VirtualService, VcdError> {
-        self.fetch(ApiRequest::get(
-            "get_virtual_service",
-            format!("{SERVICES}/{service_id}"),
-        ))
-        .await
+    #[tracing::instrument(name = "get_virtual_service", skip(self))]
+    pub async fn get(&self, service_id: &str) -> Result<VirtualService, VcdError> {
+        self.client
+            .fetch(ApiRequest::get(
+                "get_virtual_service",
+                format!("{SERVICES}/{service_id}"),
+            ))
+            .await
     }
 
     /// Every virtual service on the gateway, as summaries.
-    #[tracing::instrument(skip(self))]
-    pub async fn virtual_service_summaries(
+    #[tracing::instrument(name = "virtual_service_summaries", skip(self))]
+    pub async fn summaries(
         &self,
         gateway_id: &str,
     ) -> Result<Vec<VirtualServiceSummary>, VcdError> {
-        self.list_all(
+        list_all(
+            self.client,
             "virtual_service_summaries",
             &summaries_path(gateway_id),
             None,
@@ -260,8 +265,8 @@ impl VcdClient {
 
     /// The virtual services of the gateway whose VIP is one of `addresses`
     /// (none asked, none read).
-    #[tracing::instrument(skip(self))]
-    pub async fn virtual_services_at(
+    #[tracing::instrument(name = "virtual_services_at", skip(self))]
+    pub async fn at(
         &self,
         gateway_id: &str,
         addresses: &[String],
@@ -276,7 +281,8 @@ impl VcdClient {
         else {
             return Ok(Vec::new());
         };
-        self.list_all(
+        list_all(
+            self.client,
             "virtual_services_at",
             &summaries_path(gateway_id),
             Some(&filter),
@@ -286,21 +292,21 @@ impl VcdClient {
     }
 
     /// The virtual service named `name` on the gateway.
-    #[tracing::instrument(skip(self))]
-    pub async fn find_virtual_service(
+    #[tracing::instrument(name = "find_virtual_service", skip(self))]
+    pub async fn find(
         &self,
         gateway_id: &str,
         name: &str,
     ) -> Result<Option<VirtualServiceSummary>, VcdError> {
         let filter = Filter::eq("name", name);
-        let found = self
-            .list_all(
-                "find_virtual_service",
-                &summaries_path(gateway_id),
-                Some(&filter),
-                MAX_PAGE_SIZE,
-            )
-            .await?;
+        let found = list_all(
+            self.client,
+            "find_virtual_service",
+            &summaries_path(gateway_id),
+            Some(&filter),
+            MAX_PAGE_SIZE,
+        )
+        .await?;
         super::only_one(
             found,
             |s: &VirtualServiceSummary| &s.name,
@@ -312,44 +318,40 @@ impl VcdClient {
 
     /// PUTs the whole virtual service `service_id` (unmodelled fields
     /// included); the id is the URL's, whatever the body says.
-    #[tracing::instrument(skip(self, service), fields(service = %service.name))]
-    pub async fn update_virtual_service(
-        &self,
-        service_id: &str,
-        service: &VirtualService,
-    ) -> Result<(), VcdError> {
+    #[tracing::instrument(name = "update_virtual_service", skip(self, service), fields(service = %service.name))]
+    pub async fn update(&self, service_id: &str, service: &VirtualService) -> Result<(), VcdError> {
         let path = format!("{SERVICES}/{service_id}");
         let body = encode(
-            &self.call_of("update_virtual_service", &path),
+            &self.client.call_of("update_virtual_service", &path),
             "virtual service",
             &service.name,
             &VirtualService {
                 id: Some(service_id.to_string()),
-                ..service.for_version(self.api_version())
+                ..service.for_version(self.client.api_version())
             },
         )?;
         let request = ApiRequest::new("update_virtual_service", Method::PUT, &path).encoded(body);
-        self.write_on_gateway(&service.gateway_ref.id, request)
+        write_on_gateway(self.client, &service.gateway_ref.id, request)
             .await
             .map(|_| ())
     }
 
     /// Deletes the virtual service; one already gone counts as deleted, one
     /// the role may not delete is [`VcdError::DeleteForbidden`].
-    #[tracing::instrument(skip(self))]
-    pub async fn delete_virtual_service(
-        &self,
-        gateway_id: &str,
-        service_id: &str,
-    ) -> Result<(), VcdError> {
+    #[tracing::instrument(name = "delete_virtual_service", skip(self))]
+    pub async fn delete(&self, gateway_id: &str, service_id: &str) -> Result<(), VcdError> {
         let request = ApiRequest::new(
             "delete_virtual_service",
             Method::DELETE,
             format!("{SERVICES}/{service_id}"),
         );
-        self.delete_object(Some(gateway_id), request, DeleteRight::LoadBalancer, || {
-            self.get_virtual_service(service_id)
-        })
+        delete_object(
+            self.client,
+            Some(gateway_id),
+            request,
+            DeleteRight::LoadBalancer,
+            || self.get(service_id),
+        )
         .await
     }
 }

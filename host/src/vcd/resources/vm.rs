@@ -286,11 +286,21 @@ fn path_of(href: &str) -> String {
     reqwest::Url::parse(href).map_or_else(|_| href.to_string(), |url| url.path().to_string())
 }
 
-impl VcdClient {
+/// VMs and their vApps. Made by [`VcdClient::vms`].
+#[derive(Clone, Copy)]
+pub struct Vms<'c> {
+    pub(super) client: &'c VcdClient,
+}
+
+impl Vms<'_> {
     /// The VMs in `scope`, every page. Provider sessions query `adminVM`.
-    #[tracing::instrument(skip(self))]
-    pub async fn query_vms(&self, scope: &VmScope) -> Result<Vec<VmRecord>, VcdError> {
-        let query_type = if self.is_provider() { "adminVM" } else { "vm" };
+    #[tracing::instrument(name = "query_vms", skip(self))]
+    pub async fn query(&self, scope: &VmScope) -> Result<Vec<VmRecord>, VcdError> {
+        let query_type = if self.client.is_provider() {
+            "adminVM"
+        } else {
+            "vm"
+        };
         let mut filter = Filter::eq("isVAppTemplate", "false");
         match scope {
             VmScope::VApp(name) => filter = filter.and(Filter::eq("containerName", name)),
@@ -309,7 +319,7 @@ impl VcdClient {
                 .query("page", page)
                 .query("pageSize", MAX_PAGE_SIZE)
                 .query("filter", &filter);
-            let reply: QueryPage = self.fetch(request).await?;
+            let reply: QueryPage = self.client.fetch(request).await?;
             let empty = reply.record.is_empty();
             records.extend(reply.record);
             if empty || records.len() >= reply.total {
@@ -320,16 +330,16 @@ impl VcdClient {
     }
 
     /// A VM by URN (or bare UUID). VCD answers 403 for a VM that is gone.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_vm(&self, vm_id: &str) -> Result<Vm, VcdError> {
+    #[tracing::instrument(name = "get_vm", skip(self))]
+    pub async fn get(&self, vm_id: &str) -> Result<Vm, VcdError> {
         let request =
             ApiRequest::get("get_vm", format!("/api/vApp/vm-{}", uuid_of(vm_id))).legacy();
-        self.fetch::<VmBody>(request).await.map(Vm::from)
+        self.client.fetch::<VmBody>(request).await.map(Vm::from)
     }
 
     /// The vApp `vm` belongs to.
-    #[tracing::instrument(skip(self, vm), fields(vm = %vm.name))]
-    pub async fn vm_vapp(&self, vm: &Vm) -> Result<VApp, VcdError> {
+    #[tracing::instrument(name = "vm_vapp", skip(self, vm), fields(vm = %vm.name))]
+    pub async fn vapp_of(&self, vm: &Vm) -> Result<VApp, VcdError> {
         let href = vm.vapp_href.as_deref().ok_or_else(|| VcdError::Missing {
             what: "vApp link",
             name: vm.name.clone(),
@@ -341,6 +351,7 @@ impl VcdClient {
             name: String,
         }
         let body: VAppBody = self
+            .client
             .fetch(
                 ApiRequest::get("get_vapp", path_of(href))
                     .legacy()
@@ -355,8 +366,8 @@ impl VcdClient {
 
     /// The vApp at `vapp_href` (a query record's `container`) with the full
     /// document of each of its VMs: one call for the whole vApp.
-    #[tracing::instrument(skip(self))]
-    pub async fn get_vapp_with_vms(&self, vapp_href: &str) -> Result<VAppWithVms, VcdError> {
+    #[tracing::instrument(name = "get_vapp_with_vms", skip(self))]
+    pub async fn vapp_with_vms(&self, vapp_href: &str) -> Result<VAppWithVms, VcdError> {
         #[derive(Deserialize)]
         struct Children {
             #[serde(default)]
@@ -369,6 +380,7 @@ impl VcdClient {
             children: Option<Children>,
         }
         let body: VAppBody = self
+            .client
             .fetch(
                 ApiRequest::get("get_vapp", path_of(vapp_href))
                     .legacy()

@@ -3,7 +3,8 @@
 //! policy set previews exactly the pools it changes; a virtual service
 //! edited by hand plans its repair; a Service being deleted plans its
 //! deletes, and one gone from Kubernetes the sweep's; `--output json` says
-//! the same; and no plan writes anything to VCD.
+//! the same; a renewed TLS Secret plans its upload first; and no plan
+//! writes anything to VCD.
 
 use std::process::Command;
 
@@ -17,6 +18,9 @@ use crate::support::policies::default_policy_as;
 use crate::support::poll::wait_until;
 use crate::support::run::gateway::vcd_writes;
 use crate::support::run::{RunFiles, World};
+use crate::support::tls::{KeyPair, TLS_SECRET};
+
+use super::tls_rotation::put_secret;
 
 /// Runs `vcd-ccm plan` with `files` and `extra`; its exit code and stdout
 /// (stderr appended, for messages).
@@ -230,4 +234,40 @@ async fn before_api_37_2_a_new_service_plans_only_the_allocation_the_space_picks
         ["+ ip space allocation (an address of public1)"],
         "{out}"
     );
+}
+
+/// A renewed TLS Secret: its new certificate's upload is the whole plan
+/// (the virtual services' writes name the id VCD gives it), and the plan
+/// uploads nothing.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_renewed_secret_plans_its_upload_first_and_uploads_nothing() {
+    let world = World::start().await;
+    world.add_nodes().await;
+    put_secret(&world, &KeyPair::generate("web.example")).await;
+    let mut ccm = world.spawn("ccm", &[]);
+    world
+        .create_annotated_service("web", &[443], json!({TLS_SECRET: "443=web-tls"}))
+        .await;
+    wait_until("web's external IP", START + CONVERGE, || {
+        world.external_ip("web")
+    })
+    .await;
+    ccm.kill();
+    let (code, out) = plan(&world.files, &[]);
+    assert_eq!(code, 0, "converged with its upload:\n{out}");
+
+    put_secret(&world, &KeyPair::generate("web.example")).await;
+    let written = vcd_writes(&world.vcd).len();
+    let (code, out) = plan(&world.files, &[]);
+    assert_eq!(code, 2, "{out}");
+    let planned: Vec<&str> = ["+ ", "~ ", "- "]
+        .iter()
+        .flat_map(|prefix| lines(&out, prefix))
+        .collect();
+    assert_eq!(planned.len(), 1, "the upload alone:\n{out}");
+    assert!(
+        planned[0].starts_with("+ certificate ") && planned[0].contains("-default-web-tls-"),
+        "{out}"
+    );
+    assert_eq!(vcd_writes(&world.vcd).len(), written, "a plan wrote to VCD");
 }

@@ -158,6 +158,7 @@ async fn an_unused_allocation_is_taken_on_request_only_where_the_provider_allows
     let client = crate::support::lb::client(&world.vcd).await;
     let space = world.vcd.with_world(|w| w.ip_spaces[0].id.clone());
     let reserved = client
+        .ip_spaces()
         .allocate_floating_ip(&space, None)
         .await
         .expect("an allocation of the org")

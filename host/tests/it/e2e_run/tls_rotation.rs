@@ -17,7 +17,7 @@ use crate::support::tls::{KeyPair, TLS_SECRET, certificates_of};
 const WAIT: Duration = Duration::from_secs(60);
 
 /// Creates or replaces the `kubernetes.io/tls` Secret `default/web-tls`.
-async fn put_secret(world: &World, pair: &KeyPair) {
+pub(super) async fn put_secret(world: &World, pair: &KeyPair) {
     let secret = json!({
         "apiVersion": "v1", "kind": "Secret",
         "metadata": {"name": "web-tls", "namespace": "default"},

@@ -145,7 +145,8 @@ pub fn total_calls(sim: &Sim) -> u64 {
 /// The ids of the default scenario's org, VDC, network and gateway.
 pub async fn placement(client: &VcdClient) -> vcd_ccm::vcd::resources::network::Placement {
     client
-        .resolve_placement("vdc1", "net1")
+        .tenancy()
+        .placement("vdc1", "net1")
         .await
         .expect("the default placement resolves")
 }
