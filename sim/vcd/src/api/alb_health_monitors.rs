@@ -13,18 +13,17 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
+use super::collection::{Collection, get_item};
+use super::task_writes::{Operations, Placement, Writable, create, delete_item, replace};
 use super::{Params, alb_monitor_assignments, gateway_summaries, parse_body};
 use crate::auth::Principal;
 use crate::context::{self, api_at_least};
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
 use crate::openapi::runtime::definition_refusal;
-use crate::respond;
 use crate::state::AppState;
-use crate::tasks::{self, TaskRequest};
 use crate::world::health_monitor::{HealthMonitor, Monitor};
-use crate::world::task::TaskOwner;
-use crate::world::{World, find, find_mut, remove};
+use crate::world::{World, find};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -34,7 +33,9 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/cloudapi/1.0.0/loadBalancer/healthMonitors/{id}",
-            get(get_monitor).put(update_monitor).delete(delete_monitor),
+            get(get_item::<Monitors>)
+                .put(update_monitor)
+                .delete(delete_item::<Monitors>),
         )
         .route(
             "/cloudapi/1.0.0/edgeGateways/{id}/loadBalancer/healthMonitorSummaries",
@@ -52,27 +53,82 @@ async fn from_api_39_0(request: Request, next: Next) -> Response {
     }
 }
 
-/// A monitor the principal sees: SYSTEM ones, and the TENANT ones of its org.
-pub(super) fn visible_monitor<'a>(
-    world: &'a World,
-    principal: &Principal,
-    id: &str,
-) -> ApiResult<&'a Monitor> {
-    find(&world.health_monitors, id)
-        .filter(|m| m.org_id.as_deref().is_none_or(|org| principal.sees(org)))
-        .ok_or_else(|| ApiError::forbidden(id))
+pub(super) struct Monitors;
+
+impl Collection for Monitors {
+    type Item = Monitor;
+
+    fn all(world: &World) -> &[Monitor] {
+        &world.health_monitors
+    }
+
+    /// SYSTEM monitors, and the TENANT ones of the principal's org.
+    fn visible(_world: &World, principal: &Principal, monitor: &Monitor) -> bool {
+        monitor
+            .org_id
+            .as_deref()
+            .is_none_or(|org| principal.sees(org))
+    }
+
+    fn view(_world: &World, monitor: &Monitor) -> Value {
+        json!(monitor.body.without_password())
+    }
 }
 
-/// A TENANT monitor the principal sees; SYSTEM ones are read-only.
-fn writable<'a>(world: &'a World, principal: &Principal, id: &str) -> ApiResult<&'a Monitor> {
-    let monitor = visible_monitor(world, principal, id)?;
-    if monitor.is_system() {
-        return Err(ApiError::bad_request(format!(
-            "{} is a SYSTEM health monitor, which is read-only.",
-            monitor.name()
-        )));
+impl Writable for Monitors {
+    const NOUN: &'static str = "load balancer health monitor";
+    const PATH: &'static str = "/loadBalancer/healthMonitors";
+    const OPERATIONS: Operations = Operations {
+        create: "createLoadBalancerHealthMonitor",
+        update: "updateLoadBalancerHealthMonitor",
+        delete: "deleteLoadBalancerHealthMonitor",
+    };
+
+    fn all_mut(world: &mut World) -> &mut Vec<Monitor> {
+        &mut world.health_monitors
     }
-    Ok(monitor)
+
+    fn name(monitor: &Monitor) -> &str {
+        monitor.name()
+    }
+
+    fn placement(_world: &World, _principal: &Principal, monitor: &Monitor) -> Placement {
+        Placement {
+            gateway_id: None,
+            org_id: monitor.org_id.clone().unwrap_or_default(),
+        }
+    }
+
+    /// SYSTEM monitors are read-only.
+    fn writable<'a>(world: &'a World, principal: &Principal, id: &str) -> ApiResult<&'a Monitor> {
+        let monitor = Self::find_visible(world, principal, id)?;
+        if monitor.is_system() {
+            return Err(ApiError::bad_request(format!(
+                "{} is a SYSTEM health monitor, which is read-only.",
+                monitor.name()
+            )));
+        }
+        Ok(monitor)
+    }
+
+    /// A monitor assigned to a pool cannot be deleted.
+    fn check_removable(world: &World, monitor: &Monitor) -> ApiResult<()> {
+        let pools: Vec<&str> = world
+            .monitor_assignments
+            .iter()
+            .filter(|a| same_id(&a.monitor_id, monitor.id()))
+            .filter_map(|a| find(&world.pools, &a.pool_id))
+            .map(|p| p.name.as_str())
+            .collect();
+        match pools.first() {
+            Some(first) => Err(ApiError::bad_request(format!(
+                "Health monitor {} is assigned to {} pool(s), {first} first, and cannot be deleted.",
+                monitor.name(),
+                pools.len()
+            ))),
+            None => Ok(()),
+        }
+    }
 }
 
 /// A monitor body, checked: the constraints the reference states (as the
@@ -108,42 +164,6 @@ fn check_name(world: &World, monitor: &Monitor) -> ApiResult<()> {
     }
 }
 
-fn owner(monitor: &Monitor) -> TaskOwner {
-    TaskOwner {
-        href_path: format!("/loadBalancer/healthMonitors/{}", monitor.id()),
-        id: monitor.id().to_string(),
-        name: monitor.name().to_string(),
-        media_type: "application/json".to_string(),
-    }
-}
-
-/// A monitor write: checked now and when its task ends, then `apply`.
-async fn submit(
-    state: &AppState,
-    principal: &Principal,
-    operation_name: &'static str,
-    verb: &str,
-    monitor: &Monitor,
-    check: impl Fn(&World) -> ApiResult<()> + Clone + Send + 'static,
-    apply: impl FnOnce(&mut World) + Send + 'static,
-) -> ApiResult<Response> {
-    let request = TaskRequest {
-        operation_name,
-        operation: format!("{verb} load balancer health monitor {}", monitor.name()),
-        gateway_id: None,
-        owner: owner(monitor),
-        org_id: monitor.org_id.clone().unwrap_or_default(),
-    };
-    let effect_check = check.clone();
-    let effect: tasks::Effect = Box::new(move |world| {
-        effect_check(world)?;
-        apply(world);
-        Ok(None)
-    });
-    let task_id = tasks::submit(state, principal, request, check, effect).await?;
-    Ok(respond::accepted(state, &task_id))
-}
-
 async fn create_monitor(
     State(state): State<AppState>,
     principal: Principal,
@@ -165,28 +185,10 @@ async fn create_monitor(
         body,
         org_id: Some(org_id),
     };
-    let created = monitor.clone();
-    let check_monitor = monitor.clone();
-    submit(
-        &state,
-        &principal,
-        "createLoadBalancerHealthMonitor",
-        "Creating",
-        &monitor,
-        move |w| check_name(w, &check_monitor),
-        move |w| w.health_monitors.push(created),
-    )
-    .await
-}
-
-async fn get_monitor(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    let monitor = visible_monitor(&world, &principal, &id)?;
-    Ok(respond::ok(&monitor.body.without_password()))
+    let placement = Monitors::placement(&state.world(), &principal, &monitor);
+    let checked = monitor.clone();
+    let check = move |w: &World| check_name(w, &checked);
+    create::<Monitors>(&state, &principal, monitor, placement, check).await
 }
 
 async fn update_monitor(
@@ -196,7 +198,7 @@ async fn update_monitor(
     body: Bytes,
 ) -> ApiResult<Response> {
     let mut body = parse_monitor(&body)?;
-    let existing = writable(&state.world(), &principal, &id)?.clone();
+    let existing = Monitors::writable(&state.world(), &principal, &id)?.clone();
     if let Some(sent) = body
         .id
         .as_deref()
@@ -219,65 +221,13 @@ async fn update_monitor(
         body,
         org_id: existing.org_id.clone(),
     };
-    let (check_monitor, stored) = (monitor.clone(), monitor.clone());
-    submit(
-        &state,
-        &principal,
-        "updateLoadBalancerHealthMonitor",
-        "Updating",
-        &monitor,
-        move |w| {
-            find(&w.health_monitors, check_monitor.id())
-                .ok_or_else(|| ApiError::forbidden(check_monitor.id()))?;
-            check_name(w, &check_monitor)
-        },
-        move |w| {
-            if let Some(slot) = find_mut(&mut w.health_monitors, stored.id()) {
-                *slot = stored;
-            }
-        },
-    )
-    .await
-}
-
-/// A monitor assigned to a pool cannot be deleted.
-fn check_unassigned(world: &World, monitor: &Monitor) -> ApiResult<()> {
-    let pools: Vec<&str> = world
-        .monitor_assignments
-        .iter()
-        .filter(|a| same_id(&a.monitor_id, monitor.id()))
-        .filter_map(|a| find(&world.pools, &a.pool_id))
-        .map(|p| p.name.as_str())
-        .collect();
-    match pools.first() {
-        Some(first) => Err(ApiError::bad_request(format!(
-            "Health monitor {} is assigned to {} pool(s), {first} first, and cannot be deleted.",
-            monitor.name(),
-            pools.len()
-        ))),
-        None => Ok(()),
-    }
-}
-
-async fn delete_monitor(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let monitor = writable(&state.world(), &principal, &id)?.clone();
-    let (checked, delete_id) = (monitor.clone(), monitor.id().to_string());
-    submit(
-        &state,
-        &principal,
-        "deleteLoadBalancerHealthMonitor",
-        "Deleting",
-        &monitor,
-        move |w| check_unassigned(w, &checked),
-        move |w| {
-            remove(&mut w.health_monitors, &delete_id);
-        },
-    )
-    .await
+    let placement = Monitors::placement(&state.world(), &principal, &monitor);
+    let checked = monitor.clone();
+    let check = move |w: &World| {
+        find(&w.health_monitors, checked.id()).ok_or_else(|| ApiError::forbidden(checked.id()))?;
+        check_name(w, &checked)
+    };
+    replace::<Monitors>(&state, &principal, monitor, placement, check).await
 }
 
 fn summary_view(world: &World, gateway_id: &str, monitor: &Monitor) -> Value {

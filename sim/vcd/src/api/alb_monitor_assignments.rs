@@ -13,20 +13,20 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::alb_health_monitors::visible_monitor;
-use super::alb_pools::visible_pool;
+use super::alb_health_monitors::Monitors;
+use super::alb_pools::Pools;
+use super::collection::Collection;
+use super::task_writes::{submit_checked, task_owner};
 use super::{Params, list, parse_body};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::fiql::{Filter, Op};
 use crate::ids::{new_urn, same_id};
 use crate::paging::STANDARD;
-use crate::respond;
 use crate::state::AppState;
 use crate::strict::{ReadOnly, definition};
-use crate::tasks::{self, TaskRequest};
+use crate::tasks::TaskRequest;
 use crate::world::health_monitor::MonitorAssignment;
-use crate::world::task::TaskOwner;
 use crate::world::{Ref, World, find};
 
 const PATH: &str = "/loadBalancer/healthMonitors/assignments";
@@ -101,7 +101,7 @@ async fn list_assignments(
         world
             .monitor_assignments
             .iter()
-            .filter(|a| visible_pool(&world, &principal, &a.pool_id).is_ok())
+            .filter(|a| Pools::find_visible(&world, &principal, &a.pool_id).is_ok())
             .map(|a| assignment_view(&world, a))
             .collect()
     };
@@ -153,8 +153,8 @@ async fn create_assignment(
     let pool_id = required_id(body.load_balancer_pool_ref, "loadBalancerPoolRef")?;
     let (assignment, request) = {
         let world = state.world();
-        let monitor = visible_monitor(&world, &principal, &monitor_id)?;
-        let pool = visible_pool(&world, &principal, &pool_id)?;
+        let monitor = Monitors::find_visible(&world, &principal, &monitor_id)?;
+        let pool = Pools::find_visible(&world, &principal, &pool_id)?;
         let pool_org = world.gateway_org(&pool.gateway_ref.id).unwrap_or_default();
         if monitor.is_system() {
             return Err(ApiError::bad_request(format!(
@@ -182,23 +182,20 @@ async fn create_assignment(
                 pool.name
             ),
             gateway_id: Some(pool.gateway_ref.id.clone()),
-            owner: TaskOwner {
-                href_path: format!("{PATH}/{}", assignment.id),
-                id: assignment.id.clone(),
-                name: monitor.name().to_string(),
-                media_type: "application/json".to_string(),
-            },
+            owner: task_owner(
+                format!("{PATH}/{}", assignment.id),
+                &assignment.id,
+                monitor.name(),
+            ),
             org_id: pool_org.to_string(),
         };
         (assignment, request)
     };
     let checked = assignment.clone();
-    let effect: tasks::Effect = Box::new(move |world| {
-        check_new(world, &assignment)?;
-        world.monitor_assignments.push(assignment);
-        Ok(None)
-    });
     let check = move |w: &World| check_new(w, &checked);
-    let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+    let apply = move |world: &mut World| {
+        world.monitor_assignments.push(assignment);
+        Ok(())
+    };
+    submit_checked(&state, &principal, request, check, apply).await
 }

@@ -8,30 +8,32 @@ use axum::body::Bytes;
 use axum::extract::{Path, State};
 use axum::response::Response;
 use axum::routing::{get, post};
+use serde_json::Value;
 
 use super::alb_pool_monitors::{self as monitors, Listed};
 use super::alb_pool_views::{pool_view, summary_view, virtual_service_refs};
-use super::gateways::visible_gateway;
+use super::collection::{Collection, get_item, sees_gateway};
+use super::gateways::Gateways;
+use super::task_writes::{Operations, Placement, Verb, Writable, create, delete_item, submit};
 use super::{Params, alb_pool_persistence, gateway_summaries, parse_body};
 use crate::auth::Principal;
 use crate::context::api_at_least;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
-use crate::respond;
 use crate::state::AppState;
 use crate::strict::not_in_version;
-use crate::tasks::{self, TaskRequest};
 use crate::world::alb::Pool;
 use crate::world::ip::parse_ip;
-use crate::world::task::TaskOwner;
-use crate::world::{Ref, World, find, find_mut, remove};
+use crate::world::{Keyed, Ref, World, find, find_mut};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route("/cloudapi/1.0.0/loadBalancer/pools", post(create_pool))
         .route(
             "/cloudapi/1.0.0/loadBalancer/pools/{id}",
-            get(get_pool).put(update_pool).delete(delete_pool),
+            get(get_item::<Pools>)
+                .put(update_pool)
+                .delete(delete_item::<Pools>),
         )
         .route(
             "/cloudapi/1.0.0/edgeGateways/{id}/loadBalancer/poolSummaries",
@@ -49,18 +51,52 @@ const PREMIUM_ALGORITHMS: [&str; 6] = [
     "CORE_AFFINITY",
 ];
 
-pub(super) fn visible_pool<'a>(
-    world: &'a World,
-    principal: &Principal,
-    id: &str,
-) -> ApiResult<&'a Pool> {
-    find(&world.pools, id)
-        .filter(|p| {
-            world
-                .gateway_org(&p.gateway_ref.id)
-                .is_some_and(|org| principal.sees(org))
-        })
-        .ok_or_else(|| ApiError::forbidden(id))
+pub(super) struct Pools;
+
+impl Collection for Pools {
+    type Item = Pool;
+
+    fn all(world: &World) -> &[Pool] {
+        &world.pools
+    }
+
+    fn visible(world: &World, principal: &Principal, pool: &Pool) -> bool {
+        sees_gateway(world, principal, &pool.gateway_ref.id)
+    }
+
+    fn view(world: &World, pool: &Pool) -> Value {
+        pool_view(world, pool)
+    }
+}
+
+impl Writable for Pools {
+    const NOUN: &'static str = "load balancer pool";
+    const PATH: &'static str = "/loadBalancer/pools";
+    const OPERATIONS: Operations = Operations {
+        create: "createLoadBalancerPool",
+        update: "updateLoadBalancerPool",
+        delete: "deleteLoadBalancerPool",
+    };
+
+    fn all_mut(world: &mut World) -> &mut Vec<Pool> {
+        &mut world.pools
+    }
+
+    fn name(pool: &Pool) -> &str {
+        &pool.name
+    }
+
+    fn placement(world: &World, _principal: &Principal, pool: &Pool) -> Placement {
+        Placement::on_gateway(world, &pool.gateway_ref.id)
+    }
+
+    fn check_removable(world: &World, pool: &Pool) -> ApiResult<()> {
+        check_unused(world, pool.key())
+    }
+
+    fn on_removed(world: &mut World, id: &str) {
+        world.retain_assignments(id, |_| false);
+    }
 }
 
 fn validate(world: &World, pool: &Pool) -> ApiResult<()> {
@@ -159,16 +195,6 @@ fn validate_update(world: &World, pool: &Pool, listed: Option<&[Listed]>) -> Api
     monitors::check_listed(world, pool_id, listed.unwrap_or_default())
 }
 
-fn owner(pool: &Pool) -> TaskOwner {
-    let id = pool.id.clone().unwrap_or_default();
-    TaskOwner {
-        href_path: format!("/loadBalancer/pools/{id}"),
-        id,
-        name: pool.name.clone(),
-        media_type: "application/json".to_string(),
-    }
-}
-
 async fn create_pool(
     State(state): State<AppState>,
     principal: Principal,
@@ -177,49 +203,18 @@ async fn create_pool(
     let mut pool: Pool = parse_body(&body)?;
     check_version(&pool)?;
     monitors::refuse_on_create(monitors::take_listed(&mut pool)?.as_ref())?;
-    let org_id = {
+    let placement = {
         let world = state.world();
-        let gateway = visible_gateway(&world, &principal, &pool.gateway_ref.id)?;
+        let gateway = Gateways::find_visible(&world, &principal, &pool.gateway_ref.id)?;
         pool.gateway_ref = Ref::new(&gateway.name, &gateway.id);
-        gateway.org_id.clone()
+        Pools::placement(&world, &principal, &pool)
     };
     pool.id = Some(new_urn("loadBalancerPool"));
     pool.algorithm
         .get_or_insert_with(|| "LEAST_CONNECTIONS".to_string());
-    let request = TaskRequest {
-        operation_name: "createLoadBalancerPool",
-        operation: format!("Creating load balancer pool {}", pool.name),
-        gateway_id: Some(pool.gateway_ref.id.clone()),
-        owner: owner(&pool),
-        org_id,
-    };
-    let check_pool = pool.clone();
-    let effect: tasks::Effect = Box::new(move |world| {
-        validate(world, &pool)?;
-        world.pools.push(pool);
-        Ok(None)
-    });
-    let task_id = tasks::submit(
-        &state,
-        &principal,
-        request,
-        move |w| validate(w, &check_pool),
-        effect,
-    )
-    .await?;
-    Ok(respond::accepted(&state, &task_id))
-}
-
-async fn get_pool(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    Ok(respond::ok(&pool_view(
-        &world,
-        visible_pool(&world, &principal, &id)?,
-    )))
+    let checked = pool.clone();
+    let check = move |w: &World| validate(w, &checked);
+    create::<Pools>(&state, &principal, pool, placement, check).await
 }
 
 async fn update_pool(
@@ -231,9 +226,9 @@ async fn update_pool(
     let mut pool: Pool = parse_body(&body)?;
     check_version(&pool)?;
     let listed = monitors::take_listed(&mut pool)?;
-    let org_id = {
+    let placement = {
         let world = state.world();
-        let existing = visible_pool(&world, &principal, &id)?;
+        let existing = Pools::find_visible(&world, &principal, &id)?;
         if !same_id(&existing.gateway_ref.id, &pool.gateway_ref.id) {
             return Err(ApiError::bad_request(
                 "A pool cannot move to another edge gateway.",
@@ -244,42 +239,34 @@ async fn update_pool(
         pool.member_health = existing.member_health.clone();
         pool.algorithm
             .get_or_insert_with(|| "LEAST_CONNECTIONS".to_string());
-        world
-            .gateway_org(&existing.gateway_ref.id)
-            .unwrap_or_default()
-            .to_string()
+        Pools::placement(&world, &principal, &pool)
     };
-    let request = TaskRequest {
-        operation_name: "updateLoadBalancerPool",
-        operation: format!("Updating load balancer pool {}", pool.name),
-        gateway_id: Some(pool.gateway_ref.id.clone()),
-        owner: owner(&pool),
-        org_id,
-    };
-    let (check_pool, check_listed) = (pool.clone(), listed.clone());
-    let effect: tasks::Effect = Box::new(move |world| {
-        validate_update(world, &pool, listed.as_deref())?;
-        let id = pool.id.clone().unwrap_or_default();
+    let (checked, check_listed) = (pool.clone(), listed.clone());
+    let check = move |w: &World| validate_update(w, &checked, check_listed.as_deref());
+    let updated = pool.clone();
+    let apply = move |world: &mut World| {
+        let id = updated.key().to_string();
         let stored = find_mut(&mut world.pools, &id).ok_or_else(|| ApiError::forbidden(&id))?;
         // Member health survives updates of members that stay.
-        let mut pool = pool;
+        let mut pool = updated;
         pool.member_health
             .retain(|ip, _| pool.members.iter().any(|m| &m.ip_address == ip));
         *stored = pool;
         if let Some(listed) = &listed {
             monitors::unassign_unlisted(world, &id, listed);
         }
-        Ok(None)
-    });
-    let task_id = tasks::submit(
+        Ok(())
+    };
+    submit::<Pools>(
         &state,
         &principal,
-        request,
-        move |w| validate_update(w, &check_pool, check_listed.as_deref()),
-        effect,
+        Verb::Update,
+        &pool,
+        placement,
+        check,
+        apply,
     )
-    .await?;
-    Ok(respond::accepted(&state, &task_id))
+    .await
 }
 
 fn check_unused(world: &World, pool_id: &str) -> ApiResult<()> {
@@ -295,46 +282,6 @@ fn check_unused(world: &World, pool_id: &str) -> ApiResult<()> {
         ))),
         None => Ok(()),
     }
-}
-
-async fn delete_pool(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let (pool_owner, gateway_id, org_id) = {
-        let world = state.world();
-        let pool = visible_pool(&world, &principal, &id)?;
-        let org = world
-            .gateway_org(&pool.gateway_ref.id)
-            .unwrap_or_default()
-            .to_string();
-        (owner(pool), pool.gateway_ref.id.clone(), org)
-    };
-    let pool_id = pool_owner.id.clone();
-    let check_id = pool_id.clone();
-    let request = TaskRequest {
-        operation_name: "deleteLoadBalancerPool",
-        operation: format!("Deleting load balancer pool {}", pool_owner.name),
-        gateway_id: Some(gateway_id),
-        owner: pool_owner,
-        org_id,
-    };
-    let effect: tasks::Effect = Box::new(move |world| {
-        check_unused(world, &pool_id)?;
-        remove(&mut world.pools, &pool_id);
-        world.retain_assignments(&pool_id, |_| false);
-        Ok(None)
-    });
-    let task_id = tasks::submit(
-        &state,
-        &principal,
-        request,
-        move |w| check_unused(w, &check_id),
-        effect,
-    )
-    .await?;
-    Ok(respond::accepted(&state, &task_id))
 }
 
 async fn pool_summaries(

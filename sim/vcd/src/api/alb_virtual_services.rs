@@ -14,17 +14,16 @@ use serde_json::{Value, json};
 use super::alb_virtual_service_checks::validate;
 use super::alb_virtual_service_versions::{check_body, complete, shape_view};
 use super::alb_virtual_service_vips::check_vip_change;
-use super::gateways::visible_gateway;
+use super::collection::{Collection, get_item, sees_gateway};
+use super::gateways::Gateways;
+use super::task_writes::{Operations, Placement, Verb, Writable, delete_item, replace, submit};
 use super::{Params, gateway_summaries, parse_body};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
-use crate::respond;
 use crate::state::AppState;
-use crate::tasks::{self, TaskRequest};
 use crate::world::alb::VirtualService;
-use crate::world::task::TaskOwner;
-use crate::world::{Ref, World, find, find_mut, remove};
+use crate::world::{Ref, World, find, remove};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -34,7 +33,9 @@ pub fn routes() -> Router<AppState> {
         )
         .route(
             "/cloudapi/1.0.0/loadBalancer/virtualServices/{id}",
-            get(get_vs).put(update_vs).delete(delete_vs),
+            get(get_item::<VirtualServices>)
+                .put(update_vs)
+                .delete(delete_item::<VirtualServices>),
         )
         .route(
             "/cloudapi/1.0.0/edgeGateways/{id}/loadBalancer/virtualServiceSummaries",
@@ -74,27 +75,47 @@ fn summary_view(world: &World, vs: &VirtualService) -> Value {
     view
 }
 
-fn visible_vs<'a>(
-    world: &'a World,
-    principal: &Principal,
-    id: &str,
-) -> ApiResult<&'a VirtualService> {
-    find(&world.virtual_services, id)
-        .filter(|vs| {
-            world
-                .gateway_org(&vs.gateway_ref.id)
-                .is_some_and(|org| principal.sees(org))
-        })
-        .ok_or_else(|| ApiError::forbidden(id))
+pub(super) struct VirtualServices;
+
+impl Collection for VirtualServices {
+    type Item = VirtualService;
+
+    fn all(world: &World) -> &[VirtualService] {
+        &world.virtual_services
+    }
+
+    fn visible(world: &World, principal: &Principal, vs: &VirtualService) -> bool {
+        sees_gateway(world, principal, &vs.gateway_ref.id)
+    }
+
+    fn view(world: &World, vs: &VirtualService) -> Value {
+        vs_view(world, vs)
+    }
 }
 
-fn owner(vs: &VirtualService) -> TaskOwner {
-    let id = vs.id.clone().unwrap_or_default();
-    TaskOwner {
-        href_path: format!("/loadBalancer/virtualServices/{id}"),
-        id,
-        name: vs.name.clone(),
-        media_type: "application/json".to_string(),
+impl Writable for VirtualServices {
+    const NOUN: &'static str = "virtual service";
+    const PATH: &'static str = "/loadBalancer/virtualServices";
+    const OPERATIONS: Operations = Operations {
+        create: "createVirtualService",
+        update: "updateVirtualService",
+        delete: "deleteVirtualService",
+    };
+
+    fn all_mut(world: &mut World) -> &mut Vec<VirtualService> {
+        &mut world.virtual_services
+    }
+
+    fn name(vs: &VirtualService) -> &str {
+        &vs.name
+    }
+
+    fn placement(world: &World, _principal: &Principal, vs: &VirtualService) -> Placement {
+        Placement::on_gateway(world, &vs.gateway_ref.id)
+    }
+
+    fn on_removed(world: &mut World, id: &str) {
+        remove(&mut world.http_policies, id);
     }
 }
 
@@ -120,52 +141,35 @@ async fn create_vs(
     check_body(&mut vs)?;
     complete(&mut vs, None);
     let knobs = state.knobs();
-    let org_id = {
+    let placement = {
         let world = state.world();
-        let gateway = visible_gateway(&world, &principal, &vs.gateway_ref.id)?;
+        let gateway = Gateways::find_visible(&world, &principal, &vs.gateway_ref.id)?;
         vs.gateway_ref = Ref::new(&gateway.name, &gateway.id);
         resolve_refs(&world, &mut vs);
-        gateway.org_id.clone()
+        VirtualServices::placement(&world, &principal, &vs)
     };
     vs.id = Some(new_urn("loadBalancerVirtualService"));
     let pending = Duration::from_millis(knobs.vs_pending_ms);
     let strict = knobs.strict_external_ips;
-    let request = TaskRequest {
-        operation_name: "createVirtualService",
-        operation: format!("Creating virtual service {}", vs.name),
-        gateway_id: Some(vs.gateway_ref.id.clone()),
-        owner: owner(&vs),
-        org_id,
+    let checked = vs.clone();
+    let check = move |w: &World| validate(w, &checked, strict);
+    let mut created = vs.clone();
+    // The service is PENDING for a while from the moment it exists.
+    let apply = move |world: &mut World| {
+        created.pending_until = (!pending.is_zero()).then(|| Instant::now() + pending);
+        world.virtual_services.push(created);
+        Ok(())
     };
-    let check_vs = vs.clone();
-    let effect: tasks::Effect = Box::new(move |world| {
-        validate(world, &vs, strict)?;
-        let mut vs = vs;
-        vs.pending_until = (!pending.is_zero()).then(|| Instant::now() + pending);
-        world.virtual_services.push(vs);
-        Ok(None)
-    });
-    let task_id = tasks::submit(
+    submit::<VirtualServices>(
         &state,
         &principal,
-        request,
-        move |w| validate(w, &check_vs, strict),
-        effect,
+        Verb::Create,
+        &vs,
+        placement,
+        check,
+        apply,
     )
-    .await?;
-    Ok(respond::accepted(&state, &task_id))
-}
-
-async fn get_vs(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    Ok(respond::ok(&vs_view(
-        &world,
-        visible_vs(&world, &principal, &id)?,
-    )))
+    .await
 }
 
 async fn update_vs(
@@ -177,9 +181,9 @@ async fn update_vs(
     let mut vs: VirtualService = parse_body(&body)?;
     check_body(&mut vs)?;
     let strict = state.knobs().strict_external_ips;
-    let org_id = {
+    let placement = {
         let world = state.world();
-        let existing = visible_vs(&world, &principal, &id)?;
+        let existing = VirtualServices::find_visible(&world, &principal, &id)?;
         if !same_id(&existing.gateway_ref.id, &vs.gateway_ref.id) {
             return Err(ApiError::bad_request(
                 "A virtual service cannot move to another edge gateway.",
@@ -193,67 +197,11 @@ async fn update_vs(
         vs.gateway_ref = existing.gateway_ref.clone();
         vs.pending_until = existing.pending_until;
         resolve_refs(&world, &mut vs);
-        world
-            .gateway_org(&existing.gateway_ref.id)
-            .unwrap_or_default()
-            .to_string()
+        VirtualServices::placement(&world, &principal, &vs)
     };
-    let request = TaskRequest {
-        operation_name: "updateVirtualService",
-        operation: format!("Updating virtual service {}", vs.name),
-        gateway_id: Some(vs.gateway_ref.id.clone()),
-        owner: owner(&vs),
-        org_id,
-    };
-    let check_vs = vs.clone();
-    let effect: tasks::Effect = Box::new(move |world| {
-        validate(world, &vs, strict)?;
-        let id = vs.id.clone().unwrap_or_default();
-        let stored =
-            find_mut(&mut world.virtual_services, &id).ok_or_else(|| ApiError::forbidden(&id))?;
-        *stored = vs;
-        Ok(None)
-    });
-    let task_id = tasks::submit(
-        &state,
-        &principal,
-        request,
-        move |w| validate(w, &check_vs, strict),
-        effect,
-    )
-    .await?;
-    Ok(respond::accepted(&state, &task_id))
-}
-
-async fn delete_vs(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let (vs_owner, gateway_id, org_id) = {
-        let world = state.world();
-        let vs = visible_vs(&world, &principal, &id)?;
-        let org = world
-            .gateway_org(&vs.gateway_ref.id)
-            .unwrap_or_default()
-            .to_string();
-        (owner(vs), vs.gateway_ref.id.clone(), org)
-    };
-    let vs_id = vs_owner.id.clone();
-    let request = TaskRequest {
-        operation_name: "deleteVirtualService",
-        operation: format!("Deleting virtual service {}", vs_owner.name),
-        gateway_id: Some(gateway_id),
-        owner: vs_owner,
-        org_id,
-    };
-    let effect: tasks::Effect = Box::new(move |world| {
-        remove(&mut world.virtual_services, &vs_id);
-        remove(&mut world.http_policies, &vs_id);
-        Ok(None)
-    });
-    let task_id = tasks::submit(&state, &principal, request, |_| Ok(()), effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+    let checked = vs.clone();
+    let check = move |w: &World| validate(w, &checked, strict);
+    replace::<VirtualServices>(&state, &principal, vs, placement, check).await
 }
 
 async fn vs_summaries(

@@ -7,40 +7,58 @@ use axum::extract::{Path, State};
 use axum::http::StatusCode;
 use axum::response::{IntoResponse, Response};
 use axum::routing::get;
-use serde_json::json;
+use serde_json::{Value, json};
 
-use super::{Params, list, parse_body};
+use super::collection::{Collection, Listed, get_item, list_items};
+use super::parse_body;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
-use crate::paging::{STANDARD, Sort};
+use crate::paging::Sort;
 use crate::respond;
 use crate::state::AppState;
 use crate::world::library::{Certificate, CertificateItem};
-use crate::world::{World, find, find_mut, remove};
+use crate::world::{World, find_mut, remove};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route(
             "/cloudapi/1.0.0/ssl/certificateLibrary",
-            get(list_certificates).post(create_certificate),
+            get(list_items::<Certificates>).post(create_certificate),
         )
         .route(
             "/cloudapi/1.0.0/ssl/certificateLibrary/{id}",
-            get(get_certificate)
+            get(get_item::<Certificates>)
                 .put(update_certificate)
                 .delete(delete_certificate),
         )
 }
 
-fn visible_certificate<'a>(
-    world: &'a World,
-    principal: &Principal,
-    id: &str,
-) -> ApiResult<&'a Certificate> {
-    find(&world.certificates, id)
-        .filter(|c| principal.sees(&c.org_id))
-        .ok_or_else(|| ApiError::forbidden(id))
+pub(super) struct Certificates;
+
+impl Collection for Certificates {
+    type Item = Certificate;
+
+    fn all(world: &World) -> &[Certificate] {
+        &world.certificates
+    }
+
+    fn visible(_world: &World, principal: &Principal, certificate: &Certificate) -> bool {
+        principal.sees(&certificate.org_id)
+    }
+
+    fn view(_world: &World, certificate: &Certificate) -> Value {
+        json!(certificate.item)
+    }
+}
+
+impl Listed for Certificates {
+    const LIST_PATH: &'static str = "/ssl/certificateLibrary";
+    const MODEL: &'static str = "CertificateLibraryItems";
+
+    fn default_sort() -> Option<Sort> {
+        Some(Sort::ascending("alias"))
+    }
 }
 
 fn check_alias(world: &World, org_id: &str, alias: &str, own_id: Option<&str>) -> ApiResult<()> {
@@ -59,40 +77,6 @@ fn check_alias(world: &World, org_id: &str, alias: &str, own_id: Option<&str>) -
         ));
     }
     Ok(())
-}
-
-async fn list_certificates(
-    State(state): State<AppState>,
-    principal: Principal,
-    params: Params,
-) -> ApiResult<Response> {
-    let items = state
-        .world()
-        .certificates
-        .iter()
-        .filter(|c| principal.sees(&c.org_id))
-        .map(|c| json!(c.item))
-        .collect();
-    list(
-        &state,
-        "/ssl/certificateLibrary",
-        &params,
-        STANDARD,
-        items,
-        Some(Sort::ascending("alias")),
-        "CertificateLibraryItems",
-    )
-}
-
-async fn get_certificate(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    Ok(respond::ok(
-        &visible_certificate(&world, &principal, &id)?.item,
-    ))
 }
 
 async fn create_certificate(
@@ -122,7 +106,7 @@ async fn update_certificate(
 ) -> ApiResult<Response> {
     let mut item: CertificateItem = parse_body(&body)?;
     let mut world = state.world();
-    let existing = visible_certificate(&world, &principal, &id)?;
+    let existing = Certificates::find_visible(&world, &principal, &id)?;
     let (org_id, cert_id) = (existing.org_id.clone(), existing.item.id.clone());
     check_alias(&world, &org_id, &item.alias, cert_id.as_deref())?;
     item.id = cert_id;
@@ -137,7 +121,7 @@ async fn delete_certificate(
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
     let mut world = state.world();
-    let cert_id = visible_certificate(&world, &principal, &id)?
+    let cert_id = Certificates::find_visible(&world, &principal, &id)?
         .item
         .id
         .clone()

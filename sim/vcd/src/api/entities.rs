@@ -10,6 +10,8 @@ use axum::response::{IntoResponse, Response};
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
+use super::collection::Collection;
+use super::task_writes::{submit_checked, task_owner};
 use super::{Params, list, parse_body};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
@@ -17,10 +19,9 @@ use crate::paging::{STANDARD, Sort};
 use crate::respond;
 use crate::seed::entity_urn;
 use crate::state::AppState;
-use crate::tasks::{self, TaskRequest};
+use crate::tasks::TaskRequest;
 use crate::world::library::{DefinedEntity, Entity};
-use crate::world::task::TaskOwner;
-use crate::world::{World, find, find_mut, remove};
+use crate::world::{World, find_mut, remove};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -35,14 +36,6 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
-fn entity_view(world: &World, entity: &Entity) -> Value {
-    let mut body = entity.body.clone();
-    body.org = Some(world.org_ref(&entity.org_id));
-    let mut view = json!(body);
-    view["entityState"] = json!(body.state);
-    view
-}
-
 fn with_etag(mut response: Response, entity: &Entity) -> Response {
     if let Ok(value) = HeaderValue::from_str(&entity.etag()) {
         response.headers_mut().insert(header::ETAG, value);
@@ -50,10 +43,27 @@ fn with_etag(mut response: Response, entity: &Entity) -> Response {
     response
 }
 
-fn visible_entity<'a>(world: &'a World, principal: &Principal, id: &str) -> ApiResult<&'a Entity> {
-    find(&world.entities, id)
-        .filter(|e| principal.sees(&e.org_id))
-        .ok_or_else(|| ApiError::forbidden(id))
+pub(super) struct Entities;
+
+impl Collection for Entities {
+    type Item = Entity;
+
+    fn all(world: &World) -> &[Entity] {
+        &world.entities
+    }
+
+    fn visible(_world: &World, principal: &Principal, entity: &Entity) -> bool {
+        principal.sees(&entity.org_id)
+    }
+
+    /// The body as stored, with its org and `entityState`.
+    fn view(world: &World, entity: &Entity) -> Value {
+        let mut body = entity.body.clone();
+        body.org = Some(world.org_ref(&entity.org_id));
+        let mut view = json!(body);
+        view["entityState"] = json!(body.state);
+        view
+    }
 }
 
 async fn get_entity(
@@ -62,8 +72,11 @@ async fn get_entity(
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
     let world = state.world();
-    let entity = visible_entity(&world, &principal, &id)?;
-    Ok(with_etag(respond::ok(&entity_view(&world, entity)), entity))
+    let entity = Entities::find_visible(&world, &principal, &id)?;
+    Ok(with_etag(
+        respond::ok(&Entities::view(&world, entity)),
+        entity,
+    ))
 }
 
 async fn update_entity(
@@ -75,7 +88,7 @@ async fn update_entity(
 ) -> ApiResult<Response> {
     let update: DefinedEntity = parse_body(&body)?;
     let mut world = state.world();
-    let current = visible_entity(&world, &principal, &id)?;
+    let current = Entities::find_visible(&world, &principal, &id)?;
     let if_match = headers.get(header::IF_MATCH).and_then(|v| v.to_str().ok());
     if if_match.is_some_and(|tag| tag != current.etag() && tag != "*") {
         return Err(ApiError::precondition_failed());
@@ -88,7 +101,7 @@ async fn update_entity(
     entity.revision += 1;
     let entity = entity.clone();
     Ok(with_etag(
-        respond::ok(&entity_view(&world, &entity)),
+        respond::ok(&Entities::view(&world, &entity)),
         &entity,
     ))
 }
@@ -99,7 +112,7 @@ async fn delete_entity(
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
     let mut world = state.world();
-    let entity_id = visible_entity(&world, &principal, &id)?
+    let entity_id = Entities::find_visible(&world, &principal, &id)?
         .body
         .id
         .clone()
@@ -141,24 +154,18 @@ async fn create_entity(
         operation_name: "createDefinedEntity",
         operation: format!("Creating entity {}", entity.name),
         gateway_id: None,
-        owner: TaskOwner {
-            href_path: format!("/entities/{id}"),
-            id,
-            name: entity.name.clone(),
-            media_type: "application/json".to_string(),
-        },
+        owner: task_owner(format!("/entities/{id}"), &id, &entity.name),
         org_id: org_id.clone(),
     };
-    let effect: tasks::Effect = Box::new(move |world| {
+    let apply = move |world: &mut World| {
         world.entities.push(Entity {
             org_id,
             revision: 1,
             body: entity,
         });
-        Ok(None)
-    });
-    let task_id = tasks::submit(&state, &principal, request, |_| Ok(()), effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+        Ok(())
+    };
+    submit_checked(&state, &principal, request, |_| Ok(()), apply).await
 }
 
 async fn list_by_type(
@@ -176,7 +183,7 @@ async fn list_by_type(
             .filter(|e| {
                 principal.sees(&e.org_id) && e.body.entity_type.as_deref() == Some(type_id.as_str())
             })
-            .map(|e| entity_view(&world, e))
+            .map(|e| Entities::view(&world, e))
             .collect()
     };
     let path = format!("/entities/types/{vendor}/{nss}/{version}");

@@ -17,14 +17,14 @@ use super::firewall_checks::{
 };
 use super::gateways::service_router_gateway;
 use super::parse_body;
+use super::task_writes::{submit_checked, task_owner};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::same_id;
 use crate::respond;
 use crate::state::AppState;
-use crate::tasks::{self, TaskRequest};
+use crate::tasks::TaskRequest;
 use crate::world::firewall::{FirewallRule, FirewallRuleBody, FirewallRulesBody};
-use crate::world::task::TaskOwner;
 use crate::world::{World, find, find_mut};
 
 pub fn routes() -> Router<AppState> {
@@ -105,12 +105,11 @@ fn request(
     TaskRequest {
         operation_name,
         operation,
-        owner: TaskOwner {
-            id: gateway_id.clone(),
-            name: "firewall".to_string(),
-            href_path: format!("/edgeGateways/{gateway_id}/firewall/rules"),
-            media_type: "application/json".to_string(),
-        },
+        owner: task_owner(
+            format!("/edgeGateways/{gateway_id}/firewall/rules"),
+            &gateway_id,
+            "firewall",
+        ),
         gateway_id: Some(gateway_id),
         org_id,
     }
@@ -156,10 +155,8 @@ async fn put_rules(
                 .map_or(Ok(()), |d| check_default(w, &gateway_id, d))
         }
     };
-    let effect: tasks::Effect = Box::new(move |world| {
-        check_list(world, &gateway_id, &rules)?;
+    let apply = move |world: &mut World| {
         if let Some(defaults) = &defaults {
-            check_default(world, &gateway_id, defaults)?;
             apply_default(world, &gateway_id, &defaults[0]);
         }
         let replaced: Vec<FirewallRule> = rules
@@ -171,10 +168,9 @@ async fn put_rules(
             .collect();
         world.firewall_rules.retain(|r| r.gateway_id != gateway_id);
         world.firewall_rules.extend(replaced);
-        Ok(None)
-    });
-    let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+        Ok(())
+    };
+    submit_checked(&state, &principal, request, check, apply).await
 }
 
 async fn get_rule(
@@ -228,23 +224,19 @@ async fn put_rule(
             }
         }
     };
-    let effect: tasks::Effect = Box::new(move |world| {
+    let apply = move |world: &mut World| {
         if is_default {
-            check_default(world, &gateway_id, std::slice::from_ref(&rule))?;
             apply_default(world, &gateway_id, &rule);
-            return Ok(None);
+            return Ok(());
         }
-        validate(world, &gateway_id, &rule)?;
-        check_version(world, &gateway_id, &rule)?;
         let rule_id = rule.id.clone().unwrap_or_default();
         let next = stored(world, &gateway_id, rule);
         let slot = find_mut(&mut world.firewall_rules, &rule_id)
             .ok_or_else(|| ApiError::not_found("Firewall rule"))?;
         slot.body = next;
-        Ok(None)
-    });
-    let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+        Ok(())
+    };
+    submit_checked(&state, &principal, request, check, apply).await
 }
 
 async fn delete_rule(
@@ -267,13 +259,12 @@ async fn delete_rule(
         format!("Deleting firewall rule {}", rule.name),
         (gateway_id.clone(), org_id),
     );
-    let effect: tasks::Effect = Box::new(move |world| {
+    let apply = move |world: &mut World| {
         world.firewall_rules.retain(|r| {
             !(r.gateway_id == gateway_id
                 && same_id(r.body.id.as_deref().unwrap_or_default(), &rule_id))
         });
-        Ok(None)
-    });
-    let task_id = tasks::submit(&state, &principal, request, |_| Ok(()), effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+        Ok(())
+    };
+    submit_checked(&state, &principal, request, |_| Ok(()), apply).await
 }

@@ -11,28 +11,32 @@ use axum::response::Response;
 use axum::routing::{get, post};
 use serde_json::{Value, json};
 
-use super::gateways::visible_gateway;
-use super::{Params, context_params, list_parsed, parse_body};
+use super::collection::{Collection, InContext, Listed, get_item, list_items_in_context};
+use super::gateways::Gateways;
+use super::parse_body;
+use super::task_writes::{Operations, Placement, Writable, create, delete_item, replace};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
-use crate::paging::STANDARD;
-use crate::respond;
+use crate::paging::Sort;
 use crate::state::AppState;
-use crate::tasks::{self, TaskRequest};
 use crate::world::firewall::{FirewallGroup, FirewallGroupBody};
-use crate::world::task::TaskOwner;
-use crate::world::{Ref, World, find, find_mut, remove};
+use crate::world::{Keyed, Ref, World, find};
 
 const GROUPS: &str = "/cloudapi/1.0.0/firewallGroups";
 
 pub fn routes() -> Router<AppState> {
     Router::new()
         .route(GROUPS, post(create_group))
-        .route(&format!("{GROUPS}/summaries"), get(list_groups))
+        .route(
+            &format!("{GROUPS}/summaries"),
+            get(list_items_in_context::<FirewallGroups>),
+        )
         .route(
             &format!("{GROUPS}/{{id}}"),
-            get(get_group).put(update_group).delete(delete_group),
+            get(get_item::<FirewallGroups>)
+                .put(update_group)
+                .delete(delete_item::<FirewallGroups>),
         )
 }
 
@@ -52,18 +56,6 @@ fn detail(group: &FirewallGroup) -> Value {
     body.type_value.get_or_insert_with(|| "IP_SET".into());
     body.group_type = body.type_value.clone();
     json!(body)
-}
-
-/// The group as stored: owned by `gateway` of `org`, references named.
-fn owned(
-    world: &World,
-    mut group: FirewallGroupBody,
-    gateway_id: &str,
-    org_id: &str,
-) -> FirewallGroupBody {
-    group.owner_ref = Some(world.gateway_ref(gateway_id));
-    group.org_ref = Some(world.org_ref(org_id));
-    group
 }
 
 /// One address, range (`a-b`) or CIDR of either family.
@@ -140,12 +132,99 @@ fn validate(world: &World, group: &FirewallGroupBody, id: Option<&str>) -> ApiRe
     Ok(gateway.id.clone())
 }
 
-fn owner(id: &str, name: &str) -> TaskOwner {
-    TaskOwner {
-        id: id.to_string(),
-        name: name.to_string(),
-        href_path: format!("/firewallGroups/{id}"),
-        media_type: "application/json".to_string(),
+pub(super) struct FirewallGroups;
+
+impl Collection for FirewallGroups {
+    type Item = FirewallGroup;
+
+    fn all(world: &World) -> &[FirewallGroup] {
+        &world.firewall_groups
+    }
+
+    fn visible(_world: &World, principal: &Principal, group: &FirewallGroup) -> bool {
+        principal.sees(&group.org_id)
+    }
+
+    fn view(_world: &World, group: &FirewallGroup) -> Value {
+        detail(group)
+    }
+
+    fn missing(id: &str) -> ApiError {
+        ApiError::not_found(&format!("firewall group {id}"))
+    }
+}
+
+impl Listed for FirewallGroups {
+    const LIST_PATH: &'static str = "/firewallGroups/summaries";
+    const MODEL: &'static str = "FirewallGroups";
+
+    fn default_sort() -> Option<Sort> {
+        None
+    }
+
+    fn list_view(_world: &World, group: &FirewallGroup) -> Value {
+        summary(group)
+    }
+}
+
+/// `_context==<edge gateway id>` keeps the groups available to that
+/// gateway: its own (a network or provider context matches none here).
+impl InContext for FirewallGroups {
+    fn in_context(_world: &World, context: &str, group: &FirewallGroup) -> bool {
+        same_id(&group.gateway_id, context)
+    }
+}
+
+impl Writable for FirewallGroups {
+    const NOUN: &'static str = "firewall group";
+    const PATH: &'static str = "/firewallGroups";
+    const OPERATIONS: Operations = Operations {
+        create: "createFirewallGroup",
+        update: "updateFirewallGroup",
+        delete: "deleteFirewallGroup",
+    };
+
+    fn all_mut(world: &mut World) -> &mut Vec<FirewallGroup> {
+        &mut world.firewall_groups
+    }
+
+    fn name(group: &FirewallGroup) -> &str {
+        &group.body.name
+    }
+
+    fn placement(_world: &World, _principal: &Principal, group: &FirewallGroup) -> Placement {
+        Placement {
+            gateway_id: Some(group.gateway_id.clone()),
+            org_id: group.org_id.clone(),
+        }
+    }
+
+    fn gone(_id: &str) -> ApiError {
+        ApiError::not_found("firewall group")
+    }
+
+    /// A group a firewall rule or a pool names cannot go (400, as VCD).
+    fn check_removable(world: &World, group: &FirewallGroup) -> ApiResult<()> {
+        let id = group.key();
+        let names = |g: &Ref| same_id(id, &g.id) || same_id(&g.id, id);
+        let rule = world
+            .firewall_rules
+            .iter()
+            .find(|r| r.body.groups().any(names))
+            .map(|r| format!("firewall rule {}", r.body.name));
+        let pool = || {
+            world
+                .pools
+                .iter()
+                .find(|p| p.member_group_ref.as_ref().is_some_and(names))
+                .map(|p| format!("load balancer pool {}", p.name))
+        };
+        match rule.or_else(pool) {
+            Some(user) => Err(ApiError::bad_request(format!(
+                "The firewall group is in use by {user} and cannot be deleted."
+            ))),
+            None => Ok(()),
+        }
     }
 }
 
@@ -154,86 +233,18 @@ async fn create_group(
     principal: Principal,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let mut group: FirewallGroupBody = parse_body(&body)?;
+    let mut body: FirewallGroupBody = parse_body(&body)?;
     let (gateway_id, org_id) = {
         let world = state.world();
-        let gateway_id = validate(&world, &group, None)?;
-        let gateway = visible_gateway(&world, &principal, &gateway_id)?;
+        let gateway_id = validate(&world, &body, None)?;
+        let gateway = Gateways::find_visible(&world, &principal, &gateway_id)?;
         (gateway.id.clone(), gateway.org_id.clone())
     };
-    let id = new_urn("firewallGroup");
-    group.id = Some(id.clone());
-    group = owned(&state.world(), group, &gateway_id, &org_id);
-    let request = TaskRequest {
-        operation_name: "createFirewallGroup",
-        operation: format!("Creating firewall group {}", group.name),
-        gateway_id: Some(gateway_id.clone()),
-        owner: owner(&id, &group.name),
-        org_id: org_id.clone(),
-    };
-    let check_group = group.clone();
-    let effect: tasks::Effect = Box::new(move |world| {
-        validate(world, &group, None)?;
-        world.firewall_groups.push(FirewallGroup {
-            gateway_id,
-            org_id,
-            body: group,
-        });
-        Ok(None)
-    });
-    let check = move |w: &World| validate(w, &check_group, None).map(drop);
-    let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
-    Ok(respond::accepted(&state, &task_id))
-}
-
-fn visible_group<'a>(
-    world: &'a World,
-    principal: &Principal,
-    id: &str,
-) -> ApiResult<&'a FirewallGroup> {
-    let group = find(&world.firewall_groups, id)
-        .ok_or_else(|| ApiError::not_found(&format!("firewall group {id}")))?;
-    principal.check(Some(&group.org_id), id)?;
-    Ok(group)
-}
-
-/// `_context==<edge gateway id>` keeps the groups available to that
-/// gateway: its own (a network or provider context matches none here).
-async fn list_groups(
-    State(state): State<AppState>,
-    principal: Principal,
-    params: Params,
-) -> ApiResult<Response> {
-    let (list_params, context) = context_params(&params, STANDARD)?;
-    let items: Vec<Value> = {
-        let world = state.world();
-        world
-            .firewall_groups
-            .iter()
-            .filter(|g| principal.check(Some(&g.org_id), "").is_ok())
-            .filter(|g| context.as_deref().is_none_or(|c| same_id(&g.gateway_id, c)))
-            .map(summary)
-            .collect()
-    };
-    Ok(list_parsed(
-        &state,
-        "/firewallGroups/summaries",
-        &list_params,
-        items,
-        None,
-        "FirewallGroups",
-    ))
-}
-
-async fn get_group(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    Ok(respond::ok(&detail(visible_group(
-        &world, &principal, &id,
-    )?)))
+    body.id = Some(new_urn("firewallGroup"));
+    let (group, placement) = stored(&state, &principal, body, gateway_id, org_id);
+    let checked = group.body.clone();
+    let check = move |w: &World| validate(w, &checked, None).map(drop);
+    create::<FirewallGroups>(&state, &principal, group, placement, check).await
 }
 
 async fn update_group(
@@ -242,11 +253,11 @@ async fn update_group(
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let mut group: FirewallGroupBody = parse_body(&body)?;
+    let mut body: FirewallGroupBody = parse_body(&body)?;
     let (gateway_id, org_id, id) = {
         let world = state.world();
-        let existing = visible_group(&world, &principal, &id)?;
-        let owner = group.owner_ref.as_ref().or(group.edge_gateway_ref.as_ref());
+        let existing = FirewallGroups::find_visible(&world, &principal, &id)?;
+        let owner = body.owner_ref.as_ref().or(body.edge_gateway_ref.as_ref());
         if owner.is_some_and(|o| !same_id(&existing.gateway_id, &o.id)) {
             return Err(ApiError::bad_request(
                 "A firewall group cannot move to another owner.",
@@ -255,83 +266,33 @@ async fn update_group(
         (
             existing.gateway_id.clone(),
             existing.org_id.clone(),
-            existing.body.id.clone().unwrap_or_default(),
+            existing.key().to_string(),
         )
     };
-    group.id = Some(id.clone());
-    group = owned(&state.world(), group, &gateway_id, &org_id);
-    let request = TaskRequest {
-        operation_name: "updateFirewallGroup",
-        operation: format!("Updating firewall group {}", group.name),
-        gateway_id: Some(gateway_id),
-        owner: owner(&id, &group.name),
-        org_id,
-    };
-    let (check_group, check_id) = (group.clone(), id.clone());
-    let effect: tasks::Effect = Box::new(move |world| {
-        validate(world, &group, Some(&id))?;
-        let slot = find_mut(&mut world.firewall_groups, &id)
-            .ok_or_else(|| ApiError::not_found("firewall group"))?;
-        slot.body = group;
-        Ok(None)
-    });
-    let check = move |w: &World| validate(w, &check_group, Some(&check_id)).map(drop);
-    let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+    body.id = Some(id.clone());
+    let (group, placement) = stored(&state, &principal, body, gateway_id, org_id);
+    let checked = group.body.clone();
+    let check = move |w: &World| validate(w, &checked, Some(&id)).map(drop);
+    replace::<FirewallGroups>(&state, &principal, group, placement, check).await
 }
 
-/// A group a firewall rule or a pool names cannot go (400, as VCD).
-fn not_in_use(world: &World, id: &str) -> ApiResult<()> {
-    let names = |g: &Ref| same_id(id, &g.id) || same_id(&g.id, id);
-    let rule = world
-        .firewall_rules
-        .iter()
-        .find(|r| r.body.groups().any(names))
-        .map(|r| format!("firewall rule {}", r.body.name));
-    let pool = || {
-        world
-            .pools
-            .iter()
-            .find(|p| p.member_group_ref.as_ref().is_some_and(names))
-            .map(|p| format!("load balancer pool {}", p.name))
-    };
-    match rule.or_else(pool) {
-        Some(user) => Err(ApiError::bad_request(format!(
-            "The firewall group is in use by {user} and cannot be deleted."
-        ))),
-        None => Ok(()),
-    }
-}
-
-async fn delete_group(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let (gateway_id, org_id, id, name) = {
-        let world = state.world();
-        let existing = visible_group(&world, &principal, &id)?;
-        (
-            existing.gateway_id.clone(),
-            existing.org_id.clone(),
-            existing.body.id.clone().unwrap_or_default(),
-            existing.body.name.clone(),
-        )
-    };
-    let request = TaskRequest {
-        operation_name: "deleteFirewallGroup",
-        operation: format!("Deleting firewall group {name}"),
-        gateway_id: Some(gateway_id),
-        owner: owner(&id, &name),
+/// The group as stored, owned by `gateway_id` of `org_id` (references
+/// named), and where its task runs.
+fn stored(
+    state: &AppState,
+    principal: &Principal,
+    mut body: FirewallGroupBody,
+    gateway_id: String,
+    org_id: String,
+) -> (FirewallGroup, Placement) {
+    let world = state.world();
+    body.owner_ref = Some(world.gateway_ref(&gateway_id));
+    body.org_ref = Some(world.org_ref(&org_id));
+    let group = FirewallGroup {
+        body,
+        gateway_id,
         org_id,
     };
-    let check_id = id.clone();
-    let effect: tasks::Effect = Box::new(move |world| {
-        not_in_use(world, &id)?;
-        remove(&mut world.firewall_groups, &id);
-        Ok(None)
-    });
-    let check = move |w: &World| not_in_use(w, &check_id);
-    let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+    let placement = FirewallGroups::placement(&world, principal, &group);
+    (group, placement)
 }

@@ -9,24 +9,27 @@ use axum::routing::get;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::{Params, list, parse_body};
+use super::collection::{Collection, Listed, Sublist, get_item, list_items, list_within};
+use super::task_writes::{submit_checked, task_owner};
+use super::{Params, parse_body};
 use crate::auth::Principal;
 use crate::context;
 use crate::error::{ApiError, ApiResult};
-use crate::paging::{STANDARD, Sort};
 use crate::respond;
 use crate::state::AppState;
 use crate::strict::{ReadOnly, definition};
-use crate::tasks::{self, TaskRequest};
+use crate::tasks::TaskRequest;
 use crate::world::ip::parse_ipv6_cidr;
 use crate::world::network::{DeploymentMode, EdgeGateway};
-use crate::world::task::TaskOwner;
-use crate::world::{Ref, World, find, find_mut};
+use crate::world::{Ref, World, find_mut};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/cloudapi/1.0.0/edgeGateways", get(list_gateways))
-        .route("/cloudapi/1.0.0/edgeGateways/{id}", get(get_gateway))
+        .route("/cloudapi/1.0.0/edgeGateways", get(list_items::<Gateways>))
+        .route(
+            "/cloudapi/1.0.0/edgeGateways/{id}",
+            get(get_item::<Gateways>),
+        )
         .route(
             "/cloudapi/1.0.0/edgeGateways/{id}/usedIpAddresses",
             get(used_ip_addresses),
@@ -37,15 +40,27 @@ pub fn routes() -> Router<AppState> {
         )
 }
 
-/// A gateway the principal may see, else 403.
-pub fn visible_gateway<'a>(
-    world: &'a World,
-    principal: &Principal,
-    id: &str,
-) -> ApiResult<&'a EdgeGateway> {
-    let gateway = find(&world.gateways, id).ok_or_else(|| ApiError::forbidden(id))?;
-    principal.check(Some(&gateway.org_id), id)?;
-    Ok(gateway)
+pub(super) struct Gateways;
+
+impl Collection for Gateways {
+    type Item = EdgeGateway;
+
+    fn all(world: &World) -> &[EdgeGateway] {
+        &world.gateways
+    }
+
+    fn visible(_world: &World, principal: &Principal, gateway: &EdgeGateway) -> bool {
+        principal.sees(&gateway.org_id)
+    }
+
+    fn view(world: &World, gateway: &EdgeGateway) -> Value {
+        gateway_view(world, gateway)
+    }
+}
+
+impl Listed for Gateways {
+    const LIST_PATH: &'static str = "/edgeGateways";
+    const MODEL: &'static str = "EdgeGateways";
 }
 
 /// A gateway the principal may see that has a service router; a
@@ -56,7 +71,7 @@ pub fn service_router_gateway<'a>(
     id: &str,
     service: &str,
 ) -> ApiResult<&'a EdgeGateway> {
-    let gateway = visible_gateway(world, principal, id)?;
+    let gateway = Gateways::find_visible(world, principal, id)?;
     if gateway.deployment_mode == DeploymentMode::DistributedOnly {
         return Err(ApiError::bad_request(format!(
             "{service} is not supported on Edge Gateway {}: its deployment mode is DISTRIBUTED_ONLY, \
@@ -141,65 +156,31 @@ fn gateway_view(world: &World, gateway: &EdgeGateway) -> Value {
     view
 }
 
-async fn list_gateways(
-    State(state): State<AppState>,
-    principal: Principal,
-    params: Params,
-) -> ApiResult<Response> {
-    let items = {
-        let world = state.world();
-        world
-            .gateways
-            .iter()
-            .filter(|g| principal.sees(&g.org_id))
-            .map(|g| gateway_view(&world, g))
-            .collect()
-    };
-    list(
-        &state,
-        "/edgeGateways",
-        &params,
-        STANDARD,
-        items,
-        Some(Sort::ascending("name")),
-        "EdgeGateways",
-    )
-}
-
-async fn get_gateway(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    let gateway = visible_gateway(&world, &principal, &id)?;
-    Ok(respond::ok(&gateway_view(&world, gateway)))
-}
-
 async fn used_ip_addresses(
     State(state): State<AppState>,
     principal: Principal,
     Path(id): Path<String>,
     params: Params,
 ) -> ApiResult<Response> {
-    let items = {
-        let world = state.world();
-        let gateway = visible_gateway(&world, &principal, &id)?;
-        let uplink = json!({"name": gateway.uplink.name, "id": gateway.uplink.id});
-        world
+    let sublist = Sublist {
+        path: format!("/edgeGateways/{id}/usedIpAddresses"),
+        model: "GatewayUsedIpAddresses",
+        default_sort: None,
+    };
+    list_within::<Gateways>(
+        &state,
+        &principal,
+        &id,
+        &params,
+        sublist,
+        |world, gateway| {
+            let uplink = json!({"name": gateway.uplink.name, "id": gateway.uplink.id});
+            world
             .used_ips(&gateway.id)
             .into_iter()
             .map(|u| json!({"networkRef": uplink, "ipAddress": u.ip.to_string(), "category": u.category}))
             .collect()
-    };
-    list(
-        &state,
-        &format!("/edgeGateways/{id}/usedIpAddresses"),
-        &params,
-        STANDARD,
-        items,
-        None,
-        "GatewayUsedIpAddresses",
+        },
     )
 }
 
@@ -229,7 +210,7 @@ async fn get_load_balancer(
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
     let world = state.world();
-    let gateway = visible_gateway(&world, &principal, &id)?;
+    let gateway = Gateways::find_visible(&world, &principal, &id)?;
     Ok(respond::ok(&load_balancer_view(gateway)))
 }
 
@@ -286,14 +267,10 @@ async fn put_load_balancer(
     }
     let (gateway_id, owner, org_id) = {
         let world = state.world();
-        let gateway = visible_gateway(&world, &principal, &id)?;
+        let gateway = Gateways::find_visible(&world, &principal, &id)?;
         check_ipv6_service_network(gateway, &update)?;
-        let owner = TaskOwner {
-            id: gateway.id.clone(),
-            name: gateway.name.clone(),
-            href_path: format!("/edgeGateways/{}", gateway.id),
-            media_type: "application/json".to_string(),
-        };
+        let href = format!("/edgeGateways/{}", gateway.id);
+        let owner = task_owner(href, &gateway.id, &gateway.name);
         (gateway.id.clone(), owner, gateway.org_id.clone())
     };
     let request = TaskRequest {
@@ -303,7 +280,7 @@ async fn put_load_balancer(
         owner,
         org_id,
     };
-    let effect: tasks::Effect = Box::new(move |world| {
+    let apply = move |world: &mut World| {
         let gateway = find_mut(&mut world.gateways, &gateway_id)
             .ok_or_else(|| ApiError::forbidden(&gateway_id))?;
         // Another PUT may have set it while this one waited.
@@ -322,8 +299,7 @@ async fn put_load_balancer(
         if update.ipv6_service_network_definition.is_some() {
             lb.ipv6_service_network_definition = update.ipv6_service_network_definition;
         }
-        Ok(None)
-    });
-    let task_id = tasks::submit(&state, &principal, request, |_| Ok(()), effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+        Ok(())
+    };
+    submit_checked(&state, &principal, request, |_| Ok(()), apply).await
 }

@@ -9,18 +9,19 @@ use axum::routing::{get, post};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::ip_spaces::{acting_org, visible_space};
-use super::{Params, list, parse_body};
+use super::collection::{Collection, Sublist, list_within};
+use super::ip_spaces::{IpSpaces, acting_org};
+use super::task_writes::{submit_checked, task_owner};
+use super::{Params, parse_body};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::new_urn;
-use crate::paging::{STANDARD, Sort};
+use crate::paging::Sort;
 use crate::respond;
 use crate::state::AppState;
 use crate::strict::{ReadOnly, definition};
 use crate::tasks::{self, TaskRequest, now_rfc3339};
 use crate::world::ip_space::{ClaimedUsage, IpAllocation};
-use crate::world::task::TaskOwner;
 use crate::world::{Ref, World, find, find_mut, remove};
 
 pub fn routes() -> Router<AppState> {
@@ -94,15 +95,10 @@ async fn allocate(
     }
     let (space_id, space_name) = {
         let world = state.world();
-        let space = visible_space(&world, &principal, &id)?;
+        let space = IpSpaces::find_visible(&world, &principal, &id)?;
         (space.id.clone(), space.name.clone())
     };
-    let owner = TaskOwner {
-        id: space_id.clone(),
-        name: space_name.clone(),
-        href_path: format!("/ipSpaces/{space_id}"),
-        media_type: "application/json".to_string(),
-    };
+    let owner = task_owner(format!("/ipSpaces/{space_id}"), &space_id, &space_name);
     let task = TaskRequest {
         operation_name: "ipSpaceIpAllocate",
         operation: format!("Allocating {quantity} floating IP(s) from IP Space {space_name}"),
@@ -178,29 +174,22 @@ async fn list_allocations(
     Path(id): Path<String>,
     params: Params,
 ) -> ApiResult<Response> {
-    let items = {
-        let world = state.world();
-        let space = visible_space(&world, &principal, &id)?;
+    let sublist = Sublist {
+        path: format!("/ipSpaces/{id}/allocations"),
+        model: "IpSpaceIpAllocations",
+        default_sort: Some(Sort {
+            field: "allocationDate".to_string(),
+            descending: true,
+        }),
+    };
+    list_within::<IpSpaces>(&state, &principal, &id, &params, sublist, |world, space| {
         world
             .ip_allocations
             .iter()
             .filter(|a| a.space_id == space.id && principal.sees(&a.org_id))
-            .map(|a| allocation_view(&world, a))
+            .map(|a| allocation_view(world, a))
             .collect()
-    };
-    let default_sort = Some(Sort {
-        field: "allocationDate".to_string(),
-        descending: true,
-    });
-    list(
-        &state,
-        &format!("/ipSpaces/{id}/allocations"),
-        &params,
-        STANDARD,
-        items,
-        default_sort,
-        "IpSpaceIpAllocations",
-    )
+    })
 }
 
 fn visible_allocation<'a>(
@@ -209,7 +198,7 @@ fn visible_allocation<'a>(
     space_id: &str,
     id: &str,
 ) -> ApiResult<&'a IpAllocation> {
-    let space = visible_space(world, principal, space_id)?;
+    let space = IpSpaces::find_visible(world, principal, space_id)?;
     find(&world.ip_allocations, id)
         .filter(|a| a.space_id == space.id && principal.sees(&a.org_id))
         .ok_or_else(|| ApiError::forbidden(id))
@@ -249,16 +238,30 @@ pub(super) struct AllocationUpdate {
 }
 definition!(AllocationUpdate, "IpSpaceIpAllocation");
 
-fn allocation_owner(allocation: &IpAllocation) -> TaskOwner {
-    TaskOwner {
-        id: allocation.id.clone(),
-        name: allocation.value.to_string(),
-        href_path: format!(
-            "/ipSpaces/{}/allocations/{}",
-            allocation.space_id, allocation.id
-        ),
-        media_type: "application/json".to_string(),
-    }
+/// A task on one allocation the principal sees, e.g. `Releasing IP
+/// allocation 10.0.0.5`, owned by the allocation; and the allocation's id.
+fn allocation_task(
+    state: &AppState,
+    principal: &Principal,
+    (space_id, id): (&str, &str),
+    operation_name: &'static str,
+    doing: &str,
+) -> ApiResult<(TaskRequest, String)> {
+    let world = state.world();
+    let allocation = visible_allocation(&world, principal, space_id, id)?;
+    let href = format!(
+        "/ipSpaces/{}/allocations/{}",
+        allocation.space_id, allocation.id
+    );
+    let name = allocation.value.to_string();
+    let request = TaskRequest {
+        operation_name,
+        operation: format!("{doing} IP allocation {name}"),
+        gateway_id: None,
+        owner: task_owner(href, &allocation.id, &name),
+        org_id: allocation.org_id.clone(),
+    };
+    Ok((request, allocation.id.clone()))
 }
 
 async fn put_allocation(
@@ -277,23 +280,14 @@ async fn put_allocation(
             )));
         }
     };
-    let (owner, org_id, allocation_id) = {
-        let world = state.world();
-        let allocation = visible_allocation(&world, &principal, &space_id, &id)?;
-        (
-            allocation_owner(allocation),
-            allocation.org_id.clone(),
-            allocation.id.clone(),
-        )
-    };
-    let task = TaskRequest {
-        operation_name: "ipSpaceIpAllocationUpdate",
-        operation: format!("Updating IP allocation {}", owner.name),
-        gateway_id: None,
-        owner,
-        org_id,
-    };
-    let effect: tasks::Effect = Box::new(move |world| {
+    let (task, allocation_id) = allocation_task(
+        &state,
+        &principal,
+        (&space_id, &id),
+        "ipSpaceIpAllocationUpdate",
+        "Updating",
+    )?;
+    let apply = move |world: &mut World| {
         let allocation = find_mut(&mut world.ip_allocations, &allocation_id)
             .ok_or_else(|| ApiError::forbidden(&allocation_id))?;
         // Only a manual claim keeps a description.
@@ -302,10 +296,9 @@ async fn put_allocation(
             ClaimedUsage::Unused => String::new(),
         };
         allocation.claimed = claimed;
-        Ok(None)
-    });
-    let task_id = tasks::submit(&state, &principal, task, |_| Ok(()), effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+        Ok(())
+    };
+    submit_checked(&state, &principal, task, |_| Ok(()), apply).await
 }
 
 fn check_releasable(world: &World, allocation_id: &str) -> ApiResult<()> {
@@ -326,35 +319,24 @@ async fn delete_allocation(
     principal: Principal,
     Path((space_id, id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
-    let (owner, org_id, allocation_id) = {
-        let world = state.world();
-        let allocation = visible_allocation(&world, &principal, &space_id, &id)?;
-        (
-            allocation_owner(allocation),
-            allocation.org_id.clone(),
-            allocation.id.clone(),
-        )
-    };
-    let task = TaskRequest {
-        operation_name: "ipSpaceIpAllocationDelete",
-        operation: format!("Releasing IP allocation {}", owner.name),
-        gateway_id: None,
-        owner,
-        org_id,
-    };
+    let (task, allocation_id) = allocation_task(
+        &state,
+        &principal,
+        (&space_id, &id),
+        "ipSpaceIpAllocationDelete",
+        "Releasing",
+    )?;
     let check_id = allocation_id.clone();
-    let effect: tasks::Effect = Box::new(move |world| {
-        check_releasable(world, &allocation_id)?;
+    let apply = move |world: &mut World| {
         remove(&mut world.ip_allocations, &allocation_id);
-        Ok(None)
-    });
-    let task_id = tasks::submit(
+        Ok(())
+    };
+    submit_checked(
         &state,
         &principal,
         task,
-        |w| check_releasable(w, &check_id),
-        effect,
+        move |w| check_releasable(w, &check_id),
+        apply,
     )
-    .await?;
-    Ok(respond::accepted(&state, &task_id))
+    .await
 }

@@ -1,17 +1,17 @@
 //! IP Spaces: summaries, one space and floating-IP suggestions.
 
 use axum::Router;
-use axum::extract::{Path, State};
+use axum::extract::State;
 use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::gateways::visible_gateway;
-use super::{Params, list, list_parsed};
+use super::collection::{Collection, Listed, get_item, list_items};
+use super::gateways::Gateways;
+use super::{Params, list_parsed};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::paging::{ListParams, STANDARD, Sort};
-use crate::respond;
 use crate::state::AppState;
 use crate::world::ip_space::{IpAllocation, IpSpace};
 use crate::world::{Ref, World, find};
@@ -19,9 +19,9 @@ use crate::world::{Ref, World, find};
 pub fn routes() -> Router<AppState> {
     let base = "/cloudapi/1.0.0/ipSpaces";
     Router::new()
-        .route(&format!("{base}/summaries"), get(summaries))
+        .route(&format!("{base}/summaries"), get(list_items::<IpSpaces>))
         .route(&format!("{base}/floatingIpSuggestions"), get(suggestions))
-        .route(&format!("{base}/{{id}}"), get(get_space))
+        .route(&format!("{base}/{{id}}"), get(get_item::<IpSpaces>))
 }
 
 /// The org a tenant-scoped write acts for: the tenant's own, or the org a
@@ -32,34 +32,6 @@ pub(super) fn acting_org(principal: &Principal) -> ApiResult<String> {
             "This operation needs a tenant context (X-VMWARE-VCLOUD-TENANT-CONTEXT).",
         )
     })
-}
-
-/// PUBLIC spaces are visible to orgs whose gateways reach them or that
-/// have a quota in them; PRIVATE ones to their owner.
-fn space_visible(world: &World, principal: &Principal, space: &IpSpace) -> bool {
-    let Some(org) = principal.view.as_deref() else {
-        return true;
-    };
-    match space.org_id.as_deref() {
-        Some(owner) => owner == org,
-        None => {
-            space.org_quotas.contains_key(org)
-                || world
-                    .gateways
-                    .iter()
-                    .any(|g| g.org_id == org && g.ip_space_ids.contains(&space.id))
-        }
-    }
-}
-
-pub(super) fn visible_space<'a>(
-    world: &'a World,
-    principal: &Principal,
-    id: &str,
-) -> ApiResult<&'a IpSpace> {
-    find(&world.ip_spaces, id)
-        .filter(|s| space_visible(world, principal, s))
-        .ok_or_else(|| ApiError::forbidden(id))
 }
 
 fn percentage(part: usize, total: u128) -> f64 {
@@ -129,39 +101,46 @@ fn space_view(world: &World, space: &IpSpace) -> Value {
     view
 }
 
-async fn summaries(
-    State(state): State<AppState>,
-    principal: Principal,
-    params: Params,
-) -> ApiResult<Response> {
-    let items = {
-        let world = state.world();
-        world
-            .ip_spaces
-            .iter()
-            .filter(|s| space_visible(&world, &principal, s))
-            .map(|s| summary_view(&world, s))
-            .collect()
-    };
-    list(
-        &state,
-        "/ipSpaces/summaries",
-        &params,
-        STANDARD,
-        items,
-        Some(Sort::ascending("name")),
-        "IpSpaceSummaries",
-    )
+/// The list is of summaries; `GET …/{id}` shows ranges and scopes too.
+pub(super) struct IpSpaces;
+
+impl Collection for IpSpaces {
+    type Item = IpSpace;
+
+    fn all(world: &World) -> &[IpSpace] {
+        &world.ip_spaces
+    }
+
+    /// PUBLIC spaces are visible to orgs whose gateways reach them or that
+    /// have a quota in them; PRIVATE ones to their owner.
+    fn visible(world: &World, principal: &Principal, space: &IpSpace) -> bool {
+        let Some(org) = principal.view.as_deref() else {
+            return true;
+        };
+        match space.org_id.as_deref() {
+            Some(owner) => owner == org,
+            None => {
+                space.org_quotas.contains_key(org)
+                    || world
+                        .gateways
+                        .iter()
+                        .any(|g| g.org_id == org && g.ip_space_ids.contains(&space.id))
+            }
+        }
+    }
+
+    fn view(world: &World, space: &IpSpace) -> Value {
+        space_view(world, space)
+    }
 }
 
-async fn get_space(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    let space = visible_space(&world, &principal, &id)?;
-    Ok(respond::ok(&space_view(&world, space)))
+impl Listed for IpSpaces {
+    const LIST_PATH: &'static str = "/ipSpaces/summaries";
+    const MODEL: &'static str = "IpSpaceSummaries";
+
+    fn list_view(world: &World, space: &IpSpace) -> Value {
+        summary_view(world, space)
+    }
 }
 
 /// Per space reachable from the gateway, the org's allocated unused IPs
@@ -195,7 +174,7 @@ async fn suggestions(
     };
     let items: Vec<Value> = {
         let world = state.world();
-        let gateway = visible_gateway(&world, &principal, &gateway_id)?;
+        let gateway = Gateways::find_visible(&world, &principal, &gateway_id)?;
         if !gateway.uplink.using_ip_space {
             return Err(ApiError::forbidden(&gateway_id));
         }

@@ -9,6 +9,8 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use super::Params;
+use super::collection::Collection;
+use super::orgs::{Orgs, Vdcs};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{same_id, urn, uuid_of};
@@ -63,8 +65,7 @@ async fn get_org(
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
     let world = state.world();
-    let org = find(&world.orgs, &id).ok_or_else(|| ApiError::forbidden(&id))?;
-    principal.check(Some(&org.id), &id)?;
+    let org = Orgs::find_visible(&world, &principal, &id)?;
     let links: Vec<Value> = world
         .vdcs
         .iter()
@@ -99,8 +100,7 @@ async fn get_vdc(
     Path(id): Path<String>,
 ) -> ApiResult<Response> {
     let world = state.world();
-    let vdc = find(&world.vdcs, &id).ok_or_else(|| ApiError::forbidden(&id))?;
-    principal.check(Some(&vdc.org_id), &id)?;
+    let vdc = Vdcs::find_visible(&world, &principal, &id)?;
     Ok(respond::legacy(
         "vdc",
         &json!({

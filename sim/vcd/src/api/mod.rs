@@ -1,4 +1,5 @@
-//! The HTTP surface, one module per resource family.
+//! The HTTP surface, one module per resource family. The families share
+//! `collection` (list and get) and `task_writes` (writes as tasks).
 
 mod admin;
 mod alb_health_monitors;
@@ -13,6 +14,7 @@ mod alb_virtual_service_versions;
 mod alb_virtual_service_vips;
 mod alb_virtual_services;
 mod certificates;
+mod collection;
 mod entities;
 mod firewall;
 mod firewall_checks;
@@ -30,6 +32,7 @@ mod roles;
 mod segs;
 #[cfg(test)]
 mod strict_bodies;
+mod task_writes;
 mod vdc_groups;
 
 use std::collections::HashMap;
@@ -41,9 +44,11 @@ use axum::response::Response;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use self::collection::{Sublist, list_within};
+use self::gateways::Gateways;
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
-use crate::paging::{self, ListParams, PageLimits, STANDARD, Sort};
+use crate::paging::{self, ListParams, PageLimits, Sort};
 use crate::respond;
 use crate::state::AppState;
 use crate::world::World;
@@ -132,19 +137,15 @@ pub fn gateway_summaries(
     principal: &Principal,
     gateway_id: &str,
     params: &Params,
-    (kind, model): (&str, &str),
+    (kind, model): (&str, &'static str),
     items: impl FnOnce(&World, &EdgeGateway) -> Vec<Value>,
 ) -> ApiResult<Response> {
-    let items = {
-        let world = state.world();
-        items(
-            &world,
-            gateways::visible_gateway(&world, principal, gateway_id)?,
-        )
+    let sublist = Sublist {
+        path: format!("/edgeGateways/{gateway_id}/loadBalancer/{kind}Summaries"),
+        model,
+        default_sort: Some(Sort::ascending("name")),
     };
-    let path = format!("/edgeGateways/{gateway_id}/loadBalancer/{kind}Summaries");
-    let default_sort = Some(Sort::ascending("name"));
-    list(state, &path, params, STANDARD, items, default_sort, model)
+    list_within::<Gateways>(state, principal, gateway_id, params, sublist, items)
 }
 
 /// The list parameters with the `_context==<urn>` pseudo-field taken out of

@@ -9,6 +9,7 @@ use axum::routing::get;
 use serde_json::{Value, json};
 
 use super::gateways::service_router_gateway;
+use super::task_writes::{submit_checked, task_owner};
 use super::{Params, parse_body};
 use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
@@ -16,11 +17,10 @@ use crate::ids::new_uuid;
 use crate::paging::{ListParams, STANDARD, cursor_page};
 use crate::respond;
 use crate::state::AppState;
-use crate::tasks::{self, TaskRequest};
+use crate::tasks::TaskRequest;
 use crate::world::ip::parse_ipv4;
 use crate::world::nat::{NatRule, NatRuleBody, ObjectVersion};
-use crate::world::task::TaskOwner;
-use crate::world::{World, find, find_mut, remove};
+use crate::world::{Keyed, World, find, find_mut, remove};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
@@ -86,12 +86,20 @@ fn validate(world: &World, gateway_id: &str, body: &NatRuleBody, strict: bool) -
     Ok(())
 }
 
-fn owner(gateway_id: &str, rule_id: &str, name: &str) -> TaskOwner {
-    TaskOwner {
-        id: rule_id.to_string(),
-        name: name.to_string(),
-        href_path: format!("/edgeGateways/{gateway_id}/nat/rules/{rule_id}"),
-        media_type: "application/json".to_string(),
+/// A task of the rule's gateway, owned by the rule, e.g. `Creating NAT rule web`.
+fn rule_task(
+    (operation_name, doing): (&'static str, &str),
+    rule: &NatRule,
+    org_id: String,
+) -> TaskRequest {
+    let rule_id = rule.key();
+    let href = format!("/edgeGateways/{}/nat/rules/{rule_id}", rule.gateway_id);
+    TaskRequest {
+        operation_name,
+        operation: format!("{doing} NAT rule {}", rule.body.name),
+        gateway_id: Some(rule.gateway_id.clone()),
+        owner: task_owner(href, rule_id, &rule.body.name),
+        org_id,
     }
 }
 
@@ -131,36 +139,24 @@ async fn create_rule(
     Path(id): Path<String>,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let mut rule: NatRuleBody = parse_body(&body)?;
+    let mut body: NatRuleBody = parse_body(&body)?;
     let strict = state.knobs().strict_external_ips;
     let (gateway_id, org_id) = {
         let world = state.world();
         let gateway = service_router_gateway(&world, &principal, &id, "NAT")?;
         (gateway.id.clone(), gateway.org_id.clone())
     };
-    let rule_id = new_uuid();
-    rule.id = Some(rule_id.clone());
-    rule.version = Some(ObjectVersion { version: 0 });
-    let request = TaskRequest {
-        operation_name: "createNatRule",
-        operation: format!("Creating NAT rule {}", rule.name),
-        gateway_id: Some(gateway_id.clone()),
-        owner: owner(&gateway_id, &rule_id, &rule.name),
-        org_id,
+    body.id = Some(new_uuid());
+    body.version = Some(ObjectVersion { version: 0 });
+    let rule = NatRule { gateway_id, body };
+    let request = rule_task(("createNatRule", "Creating"), &rule, org_id);
+    let checked = rule.clone();
+    let check = move |w: &World| validate(w, &checked.gateway_id, &checked.body, strict);
+    let apply = move |world: &mut World| {
+        world.nat_rules.push(rule);
+        Ok(())
     };
-    let check_rule = rule.clone();
-    let check_gateway = gateway_id.clone();
-    let effect: tasks::Effect = Box::new(move |world| {
-        validate(world, &gateway_id, &rule, strict)?;
-        world.nat_rules.push(NatRule {
-            gateway_id,
-            body: rule,
-        });
-        Ok(None)
-    });
-    let check = move |w: &World| validate(w, &check_gateway, &check_rule, strict);
-    let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+    submit_checked(&state, &principal, request, check, apply).await
 }
 
 fn visible_rule<'a>(
@@ -173,6 +169,19 @@ fn visible_rule<'a>(
     find(&world.nat_rules, rule_id)
         .filter(|r| r.gateway_id == gateway.id)
         .ok_or_else(|| ApiError::not_found(&format!("NAT rule {rule_id}")))
+}
+
+/// A rule the principal sees and the org of its gateway.
+fn existing_rule(
+    state: &AppState,
+    principal: &Principal,
+    gateway_id: &str,
+    rule_id: &str,
+) -> ApiResult<(NatRule, String)> {
+    let world = state.world();
+    let rule = visible_rule(&world, principal, gateway_id, rule_id)?;
+    let org_id = world.gateway_org(&rule.gateway_id).unwrap_or_default();
+    Ok((rule.clone(), org_id.to_string()))
 }
 
 async fn get_rule(
@@ -208,48 +217,31 @@ async fn update_rule(
     Path((id, rule_id)): Path<(String, String)>,
     body: Bytes,
 ) -> ApiResult<Response> {
-    let mut rule: NatRuleBody = parse_body(&body)?;
+    let mut body: NatRuleBody = parse_body(&body)?;
     let strict = state.knobs().strict_external_ips;
-    let (gateway_id, org_id, rule_id) = {
-        let world = state.world();
-        let existing = visible_rule(&world, &principal, &id, &rule_id)?;
-        let org = world
-            .gateway_org(&existing.gateway_id)
-            .unwrap_or_default()
-            .to_string();
-        (
-            existing.gateway_id.clone(),
-            org,
-            existing.body.id.clone().unwrap_or_default(),
-        )
+    let (existing, org_id) = existing_rule(&state, &principal, &id, &rule_id)?;
+    body.id = Some(existing.key().to_string());
+    let rule = NatRule {
+        gateway_id: existing.gateway_id,
+        body,
     };
-    rule.id = Some(rule_id.clone());
-    let request = TaskRequest {
-        operation_name: "updateNatRule",
-        operation: format!("Updating NAT rule {}", rule.name),
-        gateway_id: Some(gateway_id.clone()),
-        owner: owner(&gateway_id, &rule_id, &rule.name),
-        org_id,
+    let request = rule_task(("updateNatRule", "Updating"), &rule, org_id);
+    let checked = rule.clone();
+    let check = move |w: &World| {
+        validate(w, &checked.gateway_id, &checked.body, strict)?;
+        check_version(w, checked.key(), &checked.body)
     };
-    let (check_rule, check_gateway, check_id) = (rule.clone(), gateway_id.clone(), rule_id.clone());
-    let effect: tasks::Effect = Box::new(move |world| {
-        validate(world, &gateway_id, &rule, strict)?;
-        check_version(world, &rule_id, &rule)?;
-        let stored = find_mut(&mut world.nat_rules, &rule_id)
+    let apply = move |world: &mut World| {
+        let stored = find_mut(&mut world.nat_rules, rule.key())
             .ok_or_else(|| ApiError::not_found("NAT rule"))?;
         let next = stored.body.version.as_ref().map_or(0, |v| v.version) + 1;
         stored.body = NatRuleBody {
             version: Some(ObjectVersion { version: next }),
-            ..rule
+            ..rule.body
         };
-        Ok(None)
-    });
-    let check = move |w: &World| {
-        validate(w, &check_gateway, &check_rule, strict)?;
-        check_version(w, &check_id, &check_rule)
+        Ok(())
     };
-    let task_id = tasks::submit(&state, &principal, request, check, effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+    submit_checked(&state, &principal, request, check, apply).await
 }
 
 async fn delete_rule(
@@ -257,32 +249,11 @@ async fn delete_rule(
     principal: Principal,
     Path((id, rule_id)): Path<(String, String)>,
 ) -> ApiResult<Response> {
-    let (gateway_id, org_id, rule_id, name) = {
-        let world = state.world();
-        let existing = visible_rule(&world, &principal, &id, &rule_id)?;
-        let org = world
-            .gateway_org(&existing.gateway_id)
-            .unwrap_or_default()
-            .to_string();
-        let rule_id = existing.body.id.clone().unwrap_or_default();
-        (
-            existing.gateway_id.clone(),
-            org,
-            rule_id,
-            existing.body.name.clone(),
-        )
+    let (rule, org_id) = existing_rule(&state, &principal, &id, &rule_id)?;
+    let request = rule_task(("deleteNatRule", "Deleting"), &rule, org_id);
+    let apply = move |world: &mut World| {
+        remove(&mut world.nat_rules, rule.key());
+        Ok(())
     };
-    let request = TaskRequest {
-        operation_name: "deleteNatRule",
-        operation: format!("Deleting NAT rule {name}"),
-        gateway_id: Some(gateway_id.clone()),
-        owner: owner(&gateway_id, &rule_id, &name),
-        org_id,
-    };
-    let effect: tasks::Effect = Box::new(move |world| {
-        remove(&mut world.nat_rules, &rule_id);
-        Ok(None)
-    });
-    let task_id = tasks::submit(&state, &principal, request, |_| Ok(()), effect).await?;
-    Ok(respond::accepted(&state, &task_id))
+    submit_checked(&state, &principal, request, |_| Ok(()), apply).await
 }

@@ -1,24 +1,26 @@
 //! `/cloudapi/1.0.0/orgVdcNetworks` (page size at most 32).
 
 use axum::Router;
-use axum::extract::{Path, State};
-use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::{Params, context_params, list_parsed};
+use super::collection::{Collection, InContext, Listed, get_item, list_items_in_context};
 use crate::auth::Principal;
-use crate::error::{ApiError, ApiResult};
-use crate::paging::{NETWORKS, Sort};
-use crate::respond;
+use crate::paging::{NETWORKS, PageLimits};
 use crate::state::AppState;
+use crate::world::World;
 use crate::world::network::OrgVdcNetwork;
-use crate::world::{World, find};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/cloudapi/1.0.0/orgVdcNetworks", get(list_networks))
-        .route("/cloudapi/1.0.0/orgVdcNetworks/{id}", get(get_network))
+        .route(
+            "/cloudapi/1.0.0/orgVdcNetworks",
+            get(list_items_in_context::<Networks>),
+        )
+        .route(
+            "/cloudapi/1.0.0/orgVdcNetworks/{id}",
+            get(get_item::<Networks>),
+        )
 }
 
 fn network_view(world: &World, network: &OrgVdcNetwork) -> Value {
@@ -77,46 +79,35 @@ fn network_view(world: &World, network: &OrgVdcNetwork) -> Value {
     })
 }
 
+pub(super) struct Networks;
+
+impl Collection for Networks {
+    type Item = OrgVdcNetwork;
+
+    fn all(world: &World) -> &[OrgVdcNetwork] {
+        &world.networks
+    }
+
+    fn visible(_world: &World, principal: &Principal, network: &OrgVdcNetwork) -> bool {
+        principal.sees(&network.org_id)
+    }
+
+    fn view(world: &World, network: &OrgVdcNetwork) -> Value {
+        network_view(world, network)
+    }
+}
+
+impl Listed for Networks {
+    const LIST_PATH: &'static str = "/orgVdcNetworks";
+    const MODEL: &'static str = "VdcNetworks";
+    const LIMITS: PageLimits = NETWORKS;
+}
+
 /// `_context==<VDC or group URN>` keeps the networks usable there: a VDC's
 /// own and those of the groups it belongs to. A plain `orgVdc.id==` filter
 /// never matches a group's network (its `orgVdc` is null).
-async fn list_networks(
-    State(state): State<AppState>,
-    principal: Principal,
-    params: Params,
-) -> ApiResult<Response> {
-    let (list_params, context) = context_params(&params, NETWORKS)?;
-    let items = {
-        let world = state.world();
-        world
-            .networks
-            .iter()
-            .filter(|n| principal.sees(&n.org_id))
-            .filter(|n| {
-                context
-                    .as_deref()
-                    .is_none_or(|c| world.usable_in(&n.owner_id, c))
-            })
-            .map(|n| network_view(&world, n))
-            .collect()
-    };
-    Ok(list_parsed(
-        &state,
-        "/orgVdcNetworks",
-        &list_params,
-        items,
-        Some(Sort::ascending("name")),
-        "VdcNetworks",
-    ))
-}
-
-async fn get_network(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    let network = find(&world.networks, &id).ok_or_else(|| ApiError::forbidden(&id))?;
-    principal.check(Some(&network.org_id), &id)?;
-    Ok(respond::ok(&network_view(&world, network)))
+impl InContext for Networks {
+    fn in_context(world: &World, context: &str, network: &OrgVdcNetwork) -> bool {
+        world.usable_in(&network.owner_id, context)
+    }
 }

@@ -1,27 +1,22 @@
 //! `/cloudapi/1.0.0/orgs` and `/vdcs`.
 
 use axum::Router;
-use axum::extract::{Path, State};
-use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::{Params, list};
+use super::collection::{Collection, Listed, get_item, list_items};
 use crate::auth::Principal;
-use crate::error::{ApiError, ApiResult};
-use crate::paging::{STANDARD, Sort};
-use crate::respond;
 use crate::state::AppState;
+use crate::world::World;
 use crate::world::compute::{PowerState, Vdc};
 use crate::world::identity::Org;
-use crate::world::{World, find};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/cloudapi/1.0.0/orgs", get(list_orgs))
-        .route("/cloudapi/1.0.0/orgs/{id}", get(get_org))
-        .route("/cloudapi/1.0.0/vdcs", get(list_vdcs))
-        .route("/cloudapi/1.0.0/vdcs/{id}", get(get_vdc))
+        .route("/cloudapi/1.0.0/orgs", get(list_items::<Orgs>))
+        .route("/cloudapi/1.0.0/orgs/{id}", get(get_item::<Orgs>))
+        .route("/cloudapi/1.0.0/vdcs", get(list_items::<Vdcs>))
+        .route("/cloudapi/1.0.0/vdcs/{id}", get(get_item::<Vdcs>))
 }
 
 fn org_view(world: &World, org: &Org) -> Value {
@@ -63,74 +58,53 @@ fn vdc_view(world: &World, vdc: &Vdc) -> Value {
     })
 }
 
-async fn list_orgs(
-    State(state): State<AppState>,
-    principal: Principal,
-    params: Params,
-) -> ApiResult<Response> {
-    let items = {
-        let world = state.world();
-        world
-            .orgs
-            .iter()
-            .filter(|o| principal.sees(&o.id) && (principal.sysadmin || !o.is_system()))
-            .map(|o| org_view(&world, o))
-            .collect()
-    };
-    list(
-        &state,
-        "/orgs",
-        &params,
-        STANDARD,
-        items,
-        Some(Sort::ascending("name")),
-        "Orgs",
-    )
+pub(super) struct Orgs;
+
+impl Collection for Orgs {
+    type Item = Org;
+
+    fn all(world: &World) -> &[Org] {
+        &world.orgs
+    }
+
+    fn visible(_world: &World, principal: &Principal, org: &Org) -> bool {
+        principal.sees(&org.id)
+    }
+
+    fn view(world: &World, org: &Org) -> Value {
+        org_view(world, org)
+    }
 }
 
-async fn get_org(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    let org = find(&world.orgs, &id).ok_or_else(|| ApiError::forbidden(&id))?;
-    principal.check(Some(&org.id), &id)?;
-    Ok(respond::ok(&org_view(&world, org)))
+impl Listed for Orgs {
+    const LIST_PATH: &'static str = "/orgs";
+    const MODEL: &'static str = "Orgs";
+
+    /// Only a sysadmin lists `System`; a read by id is visibility alone.
+    fn listed(world: &World, principal: &Principal, org: &Org) -> bool {
+        Self::visible(world, principal, org) && (principal.sysadmin || !org.is_system())
+    }
 }
 
-async fn list_vdcs(
-    State(state): State<AppState>,
-    principal: Principal,
-    params: Params,
-) -> ApiResult<Response> {
-    let items = {
-        let world = state.world();
-        world
-            .vdcs
-            .iter()
-            .filter(|v| principal.sees(&v.org_id))
-            .map(|v| vdc_view(&world, v))
-            .collect()
-    };
-    list(
-        &state,
-        "/vdcs",
-        &params,
-        STANDARD,
-        items,
-        Some(Sort::ascending("name")),
-        "OrgVdcs",
-    )
+pub(super) struct Vdcs;
+
+impl Collection for Vdcs {
+    type Item = Vdc;
+
+    fn all(world: &World) -> &[Vdc] {
+        &world.vdcs
+    }
+
+    fn visible(_world: &World, principal: &Principal, vdc: &Vdc) -> bool {
+        principal.sees(&vdc.org_id)
+    }
+
+    fn view(world: &World, vdc: &Vdc) -> Value {
+        vdc_view(world, vdc)
+    }
 }
 
-async fn get_vdc(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    let vdc = find(&world.vdcs, &id).ok_or_else(|| ApiError::forbidden(&id))?;
-    principal.check(Some(&vdc.org_id), &id)?;
-    Ok(respond::ok(&vdc_view(&world, vdc)))
+impl Listed for Vdcs {
+    const LIST_PATH: &'static str = "/vdcs";
+    const MODEL: &'static str = "OrgVdcs";
 }

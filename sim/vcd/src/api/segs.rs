@@ -2,16 +2,12 @@
 //! which SEGs a gateway may place virtual services on, and how full they are.
 
 use axum::Router;
-use axum::extract::{Path, State};
-use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::{Params, list};
+use super::collection::{Collection, Listed, get_item, list_items, sees_gateway};
 use crate::auth::Principal;
-use crate::error::{ApiError, ApiResult};
-use crate::paging::STANDARD;
-use crate::respond;
+use crate::paging::Sort;
 use crate::state::AppState;
 use crate::world::alb::SegAssignment;
 use crate::world::{Ref, World, find};
@@ -20,11 +16,11 @@ pub fn routes() -> Router<AppState> {
     Router::new()
         .route(
             "/cloudapi/1.0.0/loadBalancer/serviceEngineGroups/assignments",
-            get(list_assignments),
+            get(list_items::<SegAssignments>),
         )
         .route(
             "/cloudapi/1.0.0/loadBalancer/serviceEngineGroups/assignments/{id}",
-            get(get_assignment),
+            get(get_item::<SegAssignments>),
         )
 }
 
@@ -46,45 +42,29 @@ fn assignment_view(world: &World, assignment: &SegAssignment) -> Value {
     })
 }
 
-fn visible(world: &World, principal: &Principal, assignment: &SegAssignment) -> bool {
-    world
-        .gateway_org(&assignment.gateway_id)
-        .is_some_and(|org| principal.sees(org))
+pub(super) struct SegAssignments;
+
+impl Collection for SegAssignments {
+    type Item = SegAssignment;
+
+    fn all(world: &World) -> &[SegAssignment] {
+        &world.seg_assignments
+    }
+
+    fn visible(world: &World, principal: &Principal, assignment: &SegAssignment) -> bool {
+        sees_gateway(world, principal, &assignment.gateway_id)
+    }
+
+    fn view(world: &World, assignment: &SegAssignment) -> Value {
+        assignment_view(world, assignment)
+    }
 }
 
-async fn list_assignments(
-    State(state): State<AppState>,
-    principal: Principal,
-    params: Params,
-) -> ApiResult<Response> {
-    let items = {
-        let world = state.world();
-        world
-            .seg_assignments
-            .iter()
-            .filter(|a| visible(&world, &principal, a))
-            .map(|a| assignment_view(&world, a))
-            .collect()
-    };
-    list(
-        &state,
-        "/loadBalancer/serviceEngineGroups/assignments",
-        &params,
-        STANDARD,
-        items,
-        None,
-        "LoadBalancerServiceEngineGroupAssignments",
-    )
-}
+impl Listed for SegAssignments {
+    const LIST_PATH: &'static str = "/loadBalancer/serviceEngineGroups/assignments";
+    const MODEL: &'static str = "LoadBalancerServiceEngineGroupAssignments";
 
-async fn get_assignment(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    let assignment = find(&world.seg_assignments, &id)
-        .filter(|a| visible(&world, &principal, a))
-        .ok_or_else(|| ApiError::forbidden(&id))?;
-    Ok(respond::ok(&assignment_view(&world, assignment)))
+    fn default_sort() -> Option<Sort> {
+        None
+    }
 }

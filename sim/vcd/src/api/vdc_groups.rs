@@ -2,24 +2,19 @@
 //! read only (groups come from the scenario).
 
 use axum::Router;
-use axum::extract::{Path, State};
-use axum::response::Response;
 use axum::routing::get;
 use serde_json::{Value, json};
 
-use super::{Params, list};
+use super::collection::{Collection, Listed, get_item, list_items};
 use crate::auth::Principal;
-use crate::error::{ApiError, ApiResult};
-use crate::paging::{STANDARD, Sort};
-use crate::respond;
 use crate::state::AppState;
+use crate::world::World;
 use crate::world::compute::VdcGroup;
-use crate::world::{World, find};
 
 pub fn routes() -> Router<AppState> {
     Router::new()
-        .route("/cloudapi/1.0.0/vdcGroups", get(list_groups))
-        .route("/cloudapi/1.0.0/vdcGroups/{id}", get(get_group))
+        .route("/cloudapi/1.0.0/vdcGroups", get(list_items::<VdcGroups>))
+        .route("/cloudapi/1.0.0/vdcGroups/{id}", get(get_item::<VdcGroups>))
 }
 
 /// A LOCAL NSX-T group, as VCD shows one whose members are all realized.
@@ -57,38 +52,25 @@ fn group_view(world: &World, group: &VdcGroup) -> Value {
     })
 }
 
-async fn list_groups(
-    State(state): State<AppState>,
-    principal: Principal,
-    params: Params,
-) -> ApiResult<Response> {
-    let items = {
-        let world = state.world();
-        world
-            .vdc_groups
-            .iter()
-            .filter(|g| principal.sees(&g.org_id))
-            .map(|g| group_view(&world, g))
-            .collect()
-    };
-    list(
-        &state,
-        "/vdcGroups",
-        &params,
-        STANDARD,
-        items,
-        Some(Sort::ascending("name")),
-        "VdcGroups",
-    )
+pub(super) struct VdcGroups;
+
+impl Collection for VdcGroups {
+    type Item = VdcGroup;
+
+    fn all(world: &World) -> &[VdcGroup] {
+        &world.vdc_groups
+    }
+
+    fn visible(_world: &World, principal: &Principal, group: &VdcGroup) -> bool {
+        principal.sees(&group.org_id)
+    }
+
+    fn view(world: &World, group: &VdcGroup) -> Value {
+        group_view(world, group)
+    }
 }
 
-async fn get_group(
-    State(state): State<AppState>,
-    principal: Principal,
-    Path(id): Path<String>,
-) -> ApiResult<Response> {
-    let world = state.world();
-    let group = find(&world.vdc_groups, &id).ok_or_else(|| ApiError::forbidden(&id))?;
-    principal.check(Some(&group.org_id), &id)?;
-    Ok(respond::ok(&group_view(&world, group)))
+impl Listed for VdcGroups {
+    const LIST_PATH: &'static str = "/vdcGroups";
+    const MODEL: &'static str = "VdcGroups";
 }
