@@ -42,6 +42,14 @@ use crate::support::run::gateway::{
 use crate::support::run::process::{CcmProcess, Logging};
 use crate::support::run::{LiveService, RunFiles, World};
 
+/// Fast leader election, so a takeover after a kill takes seconds where
+/// the default timing is not what a test is about.
+const FAST_ELECTION: [&str; 3] = [
+    "--leader-elect-lease-duration=4s",
+    "--leader-elect-renew-deadline=3s",
+    "--leader-elect-retry-period=500ms",
+];
+
 /// From spawning a process to its being ready, or leading.
 const START: Duration = Duration::from_secs(30);
 /// A bad configuration is found before anything is contacted.
@@ -358,6 +366,8 @@ async fn a_leader_whose_lease_is_taken_exits_with_status_1() {
 }
 
 // --- SIGKILL while VCD tasks are in flight, then a fresh process. ---
+// One kill point through the binary: the crash matrices (`lb_crash_matrix`
+// and its siblings) stop a reconcile at every write in the process.
 
 const SERVICES: [&str; 3] = ["alpha", "bravo", "charlie"];
 const PORTS: [u16; 2] = [80, 443];
@@ -432,16 +442,6 @@ async fn restart_after_write(kill_after: usize) {
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_process_killed_after_the_first_gateway_write_converges_on_restart() {
-    restart_after_write(1).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn a_process_killed_after_the_third_gateway_write_converges_on_restart() {
     restart_after_write(3).await;
-}
-
-#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
-async fn a_process_killed_after_the_fifth_gateway_write_converges_on_restart() {
-    restart_after_write(5).await;
 }

@@ -253,8 +253,10 @@ async fn the_start_sweep_deletes_a_selector_set_no_pool_uses() {
     let world = World::start().await;
     world.add_nodes().await;
     label(&world, "worker-0", json!({"role": "ingress"})).await;
-    let mut ccm = world.spawn("before", &[]);
-    wait_until("the process to lead", START, || leading(&ccm)).await;
+    // Without leader election the second process need not wait for the
+    // killed one's Lease to expire.
+    let mut ccm = world.spawn("before", &["--leader-elect=false"]);
+    wait_until("the process to be ready", START, || ccm.ready()).await;
     let web = world
         .create_annotated_service("web", &[80], json!({SELECTOR: "role=ingress"}))
         .await;
@@ -279,8 +281,8 @@ async fn the_start_sweep_deletes_a_selector_set_no_pool_uses() {
         .await
         .expect("web is deleted");
     assert!(set_exists(&world.vcd, &shared));
-    let again = world.spawn("after", &[]);
-    wait_until("the process to lead", START, || leading(&again)).await;
+    let again = world.spawn("after", &["--leader-elect=false"]);
+    wait_until("the process to be ready", START, || again.ready()).await;
     wait_until("the selector's set swept", START, || async {
         match set_exists(&world.vcd, &shared) {
             false => Ok(()),

@@ -14,7 +14,7 @@ use serde_json::json;
 use vcdsim::Scenario;
 use vcdsim::scenario::ServiceAccountSpec;
 
-use super::{START, leading};
+use super::{FAST_ELECTION, START, leading};
 use crate::support::poll::wait_until;
 use crate::support::run::World;
 use crate::support::run::process::CcmProcess;
@@ -24,12 +24,6 @@ const FIRST_TOKEN: &str = "service-account-token-0";
 /// `expires_in` 2 s: the client logs in again every 1.8 s while it works.
 const ACCESS_TOKEN_MS: u64 = 2000;
 const REFRESHES: u64 = 10;
-/// Fast leader election, so a takeover after a kill takes seconds.
-const ELECTION: [&str; 3] = [
-    "--leader-elect-lease-duration=4s",
-    "--leader-elect-renew-deadline=3s",
-    "--leader-elect-retry-period=500ms",
-];
 
 /// vcdsim with the service account, the credential files and the Secret
 /// holding its first token, and the scenario's workers as Nodes.
@@ -101,7 +95,7 @@ fn spawn(world: &World, name: &str) -> CcmProcess {
         "--node-status-update-frequency=500ms",
         "--drift-repair-period=500ms",
     ];
-    flags.extend(ELECTION);
+    flags.extend(FAST_ELECTION);
     world.spawn_with_env(name, &flags, &[("RUST_LOG", TRACE)])
 }
 
@@ -280,7 +274,7 @@ async fn a_refused_token_is_logged_fails_readyz_and_warns_on_the_secret() {
 async fn an_empty_credentials_secret_keeps_new_tokens_in_memory_only() {
     let world = world_with_service_account().await;
     let mut flags = vec!["--credentials-secret=", "--drift-repair-period=500ms"];
-    flags.extend(ELECTION);
+    flags.extend(FAST_ELECTION);
     let ccm = world.spawn("no-write-back", &flags);
     wait_until("the process to lead", START, || leading(&ccm)).await;
     exchanges_reach(&world, 3).await;

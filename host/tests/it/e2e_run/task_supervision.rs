@@ -21,7 +21,7 @@ use std::time::Duration;
 
 use tokio::time::Instant;
 
-use super::{HANDOVER_LATEST, START, converged, leading};
+use super::{FAST_ELECTION, HANDOVER_LATEST, START, converged, leading};
 use crate::support::poll::wait_until;
 use crate::support::run::World;
 use crate::support::run::process::CcmProcess;
@@ -64,10 +64,10 @@ async fn healthz(replica: &CcmProcess) -> Result<Result<(), String>, String> {
 /// `replica-a` was seen leading: its controllers, and so the first death of
 /// the failing task, start just before or after.
 async fn leader_and_standby(world: &World, failpoint: &str) -> (CcmProcess, CcmProcess, Instant) {
-    let failing = world.spawn_with_env("replica-a", &[], &[(FAILPOINT, failpoint)]);
+    let failing = world.spawn_with_env("replica-a", &FAST_ELECTION, &[(FAILPOINT, failpoint)]);
     wait_until("replica-a to lead", START, || leading(&failing)).await;
     let led = Instant::now();
-    let standby = world.spawn("replica-b", &[]);
+    let standby = world.spawn("replica-b", &FAST_ELECTION);
     wait_until("replica-b to be ready", START, || standby.ready()).await;
     assert_eq!(standby.master_status().await, Ok(0.0));
     (failing, standby, led)
