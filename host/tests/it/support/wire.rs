@@ -8,7 +8,7 @@ use std::collections::BTreeMap;
 use std::sync::OnceLock;
 
 use vcdsim::Sim;
-use vcdsim::openapi::{Spec, UNPUBLISHED_AFTER_37_2};
+use vcdsim::openapi::{Spec, UNPUBLISHED_AFTER_37_2, Violation};
 
 fn spec() -> Option<&'static Spec> {
     static SPEC: OnceLock<Option<Spec>> = OnceLock::new();
@@ -96,7 +96,7 @@ pub async fn assert_violations_refused(sim: &Sim) -> BTreeMap<(String, &'static 
         }
         let token = &tokens[&version];
         let violations =
-            Spec::embedded_at(&version).violations_of(&method, &template, &entry.request_body);
+            Violation::all_of(Spec::embedded_at(&version), &method, &template, &entry.request_body);
         for violation in violations {
             let answer = http
                 .request(

@@ -236,7 +236,7 @@ fn summary_view(world: &World, gateway_id: &str, monitor: &Monitor) -> Value {
         "name": monitor.name(),
         "description": monitor.body.description,
         "type": monitor.body.monitor_type,
-        "poolCount": world.monitor_pool_count(monitor, gateway_id),
+        "poolCount": monitor.pool_count(world, gateway_id),
         "scope": monitor.scope(),
     })
 }

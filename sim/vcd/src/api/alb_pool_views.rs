@@ -8,6 +8,7 @@ use serde_json::{Value, json};
 use super::alb_pool_monitors;
 use crate::ids::same_id;
 use crate::world::alb::{MemberCounts, Pool};
+use crate::world::health_monitor::{MemberHealth, Monitor};
 use crate::world::{Ref, World};
 
 pub(super) fn virtual_service_refs(world: &World, pool: &Pool) -> Vec<Ref> {
@@ -34,7 +35,7 @@ fn health(pool: &Pool, members: MemberCounts, used: bool) -> &'static str {
 /// The computed fields shared by the pool and its summary.
 fn computed(world: &World, pool: &Pool) -> Value {
     let refs = virtual_service_refs(world, pool);
-    let members = world.member_counts(pool);
+    let members = MemberCounts::of(world, pool);
     json!({
         "status": "REALIZED",
         "healthStatus": health(pool, members, !refs.is_empty()),
@@ -59,7 +60,7 @@ pub(super) fn pool_view(world: &World, pool: &Pool) -> Value {
         .members
         .iter()
         .map(|m| {
-            let health = world.listed_member_health(pool, m);
+            let health = MemberHealth::of_listed(world, pool, m);
             let mut member = json!(m);
             merge(&mut member, json!({"healthStatus": health.status, "markedDownBy": health.marked_down_by, "detailedHealthMessage": null}));
             member
@@ -71,7 +72,7 @@ pub(super) fn pool_view(world: &World, pool: &Pool) -> Value {
 }
 
 pub(super) fn summary_view(world: &World, pool: &Pool) -> Value {
-    let assigned = world.assigned_monitors(pool.id.as_deref().unwrap_or_default());
+    let assigned = Monitor::assigned_to(world, pool.id.as_deref().unwrap_or_default());
     let mut view = json!({
         "id": pool.id,
         "name": pool.name,

@@ -23,6 +23,7 @@ use crate::ids::{new_urn, same_id};
 use crate::state::AppState;
 use crate::strict::not_in_version;
 use crate::world::alb::Pool;
+use crate::world::health_monitor::MonitorAssignment;
 use crate::world::ip::parse_ip;
 use crate::world::{Keyed, Ref, World, find, find_mut};
 
@@ -95,7 +96,7 @@ impl Writable for Pools {
     }
 
     fn on_removed(world: &mut World, id: &str) {
-        world.retain_assignments(id, |_| false);
+        MonitorAssignment::retain(world, id, |_| false);
     }
 }
 

@@ -22,7 +22,7 @@ use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
 use crate::state::AppState;
-use crate::world::alb::VirtualService;
+use crate::world::alb::{MemberCounts, VirtualService};
 use crate::world::{Ref, World, find, remove};
 
 pub fn routes() -> Router<AppState> {
@@ -51,7 +51,7 @@ fn health(world: &World, vs: &VirtualService) -> &'static str {
         return "PENDING";
     }
     match find(&world.pools, &vs.load_balancer_pool_ref.id) {
-        Some(pool) if world.member_counts(pool).up > 0 => "UP",
+        Some(pool) if MemberCounts::of(world, pool).up > 0 => "UP",
         _ => "DOWN",
     }
 }

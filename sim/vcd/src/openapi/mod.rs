@@ -9,7 +9,7 @@
 //! `requests.json`: the request bodies of the operations vcdsim routes and
 //! the definitions they reach), which vcdsim enforces at run time
 //! ([`runtime`]) and which clients' tests can use without the file.
-//! [`Spec::violations_of`] turns a valid body into one invalid body per
+//! [`Violation::all_of`] turns a valid body into one invalid body per
 //! constraint it reaches.
 
 mod constraints;

@@ -3,7 +3,7 @@
 
 use serde_json::{Value, json};
 
-use super::{Spec, segments};
+use super::{Spec, Violation, segments};
 
 /// The spec, or `None` (the checks are skipped) when it is absent.
 pub(crate) fn spec() -> Option<Spec> {
@@ -227,7 +227,7 @@ fn each_generated_violation_breaks_exactly_its_constraint() {
     let route = "/cloudapi/1.0.0/things/{id}";
     let good =
         json!({"name": "ab", "code": "abc", "tags": ["t"], "ratio": 1, "share": 0.5, "kind": "A"});
-    let violations = spec.violations_of("PUT", route, &good);
+    let violations = Violation::all_of(&spec, "PUT", route, &good);
     let kinds: Vec<_> = violations.iter().map(|v| v.kind.keyword()).collect();
     for kind in [
         "required",
@@ -271,7 +271,7 @@ fn the_embedded_extract_judges_routed_bodies_as_the_full_spec_does() {
             Some(&example),
             "{method} {template}"
         );
-        for violation in full.violations_of(method, template, &example) {
+        for violation in Violation::all_of(&full, method, template, &example) {
             let errors = full.check_request(method, template, &violation.body);
             assert_eq!(
                 embedded.check_request(method, template, &violation.body),

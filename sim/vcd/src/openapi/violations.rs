@@ -225,7 +225,7 @@ impl Walk<'_> {
     }
 }
 
-impl Spec {
+impl Violation {
     /// For a valid `body` of `method template`, one mutated body per
     /// constraint the schema states at each place the body reaches: an
     /// array one item over `maxItems` (its first item repeated) or under
@@ -235,12 +235,12 @@ impl Spec {
     /// removed. Each breaks that constraint alone, and carries the error
     /// [`Spec::check_request`] gives for it. Empty when the spec has no
     /// such operation or it takes no body.
-    pub fn violations_of(&self, method: &str, template: &str, body: &Value) -> Vec<Violation> {
-        let Ok((schema, _)) = self.body_schema(method, template) else {
+    pub fn all_of(spec: &Spec, method: &str, template: &str, body: &Value) -> Vec<Violation> {
+        let Ok((schema, _)) = spec.body_schema(method, template) else {
             return Vec::new();
         };
         let mut walk = Walk {
-            spec: self,
+            spec,
             root: body,
             steps: Vec::new(),
             out: Vec::new(),

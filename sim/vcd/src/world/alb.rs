@@ -125,20 +125,20 @@ pub struct MemberCounts {
     pub up: usize,
 }
 
-impl super::World {
+impl MemberCounts {
     /// A pool's members; the entries of a member group (an IP set) count as
     /// enabled members. Each is up unless a monitor or a test marks it
-    /// otherwise ([`super::World::member_health`]).
-    pub fn member_counts(&self, pool: &Pool) -> MemberCounts {
+    /// otherwise ([`MemberHealth::of`]).
+    pub fn of(world: &super::World, pool: &Pool) -> MemberCounts {
         let group = pool
             .member_group_ref
             .as_ref()
-            .and_then(|g| super::find(&self.firewall_groups, &g.id));
+            .and_then(|g| super::find(&world.firewall_groups, &g.id));
         if let Some(group) = group {
             let entries = group.body.ip_addresses.clone().unwrap_or_default();
             let up = entries
                 .iter()
-                .filter(|ip| self.member_health(pool, ip, None).status == "UP")
+                .filter(|ip| MemberHealth::of(world, pool, ip, None).status == "UP")
                 .count();
             return MemberCounts {
                 total: entries.len(),
@@ -149,34 +149,12 @@ impl super::World {
         let enabled: Vec<&PoolMember> = pool.members.iter().filter(|m| m.enabled).collect();
         let up = enabled
             .iter()
-            .filter(|m| self.listed_member_health(pool, m).status == "UP")
+            .filter(|m| MemberHealth::of_listed(world, pool, m).status == "UP")
             .count();
         MemberCounts {
             total: pool.members.len(),
             enabled: enabled.len(),
             up,
-        }
-    }
-
-    /// A listed member's health: `DISABLED` when it is disabled.
-    pub fn listed_member_health(&self, pool: &Pool, member: &PoolMember) -> MemberHealth {
-        if !member.enabled {
-            return MemberHealth {
-                status: "DISABLED".to_string(),
-                marked_down_by: Vec::new(),
-            };
-        }
-        self.member_health(pool, &member.ip_address, member.port)
-    }
-
-    /// The addresses a pool sends traffic to: its members, or the entries
-    /// of its member group.
-    pub fn pool_member_ips(&self, pool: &Pool) -> Vec<String> {
-        match &pool.member_group_ref {
-            Some(group) => super::find(&self.firewall_groups, &group.id)
-                .and_then(|g| g.body.ip_addresses.clone())
-                .unwrap_or_default(),
-            None => pool.members.iter().map(|m| m.ip_address.clone()).collect(),
         }
     }
 }

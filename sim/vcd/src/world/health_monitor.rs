@@ -8,7 +8,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::alb::Pool;
+use super::alb::{Pool, PoolMember};
 use super::ip::parse_ip;
 use super::{World, find};
 use crate::ids::{new_urn, same_id};
@@ -253,67 +253,74 @@ pub(super) fn probe_address(ip: &str) -> String {
     parse_ip(ip).map_or_else(|_| ip.to_string(), |address| address.to_string())
 }
 
-impl World {
+impl Monitor {
     /// The TENANT monitors assigned to a pool, in assignment order.
-    pub fn assigned_monitors(&self, pool_id: &str) -> Vec<&Monitor> {
-        self.monitor_assignments
+    pub fn assigned_to<'w>(world: &'w World, pool_id: &str) -> Vec<&'w Monitor> {
+        world
+            .monitor_assignments
             .iter()
             .filter(|a| same_id(&a.pool_id, pool_id))
-            .filter_map(|a| find(&self.health_monitors, &a.monitor_id))
+            .filter_map(|a| find(&world.health_monitors, &a.monitor_id))
             .collect()
     }
 
-    /// Removes the pool's assignments of the monitors `keep` refuses.
-    pub fn retain_assignments(&mut self, pool_id: &str, keep: impl Fn(&str) -> bool) {
-        self.monitor_assignments
-            .retain(|a| !same_id(&a.pool_id, pool_id) || keep(&a.monitor_id));
-    }
-
-    /// The gateway's pools that use a monitor: for a TENANT one, those it
+    /// The gateway's pools that use the monitor: for a TENANT one, those it
     /// is assigned to; for a SYSTEM one, those naming its type.
-    pub fn monitor_pool_count(&self, monitor: &Monitor, gateway_id: &str) -> usize {
-        let uses = |pool: &Pool| match monitor.is_system() {
+    pub fn pool_count(&self, world: &World, gateway_id: &str) -> usize {
+        let uses = |pool: &Pool| match self.is_system() {
             true => pool
                 .health_monitors
                 .iter()
-                .any(|m| m.monitor_type == monitor.body.monitor_type),
-            false => self
-                .assigned_monitors(pool.id.as_deref().unwrap_or_default())
+                .any(|m| m.monitor_type == self.body.monitor_type),
+            false => Monitor::assigned_to(world, pool.id.as_deref().unwrap_or_default())
                 .iter()
-                .any(|m| m.id() == monitor.id()),
+                .any(|m| m.id() == self.id()),
         };
-        self.pools
+        world
+            .pools
             .iter()
             .filter(|p| same_id(gateway_id, &p.gateway_ref.id) && uses(p))
             .count()
     }
+}
 
-    /// Whether a node answers health probes on `port`: as a test set it,
-    /// else it does.
-    pub fn probe_succeeds(&self, ip: &str, port: u16) -> bool {
-        self.probes
-            .get(&(probe_address(ip), port))
-            .copied()
-            .unwrap_or(true)
+impl MonitorAssignment {
+    /// Removes the pool's assignments of the monitors `keep` refuses.
+    pub fn retain(world: &mut World, pool_id: &str, keep: impl Fn(&str) -> bool) {
+        world
+            .monitor_assignments
+            .retain(|a| !same_id(&a.pool_id, pool_id) || keep(&a.monitor_id));
     }
+}
 
+/// Whether a node answers health probes on `port`: as a test set it, else
+/// it does.
+fn probe_succeeds(world: &World, ip: &str, port: u16) -> bool {
+    world
+        .probes
+        .get(&(probe_address(ip), port))
+        .copied()
+        .unwrap_or(true)
+}
+
+impl MemberHealth {
     /// A member's health: DOWN when a tenant HTTP or HTTPS monitor of the
     /// pool probes it and the probe fails (on the monitor's port, else the
     /// member's, else the pool's default port, as the reference says),
     /// else what a hook set, `UP` by default.
-    pub fn member_health(&self, pool: &Pool, ip: &str, member_port: Option<u32>) -> MemberHealth {
+    pub fn of(world: &World, pool: &Pool, ip: &str, member_port: Option<u32>) -> MemberHealth {
         let traffic_port = member_port.or(pool.default_port);
-        let marked_down_by: Vec<String> = self
-            .assigned_monitors(pool.id.as_deref().unwrap_or_default())
-            .into_iter()
-            .filter(|monitor| {
-                monitor
-                    .body
-                    .probe_port(traffic_port)
-                    .is_some_and(|port| !self.probe_succeeds(ip, port))
-            })
-            .map(|monitor| monitor.name().to_string())
-            .collect();
+        let marked_down_by: Vec<String> =
+            Monitor::assigned_to(world, pool.id.as_deref().unwrap_or_default())
+                .into_iter()
+                .filter(|monitor| {
+                    monitor
+                        .body
+                        .probe_port(traffic_port)
+                        .is_some_and(|port| !probe_succeeds(world, ip, port))
+                })
+                .map(|monitor| monitor.name().to_string())
+                .collect();
         let status = match marked_down_by.is_empty() {
             true => pool.member_health.get(ip).map_or("UP", String::as_str),
             false => "DOWN",
@@ -322,5 +329,16 @@ impl World {
             status: status.to_string(),
             marked_down_by,
         }
+    }
+
+    /// A listed member's health: `DISABLED` when it is disabled.
+    pub fn of_listed(world: &World, pool: &Pool, member: &PoolMember) -> MemberHealth {
+        if !member.enabled {
+            return MemberHealth {
+                status: "DISABLED".to_string(),
+                marked_down_by: Vec::new(),
+            };
+        }
+        MemberHealth::of(world, pool, &member.ip_address, member.port)
     }
 }

@@ -3,6 +3,7 @@
 
 use std::net::IpAddr;
 
+use super::alb::Pool;
 use super::ip::parse_ip;
 use super::ip_space::{ClaimedUsage, IpAllocation};
 use super::network::EdgeGateway;
@@ -135,5 +136,16 @@ impl World {
         self.ip_allocations
             .iter()
             .filter(move |a| a.space_id == space_id && a.org_id == org_id)
+    }
+
+    /// The addresses a pool sends traffic to: its members, or the entries
+    /// of its member group.
+    pub fn pool_member_ips(&self, pool: &Pool) -> Vec<String> {
+        match &pool.member_group_ref {
+            Some(group) => find(&self.firewall_groups, &group.id)
+                .and_then(|g| g.body.ip_addresses.clone())
+                .unwrap_or_default(),
+            None => pool.members.iter().map(|m| m.ip_address.clone()).collect(),
+        }
     }
 }

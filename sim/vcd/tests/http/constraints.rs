@@ -11,7 +11,7 @@ use std::collections::BTreeMap;
 
 use reqwest::{Method, StatusCode};
 use serde_json::{Value, json};
-use vcdsim::openapi::Spec;
+use vcdsim::openapi::{Spec, Violation};
 use vcdsim::{Scenario, Sim};
 
 use crate::firewall::ip_set;
@@ -44,8 +44,12 @@ type Table = BTreeMap<(&'static str, &'static str), (usize, usize)>;
 
 /// Sends every violation of `sample` and checks each refusal.
 async fn refuse_all(sim: &Sim, client: &Client, sample: &Sample, table: &mut Table) {
-    let violations =
-        Spec::embedded().violations_of(sample.method.as_str(), sample.template, &sample.body);
+    let violations = Violation::all_of(
+        Spec::embedded(),
+        sample.method.as_str(),
+        sample.template,
+        &sample.body,
+    );
     assert!(
         !violations.is_empty(),
         "{}: no constraint reached",
