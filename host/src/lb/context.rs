@@ -27,7 +27,7 @@ use crate::lb::tls::{TlsSecrets, UploadPins};
 use crate::policy::Registry;
 use crate::policy::model::{Capabilities, Cluster};
 use crate::vcd::VcdClient;
-use crate::vcd::resources::EntityRef;
+use crate::vcd::reference::EntityRef;
 use crate::vcd::resources::health_monitor::TENANT_MONITORS_SINCE;
 
 /// The load-balancer engine of one cluster on one edge gateway.

@@ -4,7 +4,7 @@
 
 use super::findings::{CheckId, Failure, Report, Step, bounded};
 use crate::lb::LbConfig;
-use crate::vcd::resources::EntityRef;
+use crate::vcd::reference::EntityRef;
 use crate::vcd::resources::gateway::EdgeGateway;
 use crate::vcd::resources::network::OrgVdcNetwork;
 use crate::vcd::{VcdClient, VcdError};

@@ -5,7 +5,7 @@ use super::findings::{Failure, Step, bounded};
 use crate::config::CloudConfig;
 use crate::instances::ClusterVApps;
 use crate::vcd::VcdClient;
-use crate::vcd::resources::EntityRef;
+use crate::vcd::reference::EntityRef;
 
 /// The zones check; `org` is `None` when the org was not found, and then
 /// the VDCs are not looked up.

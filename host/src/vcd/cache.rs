@@ -6,7 +6,7 @@
 use std::collections::HashMap;
 use std::sync::Mutex;
 
-use super::resources::EntityRef;
+use super::reference::EntityRef;
 
 #[derive(Debug, Default)]
 pub struct LookupCache {

@@ -24,6 +24,7 @@ mod gateway_locks;
 pub mod metrics;
 pub mod paging;
 mod reachability;
+pub mod reference;
 pub mod resources;
 pub mod retry;
 pub mod rights;

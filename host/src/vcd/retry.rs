@@ -3,7 +3,7 @@
 //! changed nothing, so any request may repeat them. 5xx, resets and timeouts
 //! may have taken effect, so only idempotent requests repeat them; writes
 //! that are not idempotent check their effect before trying again
-//! (see `resources::create_checked`).
+//! (see `create::create_checked`).
 
 use std::future::Future;
 use std::time::Duration;

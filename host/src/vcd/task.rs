@@ -4,7 +4,7 @@
 use serde::Deserialize;
 
 use super::errors::{CallSite, VcdError};
-use super::resources::EntityRef;
+use super::reference::EntityRef;
 
 /// Why a task failed, in VCD's words.
 #[derive(Debug, Clone, Deserialize)]

@@ -8,7 +8,7 @@ use crate::support::vcd::*;
 use serde_json::json;
 use tokio::io::{AsyncReadExt, AsyncWriteExt};
 use tokio::net::TcpListener;
-use vcd_ccm::vcd::resources::EntityRef;
+use vcd_ccm::vcd::reference::EntityRef;
 use vcd_ccm::vcd::resources::pool::Pool;
 use vcd_ccm::vcd::resources::vm::VmScope;
 use vcd_ccm::vcd::{BodyLimits, ClientConfig, CredentialSource, VcdClient, VcdError};

@@ -5,7 +5,7 @@ use std::time::{Duration, Instant};
 
 use crate::support::vcd::*;
 use serde_json::json;
-use vcd_ccm::vcd::resources::EntityRef;
+use vcd_ccm::vcd::reference::EntityRef;
 use vcd_ccm::vcd::resources::pool::Pool;
 use vcd_ccm::vcd::resources::vm::VmScope;
 use vcd_ccm::vcd::{ApiVersion, ClientMetrics, VcdClient, VcdError};

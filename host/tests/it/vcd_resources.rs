@@ -4,7 +4,7 @@
 
 use crate::support::vcd::*;
 use serde_json::json;
-use vcd_ccm::vcd::resources::EntityRef;
+use vcd_ccm::vcd::reference::EntityRef;
 use vcd_ccm::vcd::resources::nat::NatRule;
 use vcd_ccm::vcd::resources::pool::Pool;
 use vcd_ccm::vcd::resources::profiles::{ApplicationPort, PortProfile};

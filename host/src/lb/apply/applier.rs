@@ -20,7 +20,7 @@ use crate::lb::plan::member_groups::MemberGroups;
 use crate::lb::plan::op::Op;
 use crate::lb::service::ServiceSpec;
 use crate::lb::tls::UploadPins;
-use crate::vcd::resources::EntityRef;
+use crate::vcd::reference::EntityRef;
 use crate::vcd::resources::ip_set::IpSet;
 use crate::vcd::resources::nat::NatRule;
 use crate::vcd::resources::pool::{Pool, PoolSummary};

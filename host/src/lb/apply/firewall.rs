@@ -8,7 +8,7 @@ use crate::lb::apply::applier::{Applier, Ids};
 use crate::lb::errors::LbError;
 use crate::lb::plan::firewall::is_ours;
 use crate::lb::plan::op::FirewallOp;
-use crate::vcd::resources::EntityRef;
+use crate::vcd::reference::EntityRef;
 use crate::vcd::resources::firewall::{FirewallRule, ListEdit};
 
 impl Applier<'_> {

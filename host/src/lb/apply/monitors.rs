@@ -8,7 +8,7 @@ use std::collections::BTreeSet;
 
 use crate::lb::observe::monitors::{Known, Monitors};
 use crate::lb::plan::monitor_ops::listed_in;
-use crate::vcd::resources::EntityRef;
+use crate::vcd::reference::EntityRef;
 use crate::vcd::resources::health_monitor::{Assignment, TenantMonitor};
 use crate::vcd::resources::pool::Pool;
 use crate::vcd::{VcdClient, VcdError};

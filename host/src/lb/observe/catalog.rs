@@ -10,7 +10,7 @@ use std::sync::Mutex;
 use std::time::{Duration, Instant};
 
 use crate::policy::model::AppProfile;
-use crate::vcd::resources::EntityRef;
+use crate::vcd::reference::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
 use crate::vcd::resources::seg::{self, SegAssignment};
 use crate::vcd::version::ApiVersion;

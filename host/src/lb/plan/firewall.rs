@@ -18,7 +18,7 @@ use crate::lb::service::ServiceSpec;
 use crate::lb::source_ranges::SourceRange;
 use crate::policy::model::Protocol;
 use crate::vcd::VcdError;
-use crate::vcd::resources::EntityRef;
+use crate::vcd::reference::EntityRef;
 use crate::vcd::resources::firewall::FirewallRule;
 use crate::vcd::resources::ip_set::IpSet;
 use crate::vcd::resources::profiles::{ApplicationPort, PortProfile};

@@ -27,7 +27,7 @@ use crate::lb::observe::snapshot::GATEWAY_REFRESH;
 use crate::lb::ownership::{FORMAT, NewerTag, OwnerTag, describe_holder};
 use crate::lb::plan::member_sets::{ClusterGroup, GroupWant};
 use crate::lb::plan::op::Op;
-use crate::vcd::resources::EntityRef;
+use crate::vcd::reference::EntityRef;
 use crate::vcd::resources::ip_set::IpSet;
 use crate::vcd::{VcdClient, VcdError};
 

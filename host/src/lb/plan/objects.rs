@@ -23,7 +23,7 @@ use crate::lb::plan::virtual_service_diff::{self, EditedList};
 use crate::lb::service::{NodeSpec, ServiceSpec};
 use crate::lb::vips::Vips;
 use crate::policy::model::{AppProfile, Decision, PortDecision, PortTraffic};
-use crate::vcd::resources::EntityRef;
+use crate::vcd::reference::EntityRef;
 use crate::vcd::resources::certificate::CertificateItem;
 use crate::vcd::resources::nat::NatRule;
 use crate::vcd::resources::pool::{PersistenceProfile, Pool, PoolMember};

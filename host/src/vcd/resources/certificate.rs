@@ -18,7 +18,7 @@ use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::paging::list_all;
 use crate::vcd::secret::Secret;
 
-use super::EntityRef;
+use crate::vcd::reference::EntityRef;
 
 /// An item of the org's certificate library, without its PEM or key.
 #[derive(Debug, Clone, Deserialize)]

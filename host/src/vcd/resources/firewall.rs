@@ -7,12 +7,12 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::EntityRef;
 use super::nat::RuleVersion;
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::delete::DeleteRight;
 use crate::vcd::delete::delete_object;
 use crate::vcd::errors::{CallSite, VcdError};
+use crate::vcd::reference::EntityRef;
 use crate::vcd::serialize::write_on_gateway;
 
 /// How often an edit is tried when the list changed under it.

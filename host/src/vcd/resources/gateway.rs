@@ -6,11 +6,12 @@ use std::net::Ipv4Addr;
 
 use serde::Deserialize;
 
-use super::{EntityRef, Values};
+use super::Values;
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::VcdError;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::paging::list_all;
+use crate::vcd::reference::EntityRef;
 
 /// The `deploymentMode` of a gateway without NAT or a gateway firewall.
 pub const DISTRIBUTED_ONLY: &str = "DISTRIBUTED_ONLY";

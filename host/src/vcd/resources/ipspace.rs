@@ -6,7 +6,6 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value, json};
 
-use super::EntityRef;
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::delete::DeleteRight;
 use crate::vcd::delete::delete_object;
@@ -14,6 +13,7 @@ use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::paging::list_all;
+use crate::vcd::reference::EntityRef;
 
 const SPACES: &str = "/cloudapi/1.0.0/ipSpaces";
 

@@ -106,26 +106,6 @@ impl VcdClient {
     }
 }
 
-/// VCD's `{name, id}` reference.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
-pub struct EntityRef {
-    /// The object's name; some references carry only the id.
-    #[serde(default, skip_serializing_if = "Option::is_none")]
-    pub name: Option<String>,
-    /// The object's id, usually a URN such as `urn:vcloud:gateway:<uuid>`.
-    pub id: String,
-}
-
-impl EntityRef {
-    /// A reference with both name and id.
-    pub fn new(name: impl Into<String>, id: impl Into<String>) -> Self {
-        Self {
-            name: Some(name.into()),
-            id: id.into(),
-        }
-    }
-}
-
 /// VCD's `{"values": [...]}` wrapper inside objects.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct Values<T> {

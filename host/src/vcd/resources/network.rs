@@ -5,12 +5,12 @@
 use reqwest::Method;
 use serde::Deserialize;
 
-use super::EntityRef;
 use super::gateway::EdgeGateway;
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::list_all;
+use crate::vcd::reference::EntityRef;
 
 const CLOUDAPI: &str = "/cloudapi/1.0.0";
 

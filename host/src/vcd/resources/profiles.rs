@@ -5,7 +5,7 @@ use reqwest::Method;
 use serde::{Deserialize, Serialize};
 use serde_json::{Map, Value};
 
-use super::{EntityRef, encode};
+use super::encode;
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::create::create_checked;
 use crate::vcd::delete::DeleteRight;
@@ -14,6 +14,7 @@ use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::paging::list_all;
+use crate::vcd::reference::EntityRef;
 use crate::vcd::task::Task;
 
 const PROFILES: &str = "/cloudapi/1.0.0/applicationPortProfiles";

@@ -3,12 +3,12 @@
 
 use serde::Deserialize;
 
-use super::EntityRef;
 use crate::vcd::client::VcdClient;
 use crate::vcd::errors::VcdError;
 use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::paging::list_all;
+use crate::vcd::reference::EntityRef;
 
 /// An NSX ALB service engine group assigned to an edge gateway.
 #[derive(Debug, Clone, Deserialize)]

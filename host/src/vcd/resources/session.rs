@@ -4,11 +4,11 @@
 
 use serde::Deserialize;
 
-use super::EntityRef;
 use crate::vcd::client::{ApiRequest, VcdClient};
 use crate::vcd::errors::VcdError;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::paging::list_all;
+use crate::vcd::reference::EntityRef;
 
 /// The current session (`/cloudapi/1.0.0/sessions/current`), the fields
 /// the CCM reads.

@@ -95,8 +95,12 @@ pub async fn assert_violations_refused(sim: &Sim) -> BTreeMap<(String, &'static 
             tokens.insert(version.clone(), login(&http, sim, &version).await);
         }
         let token = &tokens[&version];
-        let violations =
-            Violation::all_of(Spec::embedded_at(&version), &method, &template, &entry.request_body);
+        let violations = Violation::all_of(
+            Spec::embedded_at(&version),
+            &method,
+            &template,
+            &entry.request_body,
+        );
         for violation in violations {
             let answer = http
                 .request(
