@@ -42,7 +42,13 @@ async fn objects_changed_or_deleted_by_hand_are_repaired_with_an_event() {
         "nothing written",
         3,
         || checks(&cluster),
-        || lb::calls(&cluster.vcd).1 == 0,
+        || {
+            let quiet = lb::calls(&cluster.vcd).1 == 0;
+            if !quiet {
+                eprintln!("written:\n{}", lb::write_lines(&cluster.vcd));
+            }
+            quiet
+        },
     )
     .await;
     assert_eq!(

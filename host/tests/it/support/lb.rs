@@ -467,6 +467,22 @@ pub fn call_lines(sim: &Sim) -> String {
         .collect()
 }
 
+/// Every write in the request log, in order: method, path, status and
+/// the name or description the body carries, for a failure's message.
+pub fn write_lines(sim: &Sim) -> String {
+    sim.requests()
+        .iter()
+        .filter(|r| r.method != "GET" && !is_task_poll(&r.counter_key()))
+        .map(|r| {
+            let named = ["name", "description"]
+                .iter()
+                .find_map(|k| r.request_body.get(k).and_then(|v| v.as_str()))
+                .unwrap_or_default();
+            format!("    {} {} {} {named}\n", r.method, r.path, r.status)
+        })
+        .collect()
+}
+
 /// Rewrites the tags of `uid`'s objects and IP Space claims as a later
 /// vcd-ccm might write them (tag format 99, with a word this version does
 /// not know): what a rollback finds.
