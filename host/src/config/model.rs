@@ -11,7 +11,7 @@ use serde::Deserialize;
 
 use super::values;
 use crate::instances::{HostnameSource, NicRole};
-use crate::lb::config::Ipv4Range;
+use crate::lb::ranges::Ipv4Range;
 use crate::vcd::Secret;
 
 #[derive(Debug, Clone, Default, Deserialize)]

@@ -7,7 +7,7 @@ use std::net::{IpAddr, Ipv4Addr};
 
 use serde::de::{Deserializer, Error, Visitor};
 
-use crate::lb::config::Ipv4Range;
+use crate::lb::ranges::Ipv4Range;
 
 /// A string scalar turned into `T` by `check`, whose error message is the
 /// problem with the value.

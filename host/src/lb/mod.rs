@@ -23,7 +23,7 @@ mod ownership;
 mod plan;
 mod planning;
 mod preview;
-mod ranges;
+pub mod ranges;
 mod reconcile;
 pub mod service;
 mod source_ranges;

@@ -214,10 +214,10 @@ pub(super) async fn plan_member_sets(
     Ok(())
 }
 
-/// Decides and plans without writing anything but address claims and,
-/// last, certificate uploads: the policy's decision, the address it
-/// resolves to, internal VIPs, and the writes that would converge the
-/// Service.
+/// Decides and plans without writing anything: the policy's decision, the
+/// address it resolves to, internal VIPs, and the writes that would
+/// converge the Service (or, first, the address's allocation or the
+/// certificate uploads those writes need).
 pub(super) async fn plan(
     ctx: &Context,
     service: &ServiceSpec,

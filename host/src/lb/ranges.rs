@@ -2,8 +2,38 @@
 
 use std::net::{IpAddr, Ipv4Addr, Ipv6Addr};
 
-use crate::lb::config::Ipv4Range;
 use crate::policy::model::IpFamily;
+
+/// An inclusive IPv4 range.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub struct Ipv4Range {
+    /// The lowest address of the range.
+    pub first: Ipv4Addr,
+    /// The highest address of the range, included.
+    pub last: Ipv4Addr,
+}
+
+impl Ipv4Range {
+    pub(crate) fn contains(&self, ip: Ipv4Addr) -> bool {
+        self.first <= ip && ip <= self.last
+    }
+
+    /// How many addresses the range holds (up to 2^32, hence `u64`).
+    pub fn address_count(&self) -> u64 {
+        u64::from(u32::from(self.last)) - u64::from(u32::from(self.first)) + 1
+    }
+
+    /// The part of the range inside `other`, if any.
+    pub fn intersect(&self, other: &Ipv4Range) -> Option<Ipv4Range> {
+        let first = self.first.max(other.first);
+        let last = self.last.min(other.last);
+        (first <= last).then_some(Ipv4Range { first, last })
+    }
+
+    pub(crate) fn iter(&self) -> impl Iterator<Item = Ipv4Addr> {
+        (u32::from(self.first)..=u32::from(self.last)).map(Ipv4Addr::from)
+    }
+}
 
 /// An inclusive range of addresses of one family.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]

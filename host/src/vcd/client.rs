@@ -5,8 +5,8 @@
 
 use std::sync::{Arc, OnceLock};
 
+use reqwest::Method;
 use reqwest::header::{ACCEPT, AUTHORIZATION, CONTENT_TYPE, IF_MATCH};
-use reqwest::{Method, StatusCode};
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
@@ -17,7 +17,6 @@ use super::errors::{CallSite, VcdError};
 use super::gateway_locks::GatewayLocks;
 use super::metrics::ClientMetrics;
 use super::retry::{Idempotency, with_retries};
-use super::task::Task;
 use super::task_timing::TaskTimings;
 use super::transport::{BodyKind, Reply, Transport};
 use super::version::{ApiVersion, SupportedVersions, negotiate};
@@ -219,7 +218,7 @@ impl VcdClient {
             .get_or_init(|| org_urn.to_string());
     }
 
-    fn call_site(&self, request: &ApiRequest) -> (reqwest::Url, CallSite) {
+    pub(in crate::vcd) fn call_site(&self, request: &ApiRequest) -> (reqwest::Url, CallSite) {
         let mut url = self.inner.transport.url(&request.path);
         if !request.query.is_empty() {
             let mut pairs = url.query_pairs_mut();
@@ -339,28 +338,6 @@ impl VcdClient {
     ) -> Result<T, VcdError> {
         let reply = self.execute(&request).await?;
         self.decode(&request, &reply)
-    }
-
-    /// Sends a write; when VCD answers 202, waits for the task it names.
-    /// `None` means VCD finished synchronously.
-    pub(in crate::vcd) async fn write(
-        &self,
-        request: ApiRequest,
-    ) -> Result<Option<Task>, VcdError> {
-        let reply = self.execute(&request).await?;
-        if reply.status != StatusCode::ACCEPTED {
-            return Ok(None);
-        }
-        let call = self.call_site(&request).1;
-        let location = reply
-            .header("location")
-            .ok_or_else(|| VcdError::Unexpected {
-                call: call.clone(),
-                detail: "202 Accepted without a Location header".to_string(),
-            })?;
-        super::tasks::wait_task(self, &call, location)
-            .await
-            .map(Some)
     }
 }
 

@@ -9,6 +9,7 @@ use std::future::Future;
 use super::client::ApiRequest;
 use super::rights;
 use super::serialize::write_on_gateway;
+use super::tasks::write;
 use super::{VcdClient, VcdError};
 
 /// The right a delete needs.
@@ -58,7 +59,7 @@ where
 {
     let sent = match gateway_id {
         Some(gateway_id) => write_on_gateway(client, gateway_id, request).await,
-        None => client.write(request).await,
+        None => write(client, request).await,
     };
     match sent {
         Ok(_) | Err(VcdError::NotFound { .. }) => Ok(()),

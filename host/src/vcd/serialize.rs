@@ -7,6 +7,7 @@
 use super::client::{ApiRequest, VcdClient};
 use super::errors::VcdError;
 use super::task::Task;
+use super::tasks::write;
 
 /// A write scoped to a gateway (NAT, pool, virtual service): sent and
 /// its task awaited while holding the gateway's write slot.
@@ -16,5 +17,5 @@ pub(in crate::vcd) async fn write_on_gateway(
     request: ApiRequest,
 ) -> Result<Option<Task>, VcdError> {
     let _slot = client.gateway_locks().acquire(gateway_id).await;
-    client.write(request).await
+    write(client, request).await
 }

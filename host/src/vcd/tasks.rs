@@ -1,10 +1,13 @@
-//! VCD tasks: a 202 names a task in `Location`; we poll it until it ends or
+//! Writes and VCD's tasks: a write VCD answers with 202 names a task in
+//! `Location`; we poll it until it ends or
 //! the deadline passes, around the end that tasks of the same operation
 //! took recently (`task_timing.rs`), or at once and then with a backoff
 //! while nothing is known. A failed task becomes an error carrying the
 //! task's own message.
 
 use std::time::Instant;
+
+use reqwest::StatusCode;
 
 use super::client::{ApiRequest, VcdClient};
 use super::errors::{CallSite, VcdError, vcd_text};
@@ -23,13 +26,29 @@ fn task_path(location: &str) -> String {
     }
 }
 
+/// Sends a write; when VCD answers 202, waits for the task it names.
+/// `None` means VCD finished synchronously.
+pub(in crate::vcd) async fn write(
+    client: &VcdClient,
+    request: ApiRequest,
+) -> Result<Option<Task>, VcdError> {
+    let reply = client.execute(&request).await?;
+    if reply.status != StatusCode::ACCEPTED {
+        return Ok(None);
+    }
+    let call = client.call_site(&request).1;
+    let location = reply
+        .header("location")
+        .ok_or_else(|| VcdError::Unexpected {
+            call: call.clone(),
+            detail: "202 Accepted without a Location header".to_string(),
+        })?;
+    wait_task(client, &call, location).await.map(Some)
+}
+
 /// Polls the task at `location` until it ends; `call` is the write
 /// that started it, for errors.
-pub(crate) async fn wait_task(
-    client: &VcdClient,
-    call: &CallSite,
-    location: &str,
-) -> Result<Task, VcdError> {
+async fn wait_task(client: &VcdClient, call: &CallSite, location: &str) -> Result<Task, VcdError> {
     let policy = client.config().tasks;
     let started = Instant::now();
     let timings = client.task_timings();

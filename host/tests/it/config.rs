@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 
 use vcd_ccm::config::{CloudConfig, ConfigError, DEFAULT_ZONES_FILE};
 use vcd_ccm::instances::{AddressPolicy, ClusterVApps};
-use vcd_ccm::lb::config::Ipv4Range;
+use vcd_ccm::lb::ranges::Ipv4Range;
 use vcd_ccm::lb::{LbConfig, OneArm};
 use vcd_ccm::vcd::{CredentialSource, Credentials, Secret};
 

@@ -5,8 +5,8 @@ use std::net::IpAddr;
 
 use crate::exposure::{HOSTNAME, IP_MODE, NODE_SELECTOR};
 use crate::health_checks::{
-    CHECK_INTERVAL, CHECK_PATH, CHECK_PORT, CHECK_TIMEOUT, EXPECTED_CODES, HEALTHY_THRESHOLD,
-    UNHEALTHY_THRESHOLD,
+    CHECK_INTERVAL, CHECK_PATH, CHECK_PORT, CHECK_TIMEOUT, EXPECTED_CODES, HEALTH_MONITOR,
+    HEALTHY_THRESHOLD, UNHEALTHY_THRESHOLD,
 };
 use crate::http_rules::{FORWARDED_HEADERS, HSTS, HTTPS_REDIRECT, RATE_LIMIT};
 use crate::placement::SERVICE_ENGINE_GROUP;
@@ -31,8 +31,6 @@ pub const ADDRESS_POOL: &str = "vcd-ccm.io/address-pool";
 pub const INTERNAL: &str = "vcd-ccm.io/internal";
 /// `"true"`: the address outlives the Service (IP Spaces).
 pub const RETAIN_ADDRESS: &str = "vcd-ccm.io/retain-address";
-/// The health monitor for every port, overriding the per-profile default.
-pub const HEALTH_MONITOR: &str = "vcd-ccm.io/health-monitor";
 /// The pool algorithm for every port, overriding the `algorithm` setting.
 pub const POOL_ALGORITHM: &str = "vcd-ccm.io/pool-algorithm";
 /// Services of one namespace with the same key share one address.

@@ -5,13 +5,14 @@
 //! system monitors and the Service gets a warning, not a refusal: a tuned
 //! check is a refinement, and the Service still gets its load balancer.
 
-use crate::annotations::HEALTH_MONITOR;
 use crate::read::{get, invalid, shown};
 use crate::vcd::lb_policy::types::{
     Cluster, DecisionError, HealthMonitor, HttpCheck, HttpMethod, MonitorSettings, PortDecision,
     Service, StatusRange,
 };
 
+/// The health monitor for every port, overriding the per-profile default.
+pub const HEALTH_MONITOR: &str = "vcd-ccm.io/health-monitor";
 /// Seconds between two checks of a member: `<n>s` or `<n>m`.
 pub const CHECK_INTERVAL: &str = "vcd-ccm.io/health-check-interval";
 /// Seconds a check waits for its answer: `<n>s` or `<n>m`, less than the interval.

@@ -1,10 +1,10 @@
 //! Per-port decisions: profile, certificate, health monitor and pool algorithm.
 
 use crate::annotations::{
-    Annotations, HEALTH_MONITOR, POOL_ALGORITHM, SSL_CERT_ALIAS, algorithm_name, monitor_name,
-    protocol_name,
+    Annotations, POOL_ALGORITHM, SSL_CERT_ALIAS, algorithm_name, monitor_name, protocol_name,
 };
 use crate::config::Config;
+use crate::health_checks::HEALTH_MONITOR;
 use crate::tls_secret::TLS_SECRET;
 use crate::vcd::lb_policy::types::{
     AppProfile, DecisionError, DecisionInput, HealthMonitor, InvalidField, PoolAlgorithm,

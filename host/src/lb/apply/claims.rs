@@ -7,10 +7,11 @@ use std::net::IpAddr;
 
 use crate::lb::apply::applier::Applier;
 use crate::lb::decide::allocations::unmarked;
-use crate::lb::decide::certificates::{Upload, is_upload_of};
+use crate::lb::decide::certificates::is_upload_of;
 use crate::lb::errors::LbError;
 use crate::lb::journal::Noted;
 use crate::lb::plan::op::AddressOp;
+use crate::lb::tls::Upload;
 use crate::lb::tls::tag::SecretTag;
 use crate::vcd::VcdError;
 use crate::vcd::resources::ipspace::IpAllocation;

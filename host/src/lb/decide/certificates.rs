@@ -12,7 +12,7 @@ use crate::lb::errors::LbError;
 use crate::lb::naming::short_hash;
 use crate::lb::service::ServiceSpec;
 use crate::lb::tls::tag::SecretTag;
-use crate::lb::tls::{ALIAS_PREFIX, CheckedSecret, Pinned, TlsSecretError, secret_names};
+use crate::lb::tls::{ALIAS_PREFIX, CheckedSecret, Pinned, TlsSecretError, Upload, secret_names};
 use crate::policy::model::Decision;
 use crate::vcd::resources::certificate::{CertificateItem, NewCertificate};
 
@@ -94,14 +94,6 @@ pub(in crate::lb) async fn read_tls_secrets(
         checked.push(data);
     }
     Ok(checked)
-}
-
-/// A Secret's certificate the decision uses and the library lacks: the
-/// upload a pass makes first, and the Secret's `namespace/name`.
-#[derive(Debug, Clone)]
-pub struct Upload {
-    pub secret: String,
-    pub item: NewCertificate,
 }
 
 /// The certificate library as a decision needs it. Nothing is uploaded

@@ -5,9 +5,9 @@
 use std::collections::HashSet;
 use std::net::{IpAddr, Ipv4Addr};
 
-use crate::lb::config::Ipv4Range;
 use crate::lb::naming::short_hash;
 use crate::lb::ranges::AddressRange;
+use crate::lb::ranges::Ipv4Range;
 use crate::policy::model::{AddressPool, IpAddress, IpFamily, IpRange, PoolSource};
 use crate::vcd::resources::gateway::EdgeGateway;
 use crate::vcd::resources::ipspace::IpSpace;

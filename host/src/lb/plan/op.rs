@@ -11,8 +11,8 @@
 
 use std::net::IpAddr;
 
-use crate::lb::decide::certificates::Upload;
 use crate::lb::ownership::OwnerTag;
+use crate::lb::tls::Upload;
 use crate::vcd::resources::firewall::FirewallRule;
 use crate::vcd::resources::health_monitor::TenantMonitor;
 use crate::vcd::resources::http_policy::RuleList;

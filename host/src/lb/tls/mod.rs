@@ -25,6 +25,8 @@ use std::sync::{Arc, Mutex};
 
 use futures::future::BoxFuture;
 
+use crate::vcd::resources::certificate::NewCertificate;
+
 pub use annotation::{TLS_SECRET_ANNOTATION, secret_keys, secret_names};
 pub use check::CheckedSecret;
 pub use error::TlsSecretError;
@@ -96,6 +98,16 @@ impl UploadPins {
     pub(in crate::lb) fn is_pinned(&self, id: &str) -> bool {
         self.lock().contains_key(id)
     }
+}
+
+/// A Secret's certificate a decision uses and the library lacks: the
+/// upload a pass makes first.
+#[derive(Debug, Clone)]
+pub struct Upload {
+    /// The Secret's `namespace/name`, for messages.
+    pub secret: String,
+    /// The library item to add, its private key included.
+    pub item: NewCertificate,
 }
 
 /// An upload a reconcile in progress points (or is about to point) virtual

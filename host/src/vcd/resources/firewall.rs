@@ -14,6 +14,7 @@ use crate::vcd::delete::delete_object;
 use crate::vcd::errors::{CallSite, VcdError};
 use crate::vcd::reference::EntityRef;
 use crate::vcd::serialize::write_on_gateway;
+use crate::vcd::tasks::write;
 
 /// How often an edit is tried when the list changed under it.
 const EDIT_ATTEMPTS: usize = 3;
@@ -197,7 +198,7 @@ impl Firewall<'_> {
             }
             let request = ApiRequest::new("update_firewall_rules", Method::PUT, &path)
                 .json(json!({ "userDefinedRules": wanted }));
-            match self.client.write(request).await {
+            match write(self.client, request).await {
                 Err(error) if attempt < EDIT_ATTEMPTS && is_stale(&error) => {
                     tracing::info!(gateway = gateway_id, %error, "the firewall rules changed since they were read; reading them again");
                     continue;

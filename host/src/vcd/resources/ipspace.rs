@@ -14,6 +14,7 @@ use crate::vcd::fiql::Filter;
 use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::paging::list_all;
 use crate::vcd::reference::EntityRef;
+use crate::vcd::tasks::write;
 
 const SPACES: &str = "/cloudapi/1.0.0/ipSpaces";
 
@@ -196,7 +197,7 @@ impl IpSpaces<'_> {
         let path = format!("{SPACES}/{space_id}/allocate");
         let request = ApiRequest::new("allocate_floating_ip", Method::POST, &path).json(body);
         let call = self.client.call_of("allocate_floating_ip", &path);
-        let task = self.client.write(request).await?;
+        let task = write(self.client, request).await?;
         let content = task
             .and_then(|t| t.result)
             .and_then(|r| r.result_content)
@@ -263,9 +264,11 @@ impl IpSpaces<'_> {
             call: self.client.call_of(operation, &path),
             detail: format!("cannot encode the allocation: {error}"),
         })?;
-        self.client
-            .write(ApiRequest::new(operation, Method::PUT, &path).json(body))
-            .await?;
+        write(
+            self.client,
+            ApiRequest::new(operation, Method::PUT, &path).json(body),
+        )
+        .await?;
         self.client
             .fetch(ApiRequest::get("get_ip_allocation", path))
             .await

@@ -16,6 +16,7 @@ use crate::vcd::paging::MAX_PAGE_SIZE;
 use crate::vcd::paging::list_all;
 use crate::vcd::reference::EntityRef;
 use crate::vcd::task::Task;
+use crate::vcd::tasks::write;
 
 const PROFILES: &str = "/cloudapi/1.0.0/applicationPortProfiles";
 
@@ -145,7 +146,7 @@ impl PortProfiles<'_> {
             || async move {
                 let request = ApiRequest::new("create_port_profile", Method::POST, PROFILES)
                     .encoded(body.clone());
-                let task = self.client.write(request).await?;
+                let task = write(self.client, request).await?;
                 self.get(&Task::created_id(task, call, "port profile")?)
                     .await
             },
@@ -167,9 +168,11 @@ impl PortProfiles<'_> {
         let path = format!("{PROFILES}/{id}");
         let call = self.client.call_of("update_port_profile", &path);
         let body = encode(&call, "port profile", &profile.name, profile)?;
-        self.client
-            .write(ApiRequest::new("update_port_profile", Method::PUT, &path).encoded(body))
-            .await?;
+        write(
+            self.client,
+            ApiRequest::new("update_port_profile", Method::PUT, &path).encoded(body),
+        )
+        .await?;
         self.get(id).await
     }
 

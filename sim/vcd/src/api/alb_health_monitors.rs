@@ -15,7 +15,7 @@ use serde_json::{Value, json};
 
 use super::collection::{Collection, get_item};
 use super::task_writes::{Operations, Placement, Writable, create, delete_item, replace};
-use super::{Params, alb_monitor_assignments, gateway_summaries, parse_body};
+use super::{Params, gateway_summaries, parse_body};
 use crate::auth::Principal;
 use crate::context::{self, api_at_least};
 use crate::error::{ApiError, ApiResult};
@@ -23,6 +23,7 @@ use crate::ids::{new_urn, same_id};
 use crate::openapi::runtime::definition_refusal;
 use crate::state::AppState;
 use crate::world::health_monitor::{HealthMonitor, Monitor};
+use crate::world::member_health::monitor_pool_count;
 use crate::world::{World, find};
 
 pub fn routes() -> Router<AppState> {
@@ -41,12 +42,11 @@ pub fn routes() -> Router<AppState> {
             "/cloudapi/1.0.0/edgeGateways/{id}/loadBalancer/healthMonitorSummaries",
             get(monitor_summaries),
         )
-        .merge(alb_monitor_assignments::routes())
         .route_layer(from_fn(from_api_39_0))
 }
 
 /// Below API 39.0 the paths are answered as any path VCD does not serve.
-async fn from_api_39_0(request: Request, next: Next) -> Response {
+pub(super) async fn from_api_39_0(request: Request, next: Next) -> Response {
     match api_at_least(39, 0) {
         true => next.run(request).await,
         false => ApiError::unknown_path().into_response(),
@@ -236,7 +236,7 @@ fn summary_view(world: &World, gateway_id: &str, monitor: &Monitor) -> Value {
         "name": monitor.name(),
         "description": monitor.body.description,
         "type": monitor.body.monitor_type,
-        "poolCount": monitor.pool_count(world, gateway_id),
+        "poolCount": monitor_pool_count(world, monitor, gateway_id),
         "scope": monitor.scope(),
     })
 }

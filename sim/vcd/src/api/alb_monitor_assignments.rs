@@ -8,12 +8,13 @@
 use axum::Router;
 use axum::body::Bytes;
 use axum::extract::State;
+use axum::middleware::from_fn;
 use axum::response::Response;
 use axum::routing::get;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::alb_health_monitors::Monitors;
+use super::alb_health_monitors::{Monitors, from_api_39_0};
 use super::alb_pools::Pools;
 use super::collection::Collection;
 use super::task_writes::{submit_checked, task_owner};
@@ -31,11 +32,14 @@ use crate::world::{Ref, World, find};
 
 const PATH: &str = "/loadBalancer/healthMonitors/assignments";
 
+/// Gated like the monitors: from API 39.0.
 pub fn routes() -> Router<AppState> {
-    Router::new().route(
-        "/cloudapi/1.0.0/loadBalancer/healthMonitors/assignments",
-        get(list_assignments).post(create_assignment),
-    )
+    Router::new()
+        .route(
+            "/cloudapi/1.0.0/loadBalancer/healthMonitors/assignments",
+            get(list_assignments).post(create_assignment),
+        )
+        .route_layer(from_fn(from_api_39_0))
 }
 
 /// `EdgeLoadBalancerHealthMonitorAssignment` as a create sends it; VCD

@@ -15,7 +15,7 @@ use crate::error::{ApiError, ApiResult};
 use crate::ids::same_id;
 use crate::strict::not_in_version;
 use crate::world::alb::Pool;
-use crate::world::health_monitor::{Monitor, MonitorAssignment};
+use crate::world::member_health::{assigned_monitors, retain_assignments};
 use crate::world::{World, find};
 
 const ATTACH: &str = "attach a tenant monitor with POST /loadBalancer/healthMonitors/assignments";
@@ -80,7 +80,7 @@ pub(super) fn refuse_on_create(listed: Option<&Vec<Listed>>) -> ApiResult<()> {
 /// type the item says.
 pub(super) fn check_listed(world: &World, pool_id: &str, listed: &[Listed]) -> ApiResult<()> {
     for item in listed {
-        let assigned = Monitor::assigned_to(world, pool_id);
+        let assigned = assigned_monitors(world, pool_id);
         let monitor = assigned.iter().find(|m| same_id(m.id(), &item.id));
         match (monitor, find(&world.health_monitors, &item.id)) {
             (Some(monitor), _) if monitor.body.monitor_type != item.monitor_type => {
@@ -114,7 +114,7 @@ pub(super) fn check_listed(world: &World, pool_id: &str, listed: &[Listed]) -> A
 
 /// After a 39.0+ PUT: the pool keeps the assignments its body listed.
 pub(super) fn unassign_unlisted(world: &mut World, pool_id: &str, listed: &[Listed]) {
-    MonitorAssignment::retain(world, pool_id, |monitor_id| {
+    retain_assignments(world, pool_id, |monitor_id| {
         listed.iter().any(|item| same_id(monitor_id, &item.id))
     });
 }
@@ -123,7 +123,7 @@ pub(super) fn unassign_unlisted(world: &mut World, pool_id: &str, listed: &[List
 pub(super) fn view(world: &World, pool: &Pool) -> Value {
     let mut items: Vec<Value> = pool.health_monitors.iter().map(|m| json!(m)).collect();
     if api_at_least(39, 0) {
-        let assigned = Monitor::assigned_to(world, pool.id.as_deref().unwrap_or_default());
+        let assigned = assigned_monitors(world, pool.id.as_deref().unwrap_or_default());
         items.extend(assigned.into_iter().map(|m| {
             json!({"id": m.id(), "name": m.name(), "type": m.body.monitor_type, "systemDefined": false})
         }));

@@ -7,8 +7,8 @@ use serde_json::{Value, json};
 
 use super::alb_pool_monitors;
 use crate::ids::same_id;
-use crate::world::alb::{MemberCounts, Pool};
-use crate::world::health_monitor::{MemberHealth, Monitor};
+use crate::world::alb::Pool;
+use crate::world::member_health::{MemberCounts, MemberHealth, assigned_monitors};
 use crate::world::{Ref, World};
 
 pub(super) fn virtual_service_refs(world: &World, pool: &Pool) -> Vec<Ref> {
@@ -72,7 +72,7 @@ pub(super) fn pool_view(world: &World, pool: &Pool) -> Value {
 }
 
 pub(super) fn summary_view(world: &World, pool: &Pool) -> Value {
-    let assigned = Monitor::assigned_to(world, pool.id.as_deref().unwrap_or_default());
+    let assigned = assigned_monitors(world, pool.id.as_deref().unwrap_or_default());
     let mut view = json!({
         "id": pool.id,
         "name": pool.name,

@@ -23,8 +23,8 @@ use crate::ids::{new_urn, same_id};
 use crate::state::AppState;
 use crate::strict::not_in_version;
 use crate::world::alb::Pool;
-use crate::world::health_monitor::MonitorAssignment;
 use crate::world::ip::parse_ip;
+use crate::world::member_health::retain_assignments;
 use crate::world::{Keyed, Ref, World, find, find_mut};
 
 pub fn routes() -> Router<AppState> {
@@ -96,7 +96,7 @@ impl Writable for Pools {
     }
 
     fn on_removed(world: &mut World, id: &str) {
-        MonitorAssignment::retain(world, id, |_| false);
+        retain_assignments(world, id, |_| false);
     }
 }
 

@@ -22,7 +22,8 @@ use crate::auth::Principal;
 use crate::error::{ApiError, ApiResult};
 use crate::ids::{new_urn, same_id};
 use crate::state::AppState;
-use crate::world::alb::{MemberCounts, VirtualService};
+use crate::world::alb::VirtualService;
+use crate::world::member_health::MemberCounts;
 use crate::world::{Ref, World, find, remove};
 
 pub fn routes() -> Router<AppState> {

@@ -75,6 +75,7 @@ pub fn router() -> Router<AppState> {
         .merge(alb_virtual_services::routes())
         .merge(alb_http_policies::routes())
         .merge(alb_health_monitors::routes())
+        .merge(alb_monitor_assignments::routes())
         .merge(entities::routes())
         .merge(legacy::routes())
 }

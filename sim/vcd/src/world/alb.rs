@@ -9,7 +9,7 @@ use std::time::Instant;
 use serde::{Deserialize, Serialize};
 
 use super::Ref;
-use super::health_monitor::{HealthMonitor, MemberHealth};
+use super::health_monitor::HealthMonitor;
 use crate::strict::{ReadOnly, definition};
 
 #[derive(Debug, Clone, Serialize, Deserialize)]
@@ -116,48 +116,6 @@ pub struct Pool {
     _virtual_service_refs: ReadOnly<Vec<Ref>>,
 }
 definition!(Pool, "EdgeLoadBalancerPool", serialize);
-
-/// How many members a pool has, has enabled, and has up.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub struct MemberCounts {
-    pub total: usize,
-    pub enabled: usize,
-    pub up: usize,
-}
-
-impl MemberCounts {
-    /// A pool's members; the entries of a member group (an IP set) count as
-    /// enabled members. Each is up unless a monitor or a test marks it
-    /// otherwise ([`MemberHealth::of`]).
-    pub fn of(world: &super::World, pool: &Pool) -> MemberCounts {
-        let group = pool
-            .member_group_ref
-            .as_ref()
-            .and_then(|g| super::find(&world.firewall_groups, &g.id));
-        if let Some(group) = group {
-            let entries = group.body.ip_addresses.clone().unwrap_or_default();
-            let up = entries
-                .iter()
-                .filter(|ip| MemberHealth::of(world, pool, ip, None).status == "UP")
-                .count();
-            return MemberCounts {
-                total: entries.len(),
-                enabled: entries.len(),
-                up,
-            };
-        }
-        let enabled: Vec<&PoolMember> = pool.members.iter().filter(|m| m.enabled).collect();
-        let up = enabled
-            .iter()
-            .filter(|m| MemberHealth::of_listed(world, pool, m).status == "UP")
-            .count();
-        MemberCounts {
-            total: pool.members.len(),
-            enabled: enabled.len(),
-            up,
-        }
-    }
-}
 
 /// `TCP_PROXY`, `TCP_FAST_PATH` or `UDP_FAST_PATH`.
 #[derive(Debug, Clone, Serialize, Deserialize)]

@@ -3,15 +3,12 @@
 //! org that created them; an assignment links a TENANT monitor with a pool.
 //! A tenant HTTP or HTTPS monitor probes every member of its pools: the
 //! outcome comes from a table tests set (`World::set_probe`), and a failed
-//! probe marks the member DOWN. The body rules are in
+//! probe marks the member DOWN (`member_health`). The body rules are in
 //! `health_monitor_checks`.
 
 use serde::{Deserialize, Serialize};
 
-use super::alb::{Pool, PoolMember};
-use super::ip::parse_ip;
-use super::{World, find};
-use crate::ids::{new_urn, same_id};
+use crate::ids::new_urn;
 use crate::strict::definition;
 
 /// Each monitor type and the SYSTEM monitor of that type.
@@ -238,107 +235,4 @@ pub fn system_monitors() -> Vec<Monitor> {
             org_id: None,
         })
         .collect()
-}
-
-/// A member's health as its pool reports it, and the monitors that marked
-/// it down.
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct MemberHealth {
-    pub status: String,
-    pub marked_down_by: Vec<String>,
-}
-
-/// An address as the probe table keys it (`2001:DB8::1` is `2001:db8::1`).
-pub(super) fn probe_address(ip: &str) -> String {
-    parse_ip(ip).map_or_else(|_| ip.to_string(), |address| address.to_string())
-}
-
-impl Monitor {
-    /// The TENANT monitors assigned to a pool, in assignment order.
-    pub fn assigned_to<'w>(world: &'w World, pool_id: &str) -> Vec<&'w Monitor> {
-        world
-            .monitor_assignments
-            .iter()
-            .filter(|a| same_id(&a.pool_id, pool_id))
-            .filter_map(|a| find(&world.health_monitors, &a.monitor_id))
-            .collect()
-    }
-
-    /// The gateway's pools that use the monitor: for a TENANT one, those it
-    /// is assigned to; for a SYSTEM one, those naming its type.
-    pub fn pool_count(&self, world: &World, gateway_id: &str) -> usize {
-        let uses = |pool: &Pool| match self.is_system() {
-            true => pool
-                .health_monitors
-                .iter()
-                .any(|m| m.monitor_type == self.body.monitor_type),
-            false => Monitor::assigned_to(world, pool.id.as_deref().unwrap_or_default())
-                .iter()
-                .any(|m| m.id() == self.id()),
-        };
-        world
-            .pools
-            .iter()
-            .filter(|p| same_id(gateway_id, &p.gateway_ref.id) && uses(p))
-            .count()
-    }
-}
-
-impl MonitorAssignment {
-    /// Removes the pool's assignments of the monitors `keep` refuses.
-    pub fn retain(world: &mut World, pool_id: &str, keep: impl Fn(&str) -> bool) {
-        world
-            .monitor_assignments
-            .retain(|a| !same_id(&a.pool_id, pool_id) || keep(&a.monitor_id));
-    }
-}
-
-/// Whether a node answers health probes on `port`: as a test set it, else
-/// it does.
-fn probe_succeeds(world: &World, ip: &str, port: u16) -> bool {
-    world
-        .probes
-        .get(&(probe_address(ip), port))
-        .copied()
-        .unwrap_or(true)
-}
-
-impl MemberHealth {
-    /// A member's health: DOWN when a tenant HTTP or HTTPS monitor of the
-    /// pool probes it and the probe fails (on the monitor's port, else the
-    /// member's, else the pool's default port, as the reference says),
-    /// else what a hook set, `UP` by default.
-    pub fn of(world: &World, pool: &Pool, ip: &str, member_port: Option<u32>) -> MemberHealth {
-        let traffic_port = member_port.or(pool.default_port);
-        let marked_down_by: Vec<String> =
-            Monitor::assigned_to(world, pool.id.as_deref().unwrap_or_default())
-                .into_iter()
-                .filter(|monitor| {
-                    monitor
-                        .body
-                        .probe_port(traffic_port)
-                        .is_some_and(|port| !probe_succeeds(world, ip, port))
-                })
-                .map(|monitor| monitor.name().to_string())
-                .collect();
-        let status = match marked_down_by.is_empty() {
-            true => pool.member_health.get(ip).map_or("UP", String::as_str),
-            false => "DOWN",
-        };
-        MemberHealth {
-            status: status.to_string(),
-            marked_down_by,
-        }
-    }
-
-    /// A listed member's health: `DISABLED` when it is disabled.
-    pub fn of_listed(world: &World, pool: &Pool, member: &PoolMember) -> MemberHealth {
-        if !member.enabled {
-            return MemberHealth {
-                status: "DISABLED".to_string(),
-                marked_down_by: Vec::new(),
-            };
-        }
-        MemberHealth::of(world, pool, &member.ip_address, member.port)
-    }
 }

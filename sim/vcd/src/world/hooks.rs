@@ -80,7 +80,7 @@ impl World {
     /// monitor probing that port and `healthy` is false.
     pub fn set_probe(&mut self, ip: &str, port: u16, healthy: bool) {
         self.probes
-            .insert((super::health_monitor::probe_address(ip), port), healthy);
+            .insert((super::member_health::probe_address(ip), port), healthy);
     }
 
     /// Sets whether virtual services on the gateway may enable transparent

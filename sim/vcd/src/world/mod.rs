@@ -14,6 +14,7 @@ pub mod identity;
 pub mod ip;
 pub mod ip_space;
 pub mod library;
+pub mod member_health;
 pub mod nat;
 pub mod network;
 pub mod rights;
