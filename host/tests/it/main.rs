@@ -52,6 +52,7 @@ mod lb_ip_space_refusals;
 mod lb_lifecycle;
 mod lb_member_groups;
 mod lb_mode_change;
+mod lb_monitor_registry;
 mod lb_ownership;
 mod lb_pool_choices;
 mod lb_sharing_crash;

@@ -364,7 +364,14 @@ impl<'a> Applier<'a> {
         ids: &mut Ids,
     ) -> Result<Change, LbError> {
         let mut known = match self.monitors {
-            Some(monitors) => Some(monitors.writing().await),
+            Some(monitors) => Some(
+                monitors
+                    .loaded(self.client, self.gateway_id)
+                    .await
+                    .map_err(
+                        self.failed(format!("reading the health monitors of pool {}", pool.name)),
+                    )?,
+            ),
             None => None,
         };
         if let Some(known) = &known {

@@ -21,7 +21,7 @@ pub(super) async fn write(
     gateway_id: &str,
     monitor: TenantMonitor,
 ) -> Result<bool, VcdError> {
-    let mut known = monitors.writing().await;
+    let mut known = monitors.loaded(client, gateway_id).await?;
     let existing = known
         .get(&monitor.name)
         .map(|k| (k.id.clone(), k.monitor.clone()));
@@ -53,7 +53,7 @@ pub(super) async fn assign(
     name: &str,
     pool: EntityRef,
 ) -> Result<bool, VcdError> {
-    let mut known = monitors.writing().await;
+    let mut known = monitors.loaded(client, gateway_id).await?;
     let Some(monitor) = known.get(name).cloned() else {
         return Err(VcdError::Missing {
             what: "health monitor",
@@ -86,7 +86,7 @@ pub(super) async fn delete(
     id: &str,
     name: &str,
 ) -> Result<bool, VcdError> {
-    let mut known = monitors.writing().await;
+    let mut known = monitors.loaded(client, gateway_id).await?;
     let used = known.get(name).is_some_and(|m| !m.pools.is_empty());
     if used || monitors.is_pinned(name) {
         return Ok(false);

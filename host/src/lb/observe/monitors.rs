@@ -177,9 +177,26 @@ impl Monitors {
         Ok(view)
     }
 
-    /// The known monitors, locked for a write.
+    /// The known monitors, locked to record a write.
     pub async fn writing(&self) -> tokio::sync::MutexGuard<'_, Known> {
         self.known.lock().await
+    }
+
+    /// The known monitors, locked for a write that acts on what is known:
+    /// read again first if a drift check or a failed write dropped them,
+    /// so that "no longer known" is never taken for "not there" (which
+    /// would create a monitor twice or fail an assignment).
+    pub async fn loaded(
+        &self,
+        client: &VcdClient,
+        gateway_id: &str,
+    ) -> Result<tokio::sync::MutexGuard<'_, Known>, VcdError> {
+        let mut known = self.known.lock().await;
+        if known.read_at.is_none() {
+            known.view = self.read(client, gateway_id).await?;
+            known.read_at = Some(Instant::now());
+        }
+        Ok(known)
     }
 
     fn lock_pins(&self) -> std::sync::MutexGuard<'_, HashMap<String, usize>> {
